@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Limits droce enforces. ibv_query_device reports exactly these, and the
+ * create and post calls reject anything beyond them.
+ */
+#ifndef DROCE_CONFIG_H
+#define DROCE_CONFIG_H
+
+#include "droce_build_config.h"
+
+#define DROCE_MAX_DEVS		8	/* droce vdevs in one process */
+#define DROCE_VENDOR_ID		0x02c9	/* reported, never matched */
+#define DROCE_VENDOR_PART_ID	0xd70e
+
+#define DROCE_MAX_QP		1024	/* QPs per device */
+#define DROCE_QPN_BASE		0x11	/* QPN = base + table index; 0 and 1 are special */
+#define DROCE_MAX_QP_WR		4096	/* WRs in one SQ or RQ */
+#define DROCE_MAX_SGE		16	/* SGEs per WR */
+#define DROCE_MAX_INLINE	256	/* bytes of inline send data */
+#define DROCE_MAX_CQ		1024
+#define DROCE_MAX_CQE		65536
+#define DROCE_MAX_SRQ		256
+#define DROCE_MAX_SRQ_WR	4096
+#define DROCE_MAX_PD		1024
+#define DROCE_MAX_MR		4096
+#define DROCE_MAX_MR_SIZE	(1ULL << 40)
+#define DROCE_MAX_AH		4096
+#define DROCE_MAX_MSG		(1U << 31)	/* bytes in one RC/UC message */
+#define DROCE_MAX_RD_ATOMIC	16
+#define DROCE_PKEY_TBL_LEN	1
+#define DROCE_DEFAULT_PKEY	0xffff
+
+#define DROCE_BURST		32	/* rx/tx burst and ring bulk size */
+#define DROCE_NB_MBUF		8191	/* per device mbuf pool */
+#define DROCE_MBUF_CACHE	256
+#define DROCE_NB_RXD		1024
+#define DROCE_NB_TXD		1024
+#define DROCE_LOOP_RING		1024	/* frames a device sends to itself */
+#define DROCE_NEIGH_MAX		64	/* ARP table entries */
+#define DROCE_ARP_RETRY_MS	200
+#define DROCE_ACK_EVERY		64	/* AckReq at least every N packets */
+#define DROCE_ASYNC_RING	256	/* pending async events per context */
+
+#define DROCE_MIN_MTU		256
+#define DROCE_MAX_MTU		4096
+#define DROCE_UDP_PORT		4791
+
+#endif /* DROCE_CONFIG_H */

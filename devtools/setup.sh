@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs what droce needs on Debian 12 (as root) and prepares DPDK's driver
+# SDK headers, which Debian's libdpdk-dev does not ship, from Debian's source
+# package of exactly the installed DPDK version. Idempotent; prints the SDK
+# include directory on its last line.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+pkgs=(dpdk dpdk-dev libdpdk-dev libibverbs-dev librdmacm-dev rdma-core meson
+      ninja-build python3-pyelftools pkg-config gcc dpkg-dev xz-utils iproute2
+      ibverbs-utils rdmacm-utils perftest tshark python3-pyverbs)
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "setup: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	as_root apt-get update -q >&2
+	as_root apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+ver=$(dpkg-query -W -f='${Version}' libdpdk-dev)
+upver=${ver%%-*}
+sdk=${DROCE_SDK_CACHE:-/var/cache/droce}/dpdk-sdk-$ver
+hdrs=(drivers/bus/vdev/bus_vdev_driver.h lib/eal/include/bus_driver.h
+      lib/eal/include/dev_driver.h lib/ethdev/ethdev_driver.h lib/ethdev/ethdev_vdev.h)
+
+if [ ! -f "$sdk/include/ethdev_vdev.h" ]; then
+	src=/etc/apt/sources.list.d/droce-deb-src.sources
+	if ! apt-get source --print-uris -q "dpdk=$ver" >/dev/null 2>&1; then
+		echo "setup: adding a deb-src entry ($src)" >&2
+		for f in /etc/apt/sources.list.d/debian.sources; do
+			[ -f "$f" ] && sed 's/^Types: deb$/Types: deb-src/' "$f"
+		done | as_root tee "$src" >/dev/null
+		if [ ! -s "$src" ]; then
+			grep -h '^deb ' /etc/apt/sources.list 2>/dev/null | sed 's/^deb /deb-src /' |
+				as_root tee /etc/apt/sources.list.d/droce-deb-src.list >/dev/null
+		fi
+		as_root apt-get update -q >&2
+	fi
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	echo "setup: fetching Debian's dpdk $ver source for the driver SDK headers" >&2
+	(cd "$tmp" && chmod 755 . && apt-get source --download-only -q "dpdk=$ver" 2>&1 | grep -E '^(Fetched|E:)' >&2)
+	orig=$(ls "$tmp"/dpdk_"$upver".orig.tar.* | head -n1)
+	tar xf "$orig" -C "$tmp" --wildcards "${hdrs[@]/#/*/}"
+	dir=$(cd "$tmp" && ls -d dpdk-*/ | head -n1)
+	as_root mkdir -p "$sdk/include"
+	for h in "${hdrs[@]}"; do as_root install -m 0644 "$tmp/$dir/$h" "$sdk/include/"; done
+fi
+echo "$sdk/include"

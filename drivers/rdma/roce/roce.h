@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droce internal objects. Shared by the PMD (drivers/rdma/roce) and the verbs
+ * facade (lib/verbs); never installed, never included by app/.
+ *
+ * Ownership: the application side (the facade) fills a WQE and enqueues it on
+ * an rte_ring; the engine lcore dequeues it, runs the protocol and enqueues a
+ * struct ibv_wc on the CQ ring. Fields the engine writes sit on their own cache
+ * lines, after the control fields.
+ */
+#ifndef ROCE_H
+#define ROCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <infiniband/verbs.h>
+#include <rte_atomic.h>
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_log.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
+#include "droce_config.h"
+#include "roce_hdr.h"
+
+extern int roce_logtype;
+#define ROCE_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, roce_logtype, "droce: %s(): " fmt "\n", __func__, ##__VA_ARGS__)
+/* Data-path logging, compiled out above the configured level. */
+#define ROCE_DP_LOG(level, fmt, ...) do { \
+	if (RTE_LOG_ ## level <= DROCE_LOG_DP_LEVEL) \
+		ROCE_LOG(level, fmt, ##__VA_ARGS__); \
+} while (0)
+
+struct roce_dev;
+struct roce_cq;
+struct roce_qp;
+struct roce_srq;
+struct roce_pd;
+
+/* Drop and error counters, by cause; written by the engine only. */
+struct roce_stats {
+	uint64_t rx_pkts;
+	uint64_t tx_pkts;
+	uint64_t rx_bytes;
+	uint64_t tx_bytes;
+	uint64_t rx_drop_not_ip;	/* neither ARP nor IPv4 */
+	uint64_t rx_drop_not_mine;	/* MAC or IP not ours */
+	uint64_t rx_drop_bad_ip;	/* IPv4 header malformed */
+	uint64_t rx_drop_not_roce;	/* not UDP/4791 */
+	uint64_t rx_drop_truncated;	/* shorter than its headers say */
+	uint64_t rx_drop_bad_icrc;
+	uint64_t rx_drop_bad_bth;	/* opcode, version, pkey */
+	uint64_t rx_drop_no_qp;		/* unknown QPN or wrong QP type */
+	uint64_t rx_drop_bad_qkey;
+	uint64_t rx_drop_qp_state;	/* QP not in a state that receives */
+	uint64_t rx_drop_no_wqe;	/* UD/UC: no receive WQE */
+	uint64_t rx_drop_seq;		/* UC/RC PSN out of sequence */
+	uint64_t rx_drop_bad_len;	/* payload length wrong for the opcode */
+	uint64_t rx_dup;		/* RC duplicate requests */
+	uint64_t rx_arp;
+	uint64_t tx_arp;
+	uint64_t tx_drop_no_mbuf;
+	uint64_t tx_drop_full;		/* ethdev did not take it */
+	uint64_t tx_no_neigh;		/* waiting for ARP */
+	uint64_t cq_overflow;
+	uint64_t retransmits;
+	uint64_t rnr_naks_sent;
+	uint64_t naks_sent;
+	uint64_t naks_rcvd;
+};
+
+/* A resolved destination: what a UD WR's AH or an RC/UC QP's path holds. */
+struct roce_av {
+	rte_be32_t dip;
+	rte_be32_t sip;
+	uint8_t tos;		/* traffic_class */
+	uint8_t ttl;		/* hop_limit */
+	uint8_t sl;
+	uint8_t port_num;
+};
+
+struct roce_neigh {
+	rte_be32_t ip;
+	struct rte_ether_addr mac;
+	uint8_t valid;
+	uint8_t is_static;
+	uint64_t req_tsc;	/* last ARP request sent */
+};
+
+/* --- Memory --- */
+struct roce_pd {
+	struct ibv_pd ibpd;
+	struct roce_dev *dev;
+	uint32_t pdn;
+};
+
+struct roce_mr {
+	struct ibv_mr ibmr;
+	struct roce_pd *pd;
+	uint64_t iova;
+	uint64_t length;
+	uint8_t *host;		/* host address of iova */
+	int access;
+	uint32_t key;		/* lkey == rkey; index << 8 | generation */
+};
+
+/* --- Work queue entries --- */
+struct roce_send_wqe {
+	uint64_t wr_id;
+	enum ibv_wr_opcode opcode;
+	uint32_t send_flags;
+	rte_be32_t imm_data;
+	uint32_t num_sge;
+	uint32_t length;		/* total bytes */
+	uint32_t signaled;		/* completes into the CQ on success */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+		struct {
+			struct roce_av av;
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;
+		} ud;
+	} wr;
+	/* engine state */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint32_t npkts;
+	uint8_t inl;			/* data is in inline_data */
+	union {
+		struct ibv_sge sge[DROCE_MAX_SGE];
+		uint8_t inline_data[DROCE_MAX_INLINE];
+	};
+};
+
+struct roce_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length;
+	struct ibv_sge sge[DROCE_MAX_SGE];
+};
+
+/*
+ * A work queue: a fixed array of WQE slots, a ring of free slot pointers
+ * (empty means the queue is full) and the posted ring the engine consumes.
+ * Both rings are created with exact sizes.
+ */
+struct roce_wq {
+	void *slots;
+	uint32_t size;		/* max WRs */
+	uint32_t max_sge;
+	struct rte_ring *free;
+	struct rte_ring *posted;
+};
+
+/* --- CQ --- */
+struct roce_comp_channel;
+
+struct roce_cq {
+	struct ibv_cq ibcq;
+	struct roce_dev *dev;
+	struct rte_ring *ring;		/* struct ibv_wc elements */
+	uint32_t cqe;
+	struct roce_comp_channel *chan;
+	/* written by the application, read by the engine */
+	uint32_t armed __rte_cache_aligned;	/* 0, IBV_SOLICITED-only (2) or any (1) */
+	/* written by the engine */
+	uint32_t overflow __rte_cache_aligned;
+	uint64_t events;			/* completion events raised */
+};
+
+/* --- SRQ --- */
+struct roce_srq {
+	struct ibv_srq ibsrq;
+	struct roce_dev *dev;
+	struct roce_pd *pd;
+	struct roce_wq rq;
+	uint32_t limit;			/* armed limit, 0 = not armed */
+	uint32_t srqn;
+};
+
+/* --- QP --- */
+enum roce_req_state {
+	REQST_IDLE,
+	REQST_SEND,	/* segmenting req.cur */
+};
+
+/* Per-QP requester, completer and responder state, owned by the engine. */
+struct roce_qp_eng {
+	/* requester */
+	struct roce_send_wqe **win;	/* dequeued, not yet completed; size = sq.size */
+	uint32_t win_head;		/* oldest not completed */
+	uint32_t win_cur;		/* next to (re)send from */
+	uint32_t win_tail;		/* next free */
+	uint32_t cur_off;		/* bytes of win[win_cur] sent */
+	uint32_t cur_pkt;		/* packets of win[win_cur] sent */
+	uint32_t psn;			/* next PSN to send */
+	uint32_t pkts_since_ackreq;
+	uint64_t retry_tsc;		/* retransmit deadline, 0 = none */
+	uint64_t rnr_tsc;		/* do not send before */
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	uint8_t flushing;
+	/* responder */
+	uint32_t epsn;			/* expected PSN */
+	uint32_t msn;
+	uint8_t in_msg;			/* a multi-packet message is in progress */
+	uint8_t msg_op;			/* ROCE_OPF_SEND / ROCE_OPF_WRITE */
+	uint8_t drop_msg;		/* UC: drop until the next FIRST/ONLY */
+	uint8_t ack_pending;
+	uint8_t nak_sent;		/* a sequence NAK is outstanding */
+	uint8_t ack_syn;		/* syndrome of the pending ACK */
+	uint32_t ack_psn;
+	struct roce_recv_wqe *rwqe;	/* receive WQE being filled */
+	uint32_t roff;			/* bytes written into it */
+	uint64_t w_va;			/* RDMA WRITE in progress */
+	uint32_t w_rkey;
+	uint32_t w_left;
+	struct roce_mr *w_mr;
+};
+
+struct roce_qp {
+	struct ibv_qp ibqp;
+	struct roce_dev *dev;
+	struct roce_pd *pd;
+	struct roce_cq *scq;
+	struct roce_cq *rcq;
+	struct roce_srq *srq;
+	enum ibv_qp_type type;
+	uint32_t qpn;
+	uint32_t idx;			/* index in dev->qp_tbl */
+	bool sq_sig_all;
+	uint32_t max_inline;
+	struct roce_wq sq;		/* struct roce_send_wqe slots */
+	struct roce_wq rq;		/* struct roce_recv_wqe slots; unused with an SRQ */
+
+	/* attributes, written by modify_qp before the state that uses them */
+	struct ibv_qp_attr attr;
+	struct roce_av av;		/* RC/UC destination */
+	uint32_t mtu;			/* path MTU in bytes */
+	uint16_t sport;			/* UDP source port */
+
+	/* written by the application (post, modify), read by the engine */
+	uint32_t state __rte_cache_aligned;	/* enum ibv_qp_state */
+	uint32_t reset_gen;		/* bumped on every move to RESET */
+
+	/* written by the engine */
+	struct roce_qp_eng e __rte_cache_aligned;
+	uint32_t eng_reset_gen;
+};
+
+/* --- Device --- */
+struct roce_engine;
+
+struct roce_dev {
+	char name[RTE_DEV_NAME_MAX_LEN];	/* "droce0" */
+	char ethdev_name[RTE_DEV_NAME_MAX_LEN];
+	uint16_t port_id;
+	uint16_t mtu;			/* ethdev MTU (IP packet) */
+	uint16_t ib_mtu;		/* largest IB MTU that fits, bytes */
+	int lcore;			/* engine lcore, -1 = inline progress */
+	struct rte_ether_addr mac;
+	rte_be32_t ip;
+	uint64_t guid;
+	struct rte_mempool *mp;
+	struct rte_ring *loop;		/* frames addressed to ourselves */
+	struct roce_engine *engine;
+	rte_spinlock_t inline_lock;	/* inline progress: one caller at a time */
+
+	/* control path */
+	pthread_mutex_t lock;
+	uint32_t nb_pd, nb_cq, nb_srq, nb_ah, nb_qp, nb_mr;
+	uint32_t pdn_next;
+	uint32_t ctx_refs;
+	struct roce_mr *mr_tbl[DROCE_MAX_MR];	/* by key >> 8 */
+	uint8_t mr_gen[DROCE_MAX_MR];
+	void *async_ctx;		/* facade's context for async events */
+	void (*async_cb)(void *ctx, struct ibv_async_event *ev);
+
+	/* published to the engine with release stores */
+	struct roce_qp *qp_tbl[DROCE_MAX_QP];
+	uint32_t qp_hi;			/* highest used index + 1 */
+
+	/* engine */
+	uint64_t epoch __rte_cache_aligned;	/* incremented every loop */
+	uint16_t nb_tx;
+	struct rte_mbuf *tx[DROCE_BURST * 2];
+	struct roce_neigh neigh[DROCE_NEIGH_MAX];
+	uint64_t tsc_hz;
+	struct roce_stats stats;
+};
+
+/* Downcasts */
+#define to_roce_pd(p)	container_of(p, struct roce_pd, ibpd)
+#define to_roce_mr(p)	container_of(p, struct roce_mr, ibmr)
+#define to_roce_cq(p)	container_of(p, struct roce_cq, ibcq)
+#define to_roce_qp(p)	container_of(p, struct roce_qp, ibqp)
+#define to_roce_srq(p)	container_of(p, struct roce_srq, ibsrq)
+
+static inline uint32_t roce_qp_state(const struct roce_qp *qp)
+{
+	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+}
+
+static inline uint32_t roce_mtu_bytes(enum ibv_mtu m) { return 128U << m; }
+
+#endif /* ROCE_H */

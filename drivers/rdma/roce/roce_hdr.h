@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RoCEv2 wire headers (IBA vol. 1 ch. 9, annex A17) with accessors. Logic code
+ * reads and writes wire fields only through these; all fields are big-endian
+ * on the wire.
+ */
+#ifndef ROCE_HDR_H
+#define ROCE_HDR_H
+
+#include <stdint.h>
+#include <string.h>
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+#include <infiniband/opcode.h>
+
+#define ROCE_BTH_LEN	12
+#define ROCE_RETH_LEN	16
+#define ROCE_AETH_LEN	4
+#define ROCE_DETH_LEN	8
+#define ROCE_IMMDT_LEN	4
+#define ROCE_ATMETH_LEN	28
+#define ROCE_ATMACK_LEN	8
+#define ROCE_ICRC_LEN	4
+#define ROCE_GRH_LEN	40
+/* Ethernet + IPv4 (no options) + UDP */
+#define ROCE_L2L4_LEN	(RTE_ETHER_HDR_LEN + 20 + 8)
+
+#define ROCE_PSN_MASK	0xffffffU
+#define ROCE_QPN_MASK	0xffffffU
+
+/* BTH flags byte (byte 1) */
+#define BTH_SE		0x80
+#define BTH_MIG		0x40
+#define BTH_PAD_MASK	0x30
+#define BTH_TVER_MASK	0x0f
+/* byte 8 */
+#define BTH_ACKREQ	0x80
+
+/* AETH syndrome (IBA 9.7.5.1.1): top 3 bits say ACK, RNR NAK or NAK */
+#define AETH_TYPE_MASK	0xe0
+#define AETH_ACK	0x00
+#define AETH_RNR_NAK	0x20
+#define AETH_NAK	0x60
+#define AETH_NAK_PSN_SEQ	0x60
+#define AETH_NAK_INV_REQ	0x61
+#define AETH_NAK_REM_ACC	0x62
+#define AETH_NAK_REM_OP		0x63
+#define AETH_NAK_INV_RD_REQ	0x64
+#define AETH_CREDIT_INVALID	0x1f
+
+struct roce_bth {
+	uint8_t opcode;
+	uint8_t flags;
+	rte_be16_t pkey;
+	rte_be32_t qpn;		/* byte 4 reserved (FECN/BECN), 24-bit dest QP */
+	rte_be32_t apsn;	/* AckReq bit, 7 reserved, 24-bit PSN */
+} __rte_packed;
+
+struct roce_reth {
+	rte_be64_t va;
+	rte_be32_t rkey;
+	rte_be32_t len;
+} __rte_packed;
+
+struct roce_aeth {
+	rte_be32_t smsn;	/* syndrome << 24 | MSN */
+} __rte_packed;
+
+struct roce_deth {
+	rte_be32_t qkey;
+	rte_be32_t sqp;		/* 8 reserved, 24-bit source QP */
+} __rte_packed;
+
+struct roce_atmeth {
+	rte_be64_t va;
+	rte_be32_t rkey;
+	rte_be64_t swap_add;
+	rte_be64_t comp;
+} __rte_packed;
+
+struct roce_atmack {
+	rte_be64_t orig;
+} __rte_packed;
+
+/* --- BTH --- */
+static inline uint8_t bth_opcode(const struct roce_bth *b) { return b->opcode; }
+static inline void bth_set_opcode(struct roce_bth *b, uint8_t op) { b->opcode = op; }
+static inline int bth_se(const struct roce_bth *b) { return !!(b->flags & BTH_SE); }
+static inline unsigned int bth_pad(const struct roce_bth *b) { return (b->flags & BTH_PAD_MASK) >> 4; }
+static inline unsigned int bth_tver(const struct roce_bth *b) { return b->flags & BTH_TVER_MASK; }
+static inline uint16_t bth_pkey(const struct roce_bth *b) { return rte_be_to_cpu_16(b->pkey); }
+static inline uint32_t bth_qpn(const struct roce_bth *b) { return rte_be_to_cpu_32(b->qpn) & ROCE_QPN_MASK; }
+static inline int bth_ackreq(const struct roce_bth *b) { return !!(rte_be_to_cpu_32(b->apsn) >> 31); }
+static inline uint32_t bth_psn(const struct roce_bth *b) { return rte_be_to_cpu_32(b->apsn) & ROCE_PSN_MASK; }
+
+static inline void
+bth_init(struct roce_bth *b, uint8_t opcode, int se, unsigned int pad,
+	 uint16_t pkey, uint32_t dqpn, int ackreq, uint32_t psn)
+{
+	b->opcode = opcode;
+	b->flags = (se ? BTH_SE : 0) | BTH_MIG | ((pad << 4) & BTH_PAD_MASK);
+	b->pkey = rte_cpu_to_be_16(pkey);
+	b->qpn = rte_cpu_to_be_32(dqpn & ROCE_QPN_MASK);
+	b->apsn = rte_cpu_to_be_32((ackreq ? 1U << 31 : 0) | (psn & ROCE_PSN_MASK));
+}
+
+/* --- RETH --- */
+static inline uint64_t reth_va(const struct roce_reth *r) { return rte_be_to_cpu_64(r->va); }
+static inline uint32_t reth_rkey(const struct roce_reth *r) { return rte_be_to_cpu_32(r->rkey); }
+static inline uint32_t reth_len(const struct roce_reth *r) { return rte_be_to_cpu_32(r->len); }
+static inline void
+reth_init(struct roce_reth *r, uint64_t va, uint32_t rkey, uint32_t len)
+{
+	r->va = rte_cpu_to_be_64(va);
+	r->rkey = rte_cpu_to_be_32(rkey);
+	r->len = rte_cpu_to_be_32(len);
+}
+
+/* --- AETH --- */
+static inline uint8_t aeth_syn(const struct roce_aeth *a) { return rte_be_to_cpu_32(a->smsn) >> 24; }
+static inline uint32_t aeth_msn(const struct roce_aeth *a) { return rte_be_to_cpu_32(a->smsn) & 0xffffff; }
+static inline void
+aeth_init(struct roce_aeth *a, uint8_t syn, uint32_t msn)
+{
+	a->smsn = rte_cpu_to_be_32((uint32_t)syn << 24 | (msn & 0xffffff));
+}
+
+/* --- DETH --- */
+static inline uint32_t deth_qkey(const struct roce_deth *d) { return rte_be_to_cpu_32(d->qkey); }
+static inline uint32_t deth_sqp(const struct roce_deth *d) { return rte_be_to_cpu_32(d->sqp) & ROCE_QPN_MASK; }
+static inline void
+deth_init(struct roce_deth *d, uint32_t qkey, uint32_t sqp)
+{
+	d->qkey = rte_cpu_to_be_32(qkey);
+	d->sqp = rte_cpu_to_be_32(sqp & ROCE_QPN_MASK);
+}
+
+/* --- AtomicETH / AtomicAckETH --- */
+static inline uint64_t atmeth_va(const struct roce_atmeth *a) { return rte_be_to_cpu_64(a->va); }
+static inline uint32_t atmeth_rkey(const struct roce_atmeth *a) { return rte_be_to_cpu_32(a->rkey); }
+static inline uint64_t atmeth_swap_add(const struct roce_atmeth *a) { return rte_be_to_cpu_64(a->swap_add); }
+static inline uint64_t atmeth_comp(const struct roce_atmeth *a) { return rte_be_to_cpu_64(a->comp); }
+static inline void
+atmeth_init(struct roce_atmeth *a, uint64_t va, uint32_t rkey, uint64_t swap_add, uint64_t comp)
+{
+	a->va = rte_cpu_to_be_64(va);
+	a->rkey = rte_cpu_to_be_32(rkey);
+	a->swap_add = rte_cpu_to_be_64(swap_add);
+	a->comp = rte_cpu_to_be_64(comp);
+}
+static inline uint64_t atmack_orig(const struct roce_atmack *a) { return rte_be_to_cpu_64(a->orig); }
+static inline void atmack_init(struct roce_atmack *a, uint64_t v) { a->orig = rte_cpu_to_be_64(v); }
+
+/* --- PSN arithmetic on the 24-bit circle (IBA 9.7.1) --- */
+static inline uint32_t psn_add(uint32_t psn, uint32_t n) { return (psn + n) & ROCE_PSN_MASK; }
+/* < 0 if a is before b, 0 if equal, > 0 if after; valid within half the space */
+static inline int32_t psn_cmp(uint32_t a, uint32_t b) { return (int32_t)((a - b) << 8); }
+static inline uint32_t psn_diff(uint32_t a, uint32_t b) { return (a - b) & ROCE_PSN_MASK; }
+
+/* --- Opcode table (roce_opcode.c) --- */
+enum {
+	ROCE_OPF_RETH	= 1 << 0,
+	ROCE_OPF_AETH	= 1 << 1,
+	ROCE_OPF_DETH	= 1 << 2,
+	ROCE_OPF_IMMDT	= 1 << 3,
+	ROCE_OPF_ATMETH	= 1 << 4,
+	ROCE_OPF_ATMACK	= 1 << 5,
+	ROCE_OPF_PAYLOAD = 1 << 6,
+	ROCE_OPF_FIRST	= 1 << 7,
+	ROCE_OPF_MIDDLE	= 1 << 8,
+	ROCE_OPF_LAST	= 1 << 9,
+	ROCE_OPF_SEND	= 1 << 10,
+	ROCE_OPF_WRITE	= 1 << 11,
+	ROCE_OPF_READ	= 1 << 12,
+	ROCE_OPF_ATOMIC	= 1 << 13,
+	ROCE_OPF_REQ	= 1 << 14,	/* handled by the responder */
+	ROCE_OPF_RESP	= 1 << 15,	/* handled by the completer */
+	ROCE_OPF_VALID	= 1 << 16,
+};
+#define ROCE_OPF_ONLY (ROCE_OPF_FIRST | ROCE_OPF_LAST)
+
+struct roce_opcode_info {
+	const char *name;
+	uint32_t flags;
+	uint8_t hdr_len;	/* BTH + extension headers */
+};
+
+extern const struct roce_opcode_info roce_opcode_tbl[256];
+
+static inline uint8_t roce_op_transport(uint8_t op) { return op & 0xe0; }
+
+/* --- ICRC (roce_icrc.c), IBA annex A17.3.3 --- */
+/*
+ * ICRC of a RoCEv2 IPv4 frame. @ip points at the IPv4 header; @len is the
+ * number of bytes from the IPv4 header up to, not including, the ICRC.
+ * Returns the value as stored in the frame (little-endian u32).
+ */
+uint32_t roce_icrc_ipv4(const void *ip, uint32_t len);
+/* The same over a (possibly multi-segment) mbuf; @off is the IPv4 offset. */
+struct rte_mbuf;
+uint32_t roce_icrc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len);
+
+#endif /* ROCE_HDR_H */
