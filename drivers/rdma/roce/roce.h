@@ -17,6 +17,7 @@
 #include <infiniband/verbs.h>
 #include <rte_atomic.h>
 #include <rte_common.h>
+#include <rte_dev.h>
 #include <rte_ether.h>
 #include <rte_log.h>
 #include <rte_ring.h>
@@ -200,6 +201,7 @@ enum roce_req_state {
 struct roce_qp_eng {
 	/* requester */
 	struct roce_send_wqe **win;	/* dequeued, not yet completed; size = sq.size */
+	/* free-running counters; the slot is counter % sq.size */
 	uint32_t win_head;		/* oldest not completed */
 	uint32_t win_cur;		/* next to (re)send from */
 	uint32_t win_tail;		/* next free */
@@ -216,7 +218,7 @@ struct roce_qp_eng {
 	uint32_t epsn;			/* expected PSN */
 	uint32_t msn;
 	uint8_t in_msg;			/* a multi-packet message is in progress */
-	uint8_t msg_op;			/* ROCE_OPF_SEND / ROCE_OPF_WRITE */
+	uint32_t msg_op;		/* ROCE_OPF_SEND or ROCE_OPF_WRITE */
 	uint8_t drop_msg;		/* UC: drop until the next FIRST/ONLY */
 	uint8_t ack_pending;
 	uint8_t nak_sent;		/* a sequence NAK is outstanding */
@@ -224,10 +226,10 @@ struct roce_qp_eng {
 	uint32_t ack_psn;
 	struct roce_recv_wqe *rwqe;	/* receive WQE being filled */
 	uint32_t roff;			/* bytes written into it */
-	uint64_t w_va;			/* RDMA WRITE in progress */
-	uint32_t w_rkey;
-	uint32_t w_left;
-	struct roce_mr *w_mr;
+	uint8_t *w_host;		/* RDMA WRITE in progress: next byte */
+	uint32_t w_left;		/* bytes of the RETH length still due */
+	uint32_t w_len;			/* the RETH length */
+	uint32_t una;			/* oldest unacknowledged PSN */
 };
 
 struct roce_qp {
@@ -287,14 +289,17 @@ struct roce_dev {
 	uint8_t mr_gen[DROCE_MAX_MR];
 	void *async_ctx;		/* facade's context for async events */
 	void (*async_cb)(void *ctx, struct ibv_async_event *ev);
+	void (*comp_cb)(struct roce_cq *cq);	/* an armed CQ got a completion */
 
 	/* published to the engine with release stores */
 	struct roce_qp *qp_tbl[DROCE_MAX_QP];
 	uint32_t qp_hi;			/* highest used index + 1 */
 
 	/* engine */
-	uint64_t epoch __rte_cache_aligned;	/* incremented every loop */
+	uint64_t epoch __rte_cache_aligned;	/* odd while an iteration runs */
 	uint16_t nb_tx;
+	uint16_t nb_ack;
+	struct roce_qp *ack_qp[DROCE_BURST];	/* QPs owing a coalesced ACK */
 	struct rte_mbuf *tx[DROCE_BURST * 2];
 	struct roce_neigh neigh[DROCE_NEIGH_MAX];
 	uint64_t tsc_hz;

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ARP: answer requests for our IP, learn peers from requests and replies,
+ * and resolve next hops for the requester. The table belongs to the engine;
+ * static entries come from devargs before the engine starts.
+ */
+#include <rte_arp.h>
+#include <rte_cycles.h>
+
+#include "roce_loc.h"
+
+static struct roce_neigh *
+neigh_find(struct roce_dev *dev, rte_be32_t ip)
+{
+	for (unsigned int i = 0; i < DROCE_NEIGH_MAX; i++)
+		if (dev->neigh[i].ip == ip)
+			return &dev->neigh[i];
+	return NULL;
+}
+
+int
+roce_neigh_add(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac, bool is_static)
+{
+	struct roce_neigh *n = neigh_find(dev, ip);
+
+	if (n == NULL) {
+		/* a free slot, else evict the first dynamic entry */
+		for (unsigned int i = 0; i < DROCE_NEIGH_MAX && n == NULL; i++)
+			if (dev->neigh[i].ip == 0)
+				n = &dev->neigh[i];
+		for (unsigned int i = 0; i < DROCE_NEIGH_MAX && n == NULL; i++)
+			if (!dev->neigh[i].is_static)
+				n = &dev->neigh[i];
+		if (n == NULL)
+			return -ENOSPC;
+		n->is_static = 0;
+	} else if (n->is_static && !is_static) {
+		return 0;
+	}
+	n->ip = ip;
+	n->mac = *mac;
+	n->valid = 1;
+	n->is_static |= is_static;
+	return 0;
+}
+
+static void
+arp_send(struct roce_dev *dev, uint16_t op, rte_be32_t tip, const struct rte_ether_addr *tha)
+{
+	struct rte_mbuf *m = roce_pkt_alloc(dev);
+	struct rte_ether_hdr *eth;
+	struct rte_arp_hdr *arp;
+
+	if (m == NULL)
+		return;
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, sizeof(*eth) + sizeof(*arp));
+	arp = (struct rte_arp_hdr *)(eth + 1);
+	eth->src_addr = dev->mac;
+	if (op == RTE_ARP_OP_REQUEST)
+		memset(&eth->dst_addr, 0xff, sizeof(eth->dst_addr));
+	else
+		eth->dst_addr = *tha;
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+	arp->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	arp->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	arp->arp_hlen = RTE_ETHER_ADDR_LEN;
+	arp->arp_plen = 4;
+	arp->arp_opcode = rte_cpu_to_be_16(op);
+	arp->arp_data.arp_sha = dev->mac;
+	arp->arp_data.arp_sip = dev->ip;
+	if (op == RTE_ARP_OP_REQUEST)
+		memset(&arp->arp_data.arp_tha, 0, sizeof(arp->arp_data.arp_tha));
+	else
+		arp->arp_data.arp_tha = *tha;
+	arp->arp_data.arp_tip = tip;
+	dev->stats.tx_arp++;
+	roce_xmit(dev, m);
+}
+
+void
+roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m)
+{
+	struct rte_arp_hdr *arp;
+
+	dev->stats.rx_arp++;
+	if (m->data_len < RTE_ETHER_HDR_LEN + sizeof(*arp))
+		goto drop;
+	arp = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, RTE_ETHER_HDR_LEN);
+	if (arp->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
+	    arp->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4)
+		goto drop;
+	if (arp->arp_data.arp_tip != dev->ip) {
+		/* not for us, but a reply from a peer we asked about still teaches us */
+		if (arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY) &&
+		    neigh_find(dev, arp->arp_data.arp_sip) != NULL)
+			roce_neigh_add(dev, arp->arp_data.arp_sip, &arp->arp_data.arp_sha, false);
+		goto drop;
+	}
+	if (arp->arp_data.arp_sip != 0 && rte_is_valid_assigned_ether_addr(&arp->arp_data.arp_sha))
+		roce_neigh_add(dev, arp->arp_data.arp_sip, &arp->arp_data.arp_sha, false);
+	if (arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST))
+		arp_send(dev, RTE_ARP_OP_REPLY, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
+drop:
+	rte_pktmbuf_free(m);
+}
+
+/* 0 with @mac filled, or -EAGAIN after (rate-limited) sending a request. */
+int
+roce_neigh_resolve(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac)
+{
+	struct roce_neigh *n = neigh_find(dev, ip);
+	uint64_t now;
+
+	if (likely(n != NULL && n->valid)) {
+		*mac = n->mac;
+		return 0;
+	}
+	now = rte_get_timer_cycles();
+	if (n == NULL) {
+		/* remember the pending lookup so the reply is accepted */
+		for (unsigned int i = 0; i < DROCE_NEIGH_MAX && n == NULL; i++)
+			if (dev->neigh[i].ip == 0)
+				n = &dev->neigh[i];
+		if (n == NULL)
+			return -EAGAIN;
+		n->ip = ip;
+		n->valid = 0;
+		n->req_tsc = 0;
+	}
+	if (n->req_tsc == 0 || now - n->req_tsc > dev->tsc_hz * DROCE_ARP_RETRY_MS / 1000) {
+		n->req_tsc = now;
+		arp_send(dev, RTE_ARP_OP_REQUEST, ip, NULL);
+	}
+	return -EAGAIN;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completer: acknowledgements for an RC requester, send completions, and the
+ * flush of a QP in ERR.
+ */
+#include <rte_cycles.h>
+
+#include "roce_loc.h"
+
+static enum ibv_wc_opcode
+wc_opcode(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+/* Complete a send WQE (errors always, success when signaled) and free its slot. */
+void
+roce_comp_send_wqe(struct roce_qp *qp, struct roce_send_wqe *wqe, enum ibv_wc_status st)
+{
+	if (st != IBV_WC_SUCCESS || wqe->signaled) {
+		struct ibv_wc wc = {
+			.wr_id = wqe->wr_id,
+			.status = st,
+			.opcode = wc_opcode(wqe->opcode),
+			.qp_num = qp->qpn,
+		};
+
+		roce_cq_push(qp->scq, &wc, false);
+	}
+	rte_ring_enqueue(qp->sq.free, wqe);
+}
+
+/* Engine-initiated move to ERR; a concurrent modify to RESET wins. */
+void
+roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp)
+{
+	uint32_t st = roce_qp_state(qp);
+
+	while (st != IBV_QPS_RESET && st != IBV_QPS_ERR &&
+	       !__atomic_compare_exchange_n(&qp->state, &st, IBV_QPS_ERR, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
+		;
+	qp->ibqp.state = IBV_QPS_ERR;
+}
+
+static void
+flush_recv(struct roce_qp *qp, struct roce_recv_wqe *r)
+{
+	struct ibv_wc wc = {
+		.wr_id = r->wr_id,
+		.status = IBV_WC_WR_FLUSH_ERR,
+		.opcode = IBV_WC_RECV,
+		.qp_num = qp->qpn,
+	};
+
+	roce_cq_push(qp->rcq, &wc, false);
+	rte_ring_enqueue(qp->srq ? qp->srq->rq.free : qp->rq.free, r);
+}
+
+/*
+ * IBA 10.7.3.1, 11.4.1.1: in ERR every outstanding and newly posted WR
+ * completes with WR_FLUSH_ERR, signaled or not, in order. SRQ WQEs stay.
+ */
+void
+roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
+{
+	struct roce_qp_eng *e = &qp->e;
+	void *w;
+
+	while (e->win_head != e->win_tail)
+		roce_comp_send_wqe(qp, qp->e.win[e->win_head++ % qp->sq.size], IBV_WC_WR_FLUSH_ERR);
+	e->win_cur = e->win_tail = e->win_head;
+	e->cur_pkt = 0;
+	e->cur_off = 0;
+	while (rte_ring_dequeue(qp->sq.posted, &w) == 0)
+		roce_comp_send_wqe(qp, w, IBV_WC_WR_FLUSH_ERR);
+	if (e->rwqe != NULL) {
+		flush_recv(qp, e->rwqe);
+		e->rwqe = NULL;
+	}
+	if (qp->srq == NULL)
+		while (rte_ring_dequeue(qp->rq.posted, &w) == 0)
+			flush_recv(qp, w);
+}
+
+/* Complete every sent WQE whose last PSN is at or before @psn. */
+static void
+ack_upto(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn)
+{
+	struct roce_qp_eng *e = &qp->e;
+
+	while (e->win_head != e->win_cur) {
+		struct roce_send_wqe *w = e->win[e->win_head % qp->sq.size];
+
+		if (psn_cmp(w->last_psn, psn) > 0)
+			break;
+		roce_comp_send_wqe(qp, w, IBV_WC_SUCCESS);
+		e->win_head++;
+	}
+	if (psn_cmp(psn_add(psn, 1), e->una) > 0)
+		e->una = psn_add(psn, 1);
+}
+
+static uint64_t
+rnr_delay_tsc(const struct roce_dev *dev, uint8_t t)
+{
+	/* IBA table 45: RNR NAK timer field to microseconds */
+	static const uint32_t us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+		1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+		40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+	};
+
+	return (uint64_t)us[t & 31] * dev->tsc_hz / 1000000;
+}
+
+void
+roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	struct roce_qp_eng *e = &qp->e;
+	uint32_t st = roce_qp_state(qp);
+	const struct roce_aeth *aeth;
+	uint8_t syn;
+
+	if (qp->type != IBV_QPT_RC || (st != IBV_QPS_RTS && st != IBV_QPS_SQD)) {
+		dev->stats.rx_drop_qp_state++;
+		return;
+	}
+	if (pkt->opcode != IBV_OPCODE_RC_ACKNOWLEDGE) {
+		/* READ responses and atomic ACKs come with RDMA READ and atomics */
+		dev->stats.rx_drop_bad_bth++;
+		return;
+	}
+	/* an ACK for a PSN not sent, or older than what is acknowledged: stale */
+	if (psn_cmp(pkt->psn, e->psn) >= 0 || psn_cmp(pkt->psn, psn_add(e->una, -1)) < 0)
+		return;
+	aeth = (const struct roce_aeth *)pkt->ext;
+	syn = aeth_syn(aeth);
+	switch (syn & AETH_TYPE_MASK) {
+	case AETH_ACK:
+		ack_upto(dev, qp, pkt->psn);
+		e->retry_left = qp->attr.retry_cnt;
+		e->rnr_left = qp->attr.rnr_retry;
+		e->retry_tsc = 0;	/* the requester re-arms it while WQEs remain */
+		return;
+	case AETH_RNR_NAK:
+		ack_upto(dev, qp, psn_add(pkt->psn, -1));
+		if (qp->attr.rnr_retry != 7 && e->rnr_left-- == 0) {
+			if (e->win_head != e->win_cur) {
+				roce_comp_send_wqe(qp, e->win[e->win_head++ % qp->sq.size],
+						   IBV_WC_RNR_RETRY_EXC_ERR);
+			}
+			roce_qp_to_err(dev, qp);
+			return;
+		}
+		e->rnr_tsc = rte_get_timer_cycles() + rnr_delay_tsc(dev, syn & 0x1f);
+		roce_req_rewind(qp, pkt->psn);
+		return;
+	case AETH_NAK:
+		dev->stats.naks_rcvd++;
+		ack_upto(dev, qp, psn_add(pkt->psn, -1));
+		if (syn == AETH_NAK_PSN_SEQ) {
+			/* IBA 9.7.5.2.1: go back to the NAKed PSN */
+			roce_req_rewind(qp, pkt->psn);
+			return;
+		}
+		if (e->win_head != e->win_cur) {
+			enum ibv_wc_status ws = syn == AETH_NAK_REM_ACC ? IBV_WC_REM_ACCESS_ERR :
+				syn == AETH_NAK_REM_OP ? IBV_WC_REM_OP_ERR : IBV_WC_REM_INV_REQ_ERR;
+
+			roce_comp_send_wqe(qp, e->win[e->win_head++ % qp->sq.size], ws);
+		}
+		roce_qp_to_err(dev, qp);
+		return;
+	default:
+		dev->stats.rx_drop_bad_bth++;
+	}
+}

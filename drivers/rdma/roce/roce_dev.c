@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The droce vdev: "--vdev=droce0,ethdev=<port>,ip=<IPv4>[,mac=][,mtu=]
+ * [,lcore=<id>|auto|inline][,neigh=<ip>@<mac>]...". Probing takes over the
+ * ethdev port: one rx and one tx queue, a mempool sized for the MTU, started.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bus_vdev_driver.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_kvargs.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "roce_loc.h"
+
+RTE_LOG_REGISTER(roce_logtype, pmd.rdma.roce, NOTICE);
+
+#define ARG_ETHDEV	"ethdev"
+#define ARG_IP		"ip"
+#define ARG_MAC		"mac"
+#define ARG_MTU		"mtu"
+#define ARG_LCORE	"lcore"
+#define ARG_NEIGH	"neigh"
+
+static const char *const valid_args[] = {
+	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, NULL
+};
+
+static struct roce_dev *devs[DROCE_MAX_DEVS];
+static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+unsigned int
+roce_dev_count(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < DROCE_MAX_DEVS; i++)
+		n += devs[i] != NULL;
+	return n;
+}
+
+/* The idx-th probed device, in probe order. */
+struct roce_dev *
+roce_dev_get(unsigned int idx)
+{
+	for (unsigned int i = 0; i < DROCE_MAX_DEVS; i++)
+		if (devs[i] != NULL && idx-- == 0)
+			return devs[i];
+	return NULL;
+}
+
+struct roce_dev *
+roce_dev_by_name(const char *name)
+{
+	for (unsigned int i = 0; i < DROCE_MAX_DEVS; i++)
+		if (devs[i] != NULL && strcmp(devs[i]->name, name) == 0)
+			return devs[i];
+	return NULL;
+}
+
+struct probe_args {
+	const char *dev;
+	char ethdev[RTE_DEV_NAME_MAX_LEN];
+	rte_be32_t ip;
+	struct rte_ether_addr mac;
+	bool has_mac;
+	uint32_t mtu;
+	int lcore;		/* -2 auto, -1 inline */
+	unsigned int nb_neigh;
+	struct {
+		rte_be32_t ip;
+		struct rte_ether_addr mac;
+	} neigh[DROCE_NEIGH_MAX];
+};
+
+static int
+arg_ethdev(const char *key, const char *val, void *opaque)
+{
+	struct probe_args *a = opaque;
+
+	if (val == NULL || *val == '\0' || strlen(val) >= sizeof(a->ethdev))
+		return -EINVAL;
+	strcpy(a->ethdev, val);
+	return 0;
+}
+
+static int
+arg_ip(const char *key, const char *val, void *opaque)
+{
+	struct probe_args *a = opaque;
+	struct in_addr in;
+
+	if (val == NULL || inet_pton(AF_INET, val, &in) != 1 || in.s_addr == 0)
+		return -EINVAL;
+	a->ip = in.s_addr;
+	return 0;
+}
+
+static int
+arg_mac(const char *key, const char *val, void *opaque)
+{
+	struct probe_args *a = opaque;
+
+	if (val == NULL || rte_ether_unformat_addr(val, &a->mac) != 0 ||
+	    !rte_is_valid_assigned_ether_addr(&a->mac))
+		return -EINVAL;
+	a->has_mac = true;
+	return 0;
+}
+
+static int
+arg_mtu(const char *key, const char *val, void *opaque)
+{
+	struct probe_args *a = opaque;
+	char *end;
+	unsigned long v;
+
+	if (val == NULL)
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (errno || *end != '\0' || v < 576 || v > 9600)
+		return -EINVAL;
+	a->mtu = v;
+	return 0;
+}
+
+static int
+arg_lcore(const char *key, const char *val, void *opaque)
+{
+	struct probe_args *a = opaque;
+	char *end;
+	unsigned long v;
+
+	if (val == NULL)
+		return -EINVAL;
+	if (strcmp(val, "auto") == 0) {
+		a->lcore = -2;
+		return 0;
+	}
+	if (strcmp(val, "inline") == 0) {
+		a->lcore = -1;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (errno || *end != '\0' || v >= RTE_MAX_LCORE)
+		return -EINVAL;
+	a->lcore = (int)v;
+	return 0;
+}
+
+static int
+arg_neigh(const char *key, const char *val, void *opaque)
+{
+	struct probe_args *a = opaque;
+	char buf[64], *at;
+	struct in_addr in;
+
+	if (val == NULL || strlen(val) >= sizeof(buf) || a->nb_neigh == DROCE_NEIGH_MAX)
+		return -EINVAL;
+	strcpy(buf, val);
+	at = strchr(buf, '@');
+	if (at == NULL)
+		return -EINVAL;
+	*at = '\0';
+	if (inet_pton(AF_INET, buf, &in) != 1 ||
+	    rte_ether_unformat_addr(at + 1, &a->neigh[a->nb_neigh].mac) != 0)
+		return -EINVAL;
+	a->neigh[a->nb_neigh++].ip = in.s_addr;
+	return 0;
+}
+
+static int
+parse_args(struct probe_args *a, const char *params)
+{
+	static const struct {
+		const char *key;
+		arg_handler_t fn;
+	} handlers[] = {
+		{ ARG_ETHDEV, arg_ethdev }, { ARG_IP, arg_ip }, { ARG_MAC, arg_mac },
+		{ ARG_MTU, arg_mtu }, { ARG_LCORE, arg_lcore }, { ARG_NEIGH, arg_neigh },
+	};
+	struct rte_kvargs *kv;
+	int ret = 0;
+
+	kv = rte_kvargs_parse(params ? params : "", valid_args);
+	if (kv == NULL) {
+		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh)",
+			 a->dev, params ? params : "");
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < RTE_DIM(handlers); i++) {
+		if (rte_kvargs_process(kv, handlers[i].key, handlers[i].fn, a) < 0) {
+			ROCE_LOG(ERR, "%s: invalid value for argument '%s'", a->dev, handlers[i].key);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	if (a->ethdev[0] == '\0') {
+		ROCE_LOG(ERR, "%s: missing required argument 'ethdev'", a->dev);
+		ret = -EINVAL;
+	} else if (a->ip == 0) {
+		ROCE_LOG(ERR, "%s: missing required argument 'ip'", a->dev);
+		ret = -EINVAL;
+	}
+out:
+	rte_kvargs_free(kv);
+	return ret;
+}
+
+/* Largest IB MTU whose packets (with the longest request headers) fit. */
+static uint16_t
+ib_mtu_for(uint32_t eth_mtu)
+{
+	uint32_t room = eth_mtu - 20 - 8 - ROCE_BTH_LEN - ROCE_ATMETH_LEN - ROCE_ICRC_LEN;
+	uint32_t m = DROCE_MAX_MTU;
+
+	while (m > DROCE_MIN_MTU && m > room)
+		m >>= 1;
+	return m;
+}
+
+static int
+port_setup(struct roce_dev *dev, const struct probe_args *a)
+{
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_dev_info info;
+	char pname[RTE_MEMPOOL_NAMESIZE];
+	uint16_t nb_rxd = DROCE_NB_RXD, nb_txd = DROCE_NB_TXD;
+	uint32_t mtu;
+	int ret;
+
+	ret = rte_eth_dev_info_get(dev->port_id, &info);
+	if (ret)
+		return ret;
+	if (a->mtu) {
+		mtu = a->mtu;
+	} else {
+		uint16_t cur;
+
+		mtu = rte_eth_dev_get_mtu(dev->port_id, &cur) == 0 ? cur : RTE_ETHER_MTU;
+	}
+	if (mtu > info.max_mtu || mtu < info.min_mtu) {
+		ROCE_LOG(ERR, "%s: mtu %u outside %s's range [%u, %u]", dev->name, mtu,
+			 dev->ethdev_name, info.min_mtu, info.max_mtu);
+		return -EINVAL;
+	}
+	dev->mtu = mtu;
+	dev->ib_mtu = ib_mtu_for(mtu);
+
+	snprintf(pname, sizeof(pname), "droce_mp_%.16s", dev->name);
+	dev->mp = rte_pktmbuf_pool_create(pname, DROCE_NB_MBUF, DROCE_MBUF_CACHE, 0,
+		RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(mtu + RTE_ETHER_HDR_LEN + 8, 64),
+		rte_socket_id());
+	if (dev->mp == NULL) {
+		ROCE_LOG(ERR, "%s: cannot create mbuf pool: %s", dev->name, rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+
+	conf.rxmode.mtu = mtu;
+	ret = rte_eth_dev_configure(dev->port_id, 1, 1, &conf);
+	if (ret) {
+		ROCE_LOG(ERR, "%s: cannot configure %s: %s", dev->name, dev->ethdev_name, rte_strerror(-ret));
+		return ret;
+	}
+	rte_eth_dev_adjust_nb_rx_tx_desc(dev->port_id, &nb_rxd, &nb_txd);
+	ret = rte_eth_rx_queue_setup(dev->port_id, 0, nb_rxd, rte_eth_dev_socket_id(dev->port_id),
+				     NULL, dev->mp);
+	if (ret == 0)
+		ret = rte_eth_tx_queue_setup(dev->port_id, 0, nb_txd,
+					     rte_eth_dev_socket_id(dev->port_id), NULL);
+	if (ret) {
+		ROCE_LOG(ERR, "%s: queue setup on %s failed: %s", dev->name, dev->ethdev_name, rte_strerror(-ret));
+		return ret;
+	}
+	if (a->has_mac) {
+		ret = rte_eth_dev_default_mac_addr_set(dev->port_id, (struct rte_ether_addr *)&a->mac);
+		if (ret && ret != -ENOTSUP) {
+			ROCE_LOG(ERR, "%s: cannot set mac on %s: %s", dev->name, dev->ethdev_name, rte_strerror(-ret));
+			return ret;
+		}
+		dev->mac = a->mac;
+	} else {
+		rte_eth_macaddr_get(dev->port_id, &dev->mac);
+	}
+	rte_eth_promiscuous_enable(dev->port_id);
+	ret = rte_eth_dev_start(dev->port_id);
+	if (ret) {
+		ROCE_LOG(ERR, "%s: cannot start %s: %s", dev->name, dev->ethdev_name, rte_strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+int
+roce_dev_link_up(struct roce_dev *dev)
+{
+	struct rte_eth_link link;
+
+	if (rte_eth_link_get_nowait(dev->port_id, &link) != 0)
+		return 0;
+	return link.link_status == RTE_ETH_LINK_UP;
+}
+
+static int
+roce_probe(struct rte_vdev_device *vdev)
+{
+	const char *name = rte_vdev_device_name(vdev);
+	struct probe_args a = { .dev = name, .lcore = -2 };
+	struct roce_dev *dev;
+	char rname[RTE_RING_NAMESIZE];
+	int slot = -1, ret;
+
+	if (rte_eal_process_type() != RTE_PROC_PRIMARY) {
+		ROCE_LOG(ERR, "%s: only primary processes can own a droce device", name);
+		return -ENOTSUP;
+	}
+	ret = parse_args(&a, rte_vdev_device_args(vdev));
+	if (ret)
+		return ret;
+
+	pthread_mutex_lock(&devs_lock);
+	for (int i = 0; i < DROCE_MAX_DEVS; i++)
+		if (devs[i] == NULL) {
+			slot = i;
+			break;
+		}
+	pthread_mutex_unlock(&devs_lock);
+	if (slot < 0) {
+		ROCE_LOG(ERR, "%s: more than %d droce devices", name, DROCE_MAX_DEVS);
+		return -ENOSPC;
+	}
+
+	dev = rte_zmalloc_socket(name, sizeof(*dev), RTE_CACHE_LINE_SIZE, rte_socket_id());
+	if (dev == NULL)
+		return -ENOMEM;
+	snprintf(dev->name, sizeof(dev->name), "%s", name);
+	snprintf(dev->ethdev_name, sizeof(dev->ethdev_name), "%s", a.ethdev);
+	dev->ip = a.ip;
+	dev->lcore = a.lcore;
+	dev->tsc_hz = rte_get_timer_hz();
+	rte_spinlock_init(&dev->inline_lock);
+	pthread_mutex_init(&dev->lock, NULL);
+
+	ret = rte_eth_dev_get_port_by_name(a.ethdev, &dev->port_id);
+	if (ret) {
+		ROCE_LOG(ERR, "%s: argument 'ethdev': no ethdev port named \"%s\"", name, a.ethdev);
+		ret = -ENODEV;
+		goto err_free_dev;
+	}
+	for (unsigned int i = 0; i < DROCE_MAX_DEVS; i++) {
+		if (devs[i] && devs[i]->port_id == dev->port_id) {
+			ROCE_LOG(ERR, "%s: argument 'ethdev': %s is already owned by %s",
+				 name, a.ethdev, devs[i]->name);
+			ret = -EBUSY;
+			goto err_free_dev;
+		}
+	}
+	snprintf(rname, sizeof(rname), "droce_lo_%.16s", name);
+	dev->loop = rte_ring_create(rname, DROCE_LOOP_RING, rte_socket_id(),
+				    RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (dev->loop == NULL) {
+		ret = -rte_errno;
+		goto err_free_dev;
+	}
+	ret = port_setup(dev, &a);
+	if (ret)
+		goto err_free_ring;
+	for (unsigned int i = 0; i < a.nb_neigh; i++)
+		roce_neigh_add(dev, a.neigh[i].ip, &a.neigh[i].mac, true);
+	/* GUID from the MAC, EUI-64 style */
+	dev->guid = ((uint64_t)dev->mac.addr_bytes[0] ^ 2) << 56 |
+		    (uint64_t)dev->mac.addr_bytes[1] << 48 | (uint64_t)dev->mac.addr_bytes[2] << 40 |
+		    0xfffeULL << 24 | (uint64_t)dev->mac.addr_bytes[3] << 16 |
+		    (uint64_t)dev->mac.addr_bytes[4] << 8 | dev->mac.addr_bytes[5];
+	dev->guid = rte_cpu_to_be_64(dev->guid);
+
+	pthread_mutex_lock(&devs_lock);
+	devs[slot] = dev;
+	pthread_mutex_unlock(&devs_lock);
+	{
+		char ipbuf[INET_ADDRSTRLEN], macbuf[RTE_ETHER_ADDR_FMT_SIZE];
+
+		inet_ntop(AF_INET, &dev->ip, ipbuf, sizeof(ipbuf));
+		rte_ether_format_addr(macbuf, sizeof(macbuf), &dev->mac);
+		ROCE_LOG(INFO, "%s on %s (port %u): ip %s mac %s mtu %u ib_mtu %u",
+			 name, a.ethdev, dev->port_id, ipbuf, macbuf, dev->mtu, dev->ib_mtu);
+	}
+	return 0;
+
+err_free_ring:
+	if (dev->mp)
+		rte_mempool_free(dev->mp);
+	rte_ring_free(dev->loop);
+err_free_dev:
+	rte_free(dev);
+	return ret;
+}
+
+static int
+roce_remove(struct rte_vdev_device *vdev)
+{
+	const char *name = rte_vdev_device_name(vdev);
+	struct roce_dev *dev = NULL;
+	struct rte_mbuf *m;
+
+	pthread_mutex_lock(&devs_lock);
+	for (int i = 0; i < DROCE_MAX_DEVS; i++)
+		if (devs[i] && strcmp(devs[i]->name, name) == 0) {
+			dev = devs[i];
+			devs[i] = NULL;
+		}
+	pthread_mutex_unlock(&devs_lock);
+	if (dev == NULL)
+		return -ENODEV;
+	if (dev->ctx_refs)
+		ROCE_LOG(WARNING, "%s: removed while %u contexts are open", name, dev->ctx_refs);
+	roce_engine_detach(dev);
+	rte_eth_dev_stop(dev->port_id);
+	while (rte_ring_dequeue(dev->loop, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	rte_pktmbuf_free_bulk(dev->tx, dev->nb_tx);
+	rte_ring_free(dev->loop);
+	rte_mempool_free(dev->mp);
+	rte_free(dev);
+	return 0;
+}
+
+/* First context opened: start progress (an engine lcore or inline). */
+int
+roce_dev_open(struct roce_dev *dev)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	if (dev->ctx_refs++ == 0) {
+		ret = roce_engine_attach(dev);
+		if (ret)
+			dev->ctx_refs--;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+void
+roce_dev_close(struct roce_dev *dev)
+{
+	pthread_mutex_lock(&dev->lock);
+	if (dev->ctx_refs && --dev->ctx_refs == 0)
+		roce_engine_detach(dev);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+static struct rte_vdev_driver roce_vdev_drv = {
+	.probe = roce_probe,
+	.remove = roce_remove,
+};
+
+RTE_PMD_REGISTER_VDEV(droce, roce_vdev_drv);
+RTE_PMD_REGISTER_PARAM_STRING(droce,
+	ARG_ETHDEV "=<ethdev name> "
+	ARG_IP "=<IPv4> "
+	ARG_MAC "=<xx:xx:xx:xx:xx:xx> "
+	ARG_MTU "=<576..9600> "
+	ARG_LCORE "=<lcore id>|auto|inline "
+	ARG_NEIGH "=<IPv4>@<mac>");

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RoCEv2 invariant CRC (IBA annex A17.3.3): CRC-32 (the Ethernet polynomial,
+ * bit-reflected) over a stand-in LRH of eight 0xff bytes, then the IPv4, UDP
+ * and BTH headers with their variant fields set to all ones, then everything
+ * after the BTH up to the ICRC.
+ *
+ * The CRC register is updated incrementally so an mbuf chain is walked segment
+ * by segment without copying the payload. Only the masked headers (at most 88
+ * bytes) are copied, to a stack buffer.
+ *
+ * Two engines produce identical registers: a portable slice-by-16 table walk,
+ * and on x86 CPUs with PCLMULQDQ a carry-less-multiply fold of 64 bytes per
+ * step, used for runs long enough to amortise its setup. Tables and folding
+ * constants are computed once, by a constructor, and read-only afterwards.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_common.h>
+#include <rte_mbuf.h>
+
+#include "roce_hdr.h"
+
+#if defined(RTE_ARCH_X86_64) || defined(__x86_64__)
+#include <immintrin.h>
+#define ICRC_HAVE_CLMUL 1
+#endif
+
+#define CRC32_POLY_REFL	0xedb88320U	/* 0x04c11db7 bit-reversed */
+#define CRC32_POLY_NORM	0x04c11db7U
+#define SLICES		16
+
+/* Largest masked prefix: LRH stand-in, IPv4 with 40 bytes of options, UDP, BTH. */
+#define ICRC_LRH_LEN	8
+#define ICRC_HDR_MAX	(ICRC_LRH_LEN + 60 + sizeof(struct rte_udp_hdr) + ROCE_BTH_LEN)
+
+static uint32_t crc_tbl[SLICES][256];
+
+#ifdef ICRC_HAVE_CLMUL
+/* Runs shorter than this go to the table engine. */
+#define CLMUL_MIN_LEN	128
+static bool use_clmul;
+/* Fold constants for distances of 512 and 128 bits: {hi qword, lo qword}. */
+static uint64_t k512[2], k128[2];
+#endif
+
+static inline uint32_t
+load_le32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return rte_le_to_cpu_32(v);
+}
+
+/* Update the reflected CRC register @crc with @n bytes at @p (tables only). */
+static uint32_t
+crc_update_tbl(uint32_t crc, const uint8_t *p, size_t n)
+{
+	while (n >= SLICES) {
+		uint32_t w0 = load_le32(p) ^ crc;
+		uint32_t w1 = load_le32(p + 4);
+		uint32_t w2 = load_le32(p + 8);
+		uint32_t w3 = load_le32(p + 12);
+
+		crc = crc_tbl[15][w0 & 0xff] ^ crc_tbl[14][(w0 >> 8) & 0xff] ^
+		      crc_tbl[13][(w0 >> 16) & 0xff] ^ crc_tbl[12][w0 >> 24] ^
+		      crc_tbl[11][w1 & 0xff] ^ crc_tbl[10][(w1 >> 8) & 0xff] ^
+		      crc_tbl[9][(w1 >> 16) & 0xff] ^ crc_tbl[8][w1 >> 24] ^
+		      crc_tbl[7][w2 & 0xff] ^ crc_tbl[6][(w2 >> 8) & 0xff] ^
+		      crc_tbl[5][(w2 >> 16) & 0xff] ^ crc_tbl[4][w2 >> 24] ^
+		      crc_tbl[3][w3 & 0xff] ^ crc_tbl[2][(w3 >> 8) & 0xff] ^
+		      crc_tbl[1][(w3 >> 16) & 0xff] ^ crc_tbl[0][w3 >> 24];
+		p += SLICES;
+		n -= SLICES;
+	}
+	while (n--)
+		crc = crc_tbl[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
+#ifdef ICRC_HAVE_CLMUL
+/*
+ * A 128-bit lane loaded little-endian holds the message bits reflected: bit i
+ * is the coefficient of x^(127 - i). Folding a lane X across D further bits
+ * keeps X * x^D mod P in two multiplies, its first-in-memory qword by
+ * x^(D+32) mod P and its second by x^(D-32) mod P (constants in the 33-bit
+ * reflected form that makes the clmul product land lane-aligned).
+ */
+__attribute__((target("pclmul,sse4.1")))
+static inline __m128i
+fold(__m128i x, __m128i k)
+{
+	__m128i a = _mm_clmulepi64_si128(x, k, 0x00);
+	__m128i b = _mm_clmulepi64_si128(x, k, 0x11);
+
+	return _mm_xor_si128(a, b);
+}
+
+/*
+ * The register is folded into the first four bytes; the lanes then carry a
+ * 128-bit residue congruent to the whole run mod P, which the table engine
+ * reduces (starting from a zero register) before the tail is added.
+ */
+__attribute__((target("pclmul,sse4.1")))
+static uint32_t
+crc_update_clmul(uint32_t crc, const uint8_t *p, size_t n)
+{
+	const __m128i c512 = _mm_set_epi64x((long long)k512[1], (long long)k512[0]);
+	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
+	__m128i x0, x1, x2, x3;
+	uint8_t res[16];
+
+	x0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+	x1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+	x2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
+	x3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
+	x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128((int)crc));
+	p += 64;
+	n -= 64;
+
+	while (n >= 64) {
+		x0 = _mm_xor_si128(fold(x0, c512),
+				   _mm_loadu_si128((const __m128i *)(const void *)p));
+		x1 = _mm_xor_si128(fold(x1, c512),
+				   _mm_loadu_si128((const __m128i *)(const void *)(p + 16)));
+		x2 = _mm_xor_si128(fold(x2, c512),
+				   _mm_loadu_si128((const __m128i *)(const void *)(p + 32)));
+		x3 = _mm_xor_si128(fold(x3, c512),
+				   _mm_loadu_si128((const __m128i *)(const void *)(p + 48)));
+		p += 64;
+		n -= 64;
+	}
+
+	x1 = _mm_xor_si128(x1, fold(x0, c128));
+	x2 = _mm_xor_si128(x2, fold(x1, c128));
+	x0 = _mm_xor_si128(x3, fold(x2, c128));
+	while (n >= 16) {
+		x0 = _mm_xor_si128(fold(x0, c128),
+				   _mm_loadu_si128((const __m128i *)(const void *)p));
+		p += 16;
+		n -= 16;
+	}
+
+	_mm_storeu_si128((__m128i *)(void *)res, x0);
+	crc = crc_update_tbl(0, res, sizeof(res));
+	return crc_update_tbl(crc, p, n);
+}
+#endif
+
+static inline uint32_t
+crc_update(uint32_t crc, const uint8_t *p, size_t n)
+{
+#ifdef ICRC_HAVE_CLMUL
+	if (n >= CLMUL_MIN_LEN && use_clmul)
+		return crc_update_clmul(crc, p, n);
+#endif
+	return crc_update_tbl(crc, p, n);
+}
+
+#ifdef ICRC_HAVE_CLMUL
+/* x^e mod P, in normal (unreflected) bit order. */
+static uint32_t
+xpow_mod(unsigned int e)
+{
+	uint32_t r = 1;
+
+	while (e--)
+		r = (r << 1) ^ ((r & 0x80000000U) ? CRC32_POLY_NORM : 0);
+	return r;
+}
+
+/* The 33-bit form fold() multiplies by: coefficient of x^m at bit 32 - m. */
+static uint64_t
+fold_const(unsigned int e)
+{
+	uint32_t v = xpow_mod(e), r = 0;
+
+	for (int i = 0; i < 32; i++)
+		if (v & (1U << i))
+			r |= 1U << (31 - i);
+	return (uint64_t)r << 1;
+}
+#endif
+
+RTE_INIT(roce_icrc_init)
+{
+	for (unsigned int b = 0; b < 256; b++) {
+		uint32_t c = b;
+
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ ((c & 1) ? CRC32_POLY_REFL : 0);
+		crc_tbl[0][b] = c;
+	}
+	for (unsigned int b = 0; b < 256; b++)
+		for (int s = 1; s < SLICES; s++)
+			crc_tbl[s][b] = (crc_tbl[s - 1][b] >> 8) ^
+					crc_tbl[0][crc_tbl[s - 1][b] & 0xff];
+#ifdef ICRC_HAVE_CLMUL
+	k512[0] = fold_const(512 + 32);
+	k512[1] = fold_const(512 - 32);
+	k128[0] = fold_const(128 + 32);
+	k128[1] = fold_const(128 - 32);
+	__builtin_cpu_init();
+	use_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+#endif
+}
+
+/*
+ * Copies the ICRC-covered headers into @buf behind the LRH stand-in and masks
+ * their variant fields. @hdr holds the first @have bytes from the IPv4 header
+ * on (@have <= ICRC_HDR_MAX - 8). Returns how many IPv4-relative bytes the
+ * masked prefix covers; the caller continues the CRC from there.
+ *
+ * A frame shorter than its headers claim is still given a deterministic CRC
+ * (of the bytes present, masked where they exist); rejecting it is the
+ * receive path's job.
+ */
+static uint32_t
+mask_headers(uint8_t *buf, const uint8_t *hdr, uint32_t have, uint32_t len)
+{
+	uint32_t ihl = 20, n, udp, bth;
+
+	if (have > 0 && (hdr[0] & 0x0f) * 4U > ihl)
+		ihl = (hdr[0] & 0x0f) * 4U;
+	n = RTE_MIN(len, ihl + (uint32_t)sizeof(struct rte_udp_hdr) + ROCE_BTH_LEN);
+	n = RTE_MIN(n, have);
+
+	memset(buf, 0xff, ICRC_LRH_LEN);
+	memcpy(buf + ICRC_LRH_LEN, hdr, n);
+	buf += ICRC_LRH_LEN;
+	udp = ihl;
+	bth = udp + sizeof(struct rte_udp_hdr);
+
+	/* IPv4: type of service, time to live, header checksum */
+	if (n > offsetof(struct rte_ipv4_hdr, type_of_service))
+		buf[offsetof(struct rte_ipv4_hdr, type_of_service)] = 0xff;
+	if (n > offsetof(struct rte_ipv4_hdr, time_to_live))
+		buf[offsetof(struct rte_ipv4_hdr, time_to_live)] = 0xff;
+	for (uint32_t i = offsetof(struct rte_ipv4_hdr, hdr_checksum);
+	     i < offsetof(struct rte_ipv4_hdr, hdr_checksum) + 2 && i < n; i++)
+		buf[i] = 0xff;
+	/* UDP checksum */
+	for (uint32_t i = udp + offsetof(struct rte_udp_hdr, dgram_cksum);
+	     i < udp + offsetof(struct rte_udp_hdr, dgram_cksum) + 2 && i < n; i++)
+		buf[i] = 0xff;
+	/* BTH byte 4: FECN, BECN and reserved bits */
+	if (n > bth + 4)
+		buf[bth + 4] = 0xff;
+	return n;
+}
+
+uint32_t
+roce_icrc_ipv4(const void *ip, uint32_t len)
+{
+	const uint8_t *p = ip;
+	uint8_t buf[ICRC_HDR_MAX];
+	uint32_t n, crc;
+
+	n = mask_headers(buf, p, RTE_MIN(len, (uint32_t)ICRC_HDR_MAX - ICRC_LRH_LEN), len);
+	crc = crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n);
+	crc = crc_update(crc, p + n, len - n);
+	return ~crc;
+}
+
+uint32_t
+roce_icrc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	uint8_t hdr[ICRC_HDR_MAX - ICRC_LRH_LEN];
+	uint8_t buf[ICRC_HDR_MAX];
+	const uint8_t *p;
+	uint32_t n, have, crc;
+
+	if (off >= m->pkt_len)
+		len = 0;
+	else
+		len = RTE_MIN(len, m->pkt_len - off);
+
+	have = RTE_MIN(len, (uint32_t)sizeof(hdr));
+	p = rte_pktmbuf_read(m, off, have, hdr);
+	if (p == NULL)
+		return 0;	/* unreachable: the range was clamped to pkt_len */
+	n = mask_headers(buf, p, have, len);
+	crc = crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n);
+
+	/* Skip to the segment holding IPv4-relative byte n, then walk. */
+	off += n;
+	len -= n;
+	while (m != NULL && off >= m->data_len) {
+		off -= m->data_len;
+		m = m->next;
+	}
+	while (m != NULL && len > 0) {
+		uint32_t chunk = RTE_MIN(len, (uint32_t)m->data_len - off);
+
+		crc = crc_update(crc, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), chunk);
+		len -= chunk;
+		off = 0;
+		m = m->next;
+	}
+	return ~crc;
+}

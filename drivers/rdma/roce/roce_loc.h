@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Cross-file functions of the droce PMD, grouped by the file defining them. */
+#ifndef ROCE_LOC_H
+#define ROCE_LOC_H
+
+#include <rte_mbuf.h>
+#include "roce.h"
+
+/* A received RoCEv2 packet, parsed and validated by roce_recv.c. */
+struct roce_pkt {
+	struct rte_mbuf *m;
+	const struct rte_ipv4_hdr *ip;
+	struct roce_bth *bth;
+	uint8_t *ext;		/* first byte after the BTH */
+	uint8_t *payload;
+	uint32_t paylen;	/* payload bytes, without pad and ICRC */
+	uint32_t opf;		/* roce_opcode_tbl flags */
+	uint32_t psn;
+	uint8_t opcode;
+};
+
+/* roce_dev.c */
+unsigned int roce_dev_count(void);
+struct roce_dev *roce_dev_get(unsigned int idx);
+struct roce_dev *roce_dev_by_name(const char *name);
+int roce_dev_open(struct roce_dev *dev);
+void roce_dev_close(struct roce_dev *dev);
+int roce_dev_link_up(struct roce_dev *dev);
+
+/* roce_poll.c */
+void roce_dev_poll(struct roce_dev *dev);
+void roce_progress(void);
+int roce_engine_attach(struct roce_dev *dev);
+void roce_engine_detach(struct roce_dev *dev);
+void roce_dev_quiesce(struct roce_dev *dev);
+struct rte_mbuf *roce_pkt_alloc(struct roce_dev *dev);
+void roce_xmit(struct roce_dev *dev, struct rte_mbuf *m);
+int roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
+		 uint16_t sport, uint8_t tos, uint8_t ttl);
+uint8_t *roce_pkt_prepend_headers(struct rte_mbuf *m, uint32_t l4_len);
+
+/* roce_arp.c */
+void roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m);
+int roce_neigh_resolve(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac);
+int roce_neigh_add(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac, bool is_static);
+
+/* roce_recv.c */
+void roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n);
+
+/* roce_req.c */
+void roce_req_run(struct roce_dev *dev, struct roce_qp *qp);
+void roce_req_rewind(struct roce_qp *qp, uint32_t psn);
+
+/* roce_resp.c */
+void roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt);
+void roce_resp_send_ack(struct roce_dev *dev, struct roce_qp *qp);
+
+/* roce_comp.c */
+void roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt);
+void roce_comp_send_wqe(struct roce_qp *qp, struct roce_send_wqe *wqe, enum ibv_wc_status st);
+void roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp);
+void roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp);
+
+/* roce_cq.c */
+void roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, bool solicited);
+
+/* roce_mr.c */
+struct roce_mr *roce_mr_lookup(struct roce_dev *dev, uint32_t key);
+int roce_mr_check(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key,
+		  uint64_t addr, uint64_t len, int access, uint8_t **host);
+int roce_sge_check(struct roce_dev *dev, const struct roce_pd *pd,
+		   const struct ibv_sge *sge, uint32_t n, int access);
+void roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len);
+int roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+		     const uint8_t *src, uint32_t len);
+
+/* roce_srq.c */
+struct roce_recv_wqe *roce_srq_get(struct roce_dev *dev, struct roce_srq *srq);
+
+/* roce_wq (roce_qp.c) */
+int roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
+		 uint32_t max_sge, size_t slot_size, int socket);
+void roce_wq_fini(struct roce_wq *wq);
+void roce_wq_drain(struct roce_wq *wq);
+void roce_qp_reset_engine(struct roce_qp *qp);
+
+#endif /* ROCE_LOC_H */

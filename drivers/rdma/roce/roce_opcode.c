@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * BTH opcode table (IBA 9.2.1 and table 38 of vol. 1): which extension
+ * headers an opcode carries, whether data follows, where the packet sits in
+ * its message, and which side of the connection consumes it. RD opcodes are
+ * left out and so read as invalid. Header order in a packet is BTH, then
+ * RETH/AETH/DETH/AtomicETH/AtomicAckETH as present, then ImmDt; in UD the
+ * DETH precedes the ImmDt, which hdr_len does not depend on.
+ */
+#include <stdint.h>
+
+#include "roce_hdr.h"
+
+#define F(x)	ROCE_OPF_ ## x
+#define BTH	ROCE_BTH_LEN
+
+/* Shapes shared by the RC, UC and UD variants of an operation. */
+#define SEND_FIRST_F	(F(VALID) | F(REQ) | F(SEND) | F(PAYLOAD) | F(FIRST))
+#define SEND_MIDDLE_F	(F(VALID) | F(REQ) | F(SEND) | F(PAYLOAD) | F(MIDDLE))
+#define SEND_LAST_F	(F(VALID) | F(REQ) | F(SEND) | F(PAYLOAD) | F(LAST))
+#define SEND_ONLY_F	(F(VALID) | F(REQ) | F(SEND) | F(PAYLOAD) | ROCE_OPF_ONLY)
+#define WRITE_FIRST_F	(F(VALID) | F(REQ) | F(WRITE) | F(PAYLOAD) | F(FIRST) | F(RETH))
+#define WRITE_MIDDLE_F	(F(VALID) | F(REQ) | F(WRITE) | F(PAYLOAD) | F(MIDDLE))
+#define WRITE_LAST_F	(F(VALID) | F(REQ) | F(WRITE) | F(PAYLOAD) | F(LAST))
+#define WRITE_ONLY_F	(F(VALID) | F(REQ) | F(WRITE) | F(PAYLOAD) | ROCE_OPF_ONLY | F(RETH))
+
+#define SEND_OPS(T) \
+	[IBV_OPCODE_ ## T ## _SEND_FIRST] = { \
+		#T "_SEND_FIRST", SEND_FIRST_F, BTH }, \
+	[IBV_OPCODE_ ## T ## _SEND_MIDDLE] = { \
+		#T "_SEND_MIDDLE", SEND_MIDDLE_F, BTH }, \
+	[IBV_OPCODE_ ## T ## _SEND_LAST] = { \
+		#T "_SEND_LAST", SEND_LAST_F, BTH }, \
+	[IBV_OPCODE_ ## T ## _SEND_LAST_WITH_IMMEDIATE] = { \
+		#T "_SEND_LAST_WITH_IMMEDIATE", SEND_LAST_F | F(IMMDT), \
+		BTH + ROCE_IMMDT_LEN }, \
+	[IBV_OPCODE_ ## T ## _SEND_ONLY] = { \
+		#T "_SEND_ONLY", SEND_ONLY_F, BTH }, \
+	[IBV_OPCODE_ ## T ## _SEND_ONLY_WITH_IMMEDIATE] = { \
+		#T "_SEND_ONLY_WITH_IMMEDIATE", SEND_ONLY_F | F(IMMDT), \
+		BTH + ROCE_IMMDT_LEN }
+
+#define WRITE_OPS(T) \
+	[IBV_OPCODE_ ## T ## _RDMA_WRITE_FIRST] = { \
+		#T "_RDMA_WRITE_FIRST", WRITE_FIRST_F, BTH + ROCE_RETH_LEN }, \
+	[IBV_OPCODE_ ## T ## _RDMA_WRITE_MIDDLE] = { \
+		#T "_RDMA_WRITE_MIDDLE", WRITE_MIDDLE_F, BTH }, \
+	[IBV_OPCODE_ ## T ## _RDMA_WRITE_LAST] = { \
+		#T "_RDMA_WRITE_LAST", WRITE_LAST_F, BTH }, \
+	[IBV_OPCODE_ ## T ## _RDMA_WRITE_LAST_WITH_IMMEDIATE] = { \
+		#T "_RDMA_WRITE_LAST_WITH_IMMEDIATE", WRITE_LAST_F | F(IMMDT), \
+		BTH + ROCE_IMMDT_LEN }, \
+	[IBV_OPCODE_ ## T ## _RDMA_WRITE_ONLY] = { \
+		#T "_RDMA_WRITE_ONLY", WRITE_ONLY_F, BTH + ROCE_RETH_LEN }, \
+	[IBV_OPCODE_ ## T ## _RDMA_WRITE_ONLY_WITH_IMMEDIATE] = { \
+		#T "_RDMA_WRITE_ONLY_WITH_IMMEDIATE", WRITE_ONLY_F | F(IMMDT), \
+		BTH + ROCE_RETH_LEN + ROCE_IMMDT_LEN }
+
+const struct roce_opcode_info roce_opcode_tbl[256] = {
+	SEND_OPS(RC),
+	WRITE_OPS(RC),
+	[IBV_OPCODE_RC_RDMA_READ_REQUEST] = {
+		"RC_RDMA_READ_REQUEST",
+		F(VALID) | F(REQ) | F(READ) | ROCE_OPF_ONLY | F(RETH),
+		BTH + ROCE_RETH_LEN },
+	[IBV_OPCODE_RC_RDMA_READ_RESPONSE_FIRST] = {
+		"RC_RDMA_READ_RESPONSE_FIRST",
+		F(VALID) | F(RESP) | F(READ) | F(PAYLOAD) | F(FIRST) | F(AETH),
+		BTH + ROCE_AETH_LEN },
+	[IBV_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE] = {
+		"RC_RDMA_READ_RESPONSE_MIDDLE",
+		F(VALID) | F(RESP) | F(READ) | F(PAYLOAD) | F(MIDDLE),
+		BTH },
+	[IBV_OPCODE_RC_RDMA_READ_RESPONSE_LAST] = {
+		"RC_RDMA_READ_RESPONSE_LAST",
+		F(VALID) | F(RESP) | F(READ) | F(PAYLOAD) | F(LAST) | F(AETH),
+		BTH + ROCE_AETH_LEN },
+	[IBV_OPCODE_RC_RDMA_READ_RESPONSE_ONLY] = {
+		"RC_RDMA_READ_RESPONSE_ONLY",
+		F(VALID) | F(RESP) | F(READ) | F(PAYLOAD) | ROCE_OPF_ONLY | F(AETH),
+		BTH + ROCE_AETH_LEN },
+	[IBV_OPCODE_RC_ACKNOWLEDGE] = {
+		"RC_ACKNOWLEDGE",
+		F(VALID) | F(RESP) | ROCE_OPF_ONLY | F(AETH),
+		BTH + ROCE_AETH_LEN },
+	[IBV_OPCODE_RC_ATOMIC_ACKNOWLEDGE] = {
+		"RC_ATOMIC_ACKNOWLEDGE",
+		F(VALID) | F(RESP) | F(ATOMIC) | ROCE_OPF_ONLY | F(AETH) | F(ATMACK),
+		BTH + ROCE_AETH_LEN + ROCE_ATMACK_LEN },
+	[IBV_OPCODE_RC_COMPARE_SWAP] = {
+		"RC_COMPARE_SWAP",
+		F(VALID) | F(REQ) | F(ATOMIC) | ROCE_OPF_ONLY | F(ATMETH),
+		BTH + ROCE_ATMETH_LEN },
+	[IBV_OPCODE_RC_FETCH_ADD] = {
+		"RC_FETCH_ADD",
+		F(VALID) | F(REQ) | F(ATOMIC) | ROCE_OPF_ONLY | F(ATMETH),
+		BTH + ROCE_ATMETH_LEN },
+
+	SEND_OPS(UC),
+	WRITE_OPS(UC),
+
+	[IBV_OPCODE_UD_SEND_ONLY] = {
+		"UD_SEND_ONLY",
+		SEND_ONLY_F | F(DETH),
+		BTH + ROCE_DETH_LEN },
+	[IBV_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE] = {
+		"UD_SEND_ONLY_WITH_IMMEDIATE",
+		SEND_ONLY_F | F(DETH) | F(IMMDT),
+		BTH + ROCE_DETH_LEN + ROCE_IMMDT_LEN },
+};

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The run-to-completion loop: rx burst -> validate -> responder/completer ->
+ * requester -> tx burst. One iteration is roce_dev_poll(); it runs either on
+ * an engine lcore that owns the device, or inline from the application's own
+ * post and poll calls. No locks, allocations or syscalls on the engine lcore.
+ */
+#include <errno.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+
+#include "roce_loc.h"
+
+struct roce_engine {
+	unsigned int lcore;
+	uint32_t stop;
+	uint32_t nb_devs;
+	struct roce_dev *devs[DROCE_MAX_DEVS];
+};
+
+static struct roce_engine *engines[RTE_MAX_LCORE];
+static struct roce_dev *inline_devs[DROCE_MAX_DEVS];
+static uint32_t nb_inline;
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct rte_mbuf *
+roce_pkt_alloc(struct roce_dev *dev)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(dev->mp);
+
+	if (unlikely(m == NULL))
+		dev->stats.tx_drop_no_mbuf++;
+	return m;
+}
+
+static void
+tx_flush(struct roce_dev *dev)
+{
+	uint16_t sent = 0, n = dev->nb_tx;
+
+	for (int tries = 0; sent < n && tries < 4; tries++)
+		sent += rte_eth_tx_burst(dev->port_id, 0, dev->tx + sent, n - sent);
+	if (unlikely(sent < n)) {
+		dev->stats.tx_drop_full += n - sent;
+		rte_pktmbuf_free_bulk(dev->tx + sent, n - sent);
+	}
+	dev->nb_tx = 0;
+}
+
+/* Queue a finished Ethernet frame for transmission. */
+void
+roce_xmit(struct roce_dev *dev, struct rte_mbuf *m)
+{
+	dev->stats.tx_pkts++;
+	dev->stats.tx_bytes += m->pkt_len;
+	if (unlikely(dev->nb_tx == RTE_DIM(dev->tx)))
+		tx_flush(dev);
+	dev->tx[dev->nb_tx++] = m;
+}
+
+/*
+ * Fill in Ethernet, IPv4 and UDP in front of the RoCE packet already in @m
+ * (BTH at the start of the data) and queue it. Frames to our own IP go to the
+ * loopback ring. Returns -EAGAIN (mbuf freed) when the peer's MAC is unknown
+ * yet; an ARP request is then on its way.
+ */
+int
+roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
+	     uint16_t sport, uint8_t tos, uint8_t ttl)
+{
+	struct rte_ether_hdr *eth;
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
+	uint32_t l4 = m->pkt_len;
+	struct rte_ether_addr dmac;
+	bool local = dip == dev->ip;
+
+	if (!local && roce_neigh_resolve(dev, dip, &dmac) != 0) {
+		rte_pktmbuf_free(m);
+		dev->stats.tx_no_neigh++;
+		return -EAGAIN;
+	}
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, ROCE_L2L4_LEN);
+	ip = (struct rte_ipv4_hdr *)(eth + 1);
+	udp = (struct rte_udp_hdr *)(ip + 1);
+	eth->src_addr = dev->mac;
+	eth->dst_addr = local ? dev->mac : dmac;
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->type_of_service = tos;
+	ip->total_length = rte_cpu_to_be_16(l4 + sizeof(*ip) + sizeof(*udp));
+	ip->packet_id = 0;
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = ttl ? ttl : 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->hdr_checksum = 0;
+	ip->src_addr = dev->ip;
+	ip->dst_addr = dip;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp->src_port = rte_cpu_to_be_16(sport);
+	udp->dst_port = rte_cpu_to_be_16(DROCE_UDP_PORT);
+	udp->dgram_len = rte_cpu_to_be_16(l4 + sizeof(*udp));
+	udp->dgram_cksum = 0;
+	/* ICRC over IP..payload; the 4 bytes were reserved by the builder */
+	{
+		uint32_t icrc = roce_icrc_ipv4(ip, m->pkt_len - RTE_ETHER_HDR_LEN - ROCE_ICRC_LEN);
+		uint8_t *p = rte_pktmbuf_mtod_offset(m, uint8_t *, m->pkt_len - ROCE_ICRC_LEN);
+
+		p[0] = icrc;
+		p[1] = icrc >> 8;
+		p[2] = icrc >> 16;
+		p[3] = icrc >> 24;
+	}
+	if (local) {
+		dev->stats.tx_pkts++;
+		dev->stats.tx_bytes += m->pkt_len;
+		if (rte_ring_enqueue(dev->loop, m) != 0) {
+			dev->stats.tx_drop_full++;
+			rte_pktmbuf_free(m);
+		}
+		return 0;
+	}
+	roce_xmit(dev, m);
+	return 0;
+}
+
+void
+roce_dev_poll(struct roce_dev *dev)
+{
+	struct rte_mbuf *pkts[DROCE_BURST];
+	uint32_t hi;
+	uint16_t n;
+
+	__atomic_fetch_add(&dev->epoch, 1, __ATOMIC_SEQ_CST);
+	n = rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST);
+	if (n)
+		roce_rx(dev, pkts, n);
+	n = rte_ring_dequeue_burst(dev->loop, (void **)pkts, DROCE_BURST, NULL);
+	if (n)
+		roce_rx(dev, pkts, n);
+	for (uint16_t i = 0; i < dev->nb_ack; i++)
+		roce_resp_send_ack(dev, dev->ack_qp[i]);
+	dev->nb_ack = 0;
+
+	hi = __atomic_load_n(&dev->qp_hi, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < hi; i++) {
+		struct roce_qp *qp = __atomic_load_n(&dev->qp_tbl[i], __ATOMIC_ACQUIRE);
+
+		if (qp != NULL)
+			roce_req_run(dev, qp);
+	}
+	if (dev->nb_tx)
+		tx_flush(dev);
+	__atomic_fetch_add(&dev->epoch, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Inline progress: every inline device of the process, one caller at a time each. */
+void
+roce_progress(void)
+{
+	uint32_t n = __atomic_load_n(&nb_inline, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct roce_dev *dev = __atomic_load_n(&inline_devs[i], __ATOMIC_ACQUIRE);
+
+		if (dev && rte_spinlock_trylock(&dev->inline_lock)) {
+			roce_dev_poll(dev);
+			rte_spinlock_unlock(&dev->inline_lock);
+		}
+	}
+}
+
+static int
+engine_main(void *arg)
+{
+	struct roce_engine *eng = arg;
+
+	while (!__atomic_load_n(&eng->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t n = __atomic_load_n(&eng->nb_devs, __ATOMIC_ACQUIRE);
+
+		for (uint32_t i = 0; i < n; i++)
+			roce_dev_poll(eng->devs[i]);
+	}
+	return 0;
+}
+
+/*
+ * Wait until the engine has finished any iteration that may have seen state
+ * published before this call.
+ */
+void
+roce_dev_quiesce(struct roce_dev *dev)
+{
+	uint64_t e0, e;
+
+	if (dev->engine == NULL) {
+		rte_spinlock_lock(&dev->inline_lock);
+		rte_spinlock_unlock(&dev->inline_lock);
+		return;
+	}
+	e0 = __atomic_load_n(&dev->epoch, __ATOMIC_ACQUIRE);
+	/* an odd epoch is mid-iteration: wait for the next start, else one full pass */
+	do {
+		rte_pause();
+		e = __atomic_load_n(&dev->epoch, __ATOMIC_ACQUIRE);
+	} while (e - e0 < 2 + (e0 & 1) &&
+		 !__atomic_load_n(&dev->engine->stop, __ATOMIC_ACQUIRE));
+}
+
+static int
+pick_lcore(const struct roce_dev *dev)
+{
+	unsigned int lc;
+
+	if (dev->lcore >= 0)
+		return dev->lcore;
+	if (dev->lcore == -1)
+		return -1;
+	/* auto: share an engine droce already runs, else the highest idle worker */
+	RTE_LCORE_FOREACH_WORKER(lc)
+		if (engines[lc])
+			return lc;
+	for (int l = RTE_MAX_LCORE - 1; l >= 0; l--)
+		if ((unsigned int)l != rte_get_main_lcore() && rte_lcore_is_enabled(l) &&
+		    rte_eal_get_lcore_state(l) == WAIT)
+			return l;
+	return -1;
+}
+
+int
+roce_engine_attach(struct roce_dev *dev)
+{
+	struct roce_engine *eng;
+	int lc, ret = 0;
+
+	pthread_mutex_lock(&engine_lock);
+	lc = pick_lcore(dev);
+	if (lc < 0) {
+		dev->engine = NULL;
+		inline_devs[nb_inline] = dev;
+		__atomic_store_n(&nb_inline, nb_inline + 1, __ATOMIC_RELEASE);
+		ROCE_LOG(INFO, "%s: inline progress", dev->name);
+		goto out;
+	}
+	if (!rte_lcore_is_enabled(lc) || (unsigned int)lc == rte_get_main_lcore()) {
+		ROCE_LOG(ERR, "%s: lcore %d is not an enabled worker lcore", dev->name, lc);
+		ret = -EINVAL;
+		goto out;
+	}
+	eng = engines[lc];
+	if (eng == NULL) {
+		if (rte_eal_get_lcore_state(lc) != WAIT) {
+			ROCE_LOG(ERR, "%s: lcore %d is busy", dev->name, lc);
+			ret = -EBUSY;
+			goto out;
+		}
+		eng = rte_zmalloc("droce_engine", sizeof(*eng), RTE_CACHE_LINE_SIZE);
+		if (eng == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		eng->lcore = lc;
+		eng->devs[0] = dev;
+		eng->nb_devs = 1;
+		dev->engine = eng;
+		ret = rte_eal_remote_launch(engine_main, eng, lc);
+		if (ret) {
+			dev->engine = NULL;
+			rte_free(eng);
+			goto out;
+		}
+		engines[lc] = eng;
+	} else {
+		dev->engine = eng;
+		eng->devs[eng->nb_devs] = dev;
+		__atomic_store_n(&eng->nb_devs, eng->nb_devs + 1, __ATOMIC_RELEASE);
+	}
+	ROCE_LOG(INFO, "%s: engine on lcore %d", dev->name, lc);
+out:
+	pthread_mutex_unlock(&engine_lock);
+	return ret;
+}
+
+void
+roce_engine_detach(struct roce_dev *dev)
+{
+	struct roce_engine *eng = dev->engine;
+	uint32_t j = 0;
+
+	pthread_mutex_lock(&engine_lock);
+	if (eng == NULL) {
+		for (uint32_t i = 0; i < nb_inline; i++)
+			if (inline_devs[i] != dev)
+				inline_devs[j++] = inline_devs[i];
+		if (j != nb_inline) {
+			__atomic_store_n(&nb_inline, j, __ATOMIC_RELEASE);
+			/* an inline poller may still hold the device */
+			rte_spinlock_lock(&dev->inline_lock);
+			rte_spinlock_unlock(&dev->inline_lock);
+		}
+		goto out;
+	}
+	/* stop, edit the list, restart if other devices remain */
+	__atomic_store_n(&eng->stop, 1, __ATOMIC_RELEASE);
+	rte_eal_wait_lcore(eng->lcore);
+	for (uint32_t i = 0; i < eng->nb_devs; i++)
+		if (eng->devs[i] != dev)
+			eng->devs[j++] = eng->devs[i];
+	eng->nb_devs = j;
+	dev->engine = NULL;
+	if (j == 0) {
+		engines[eng->lcore] = NULL;
+		rte_free(eng);
+	} else {
+		eng->stop = 0;
+		rte_eal_remote_launch(engine_main, eng, eng->lcore);
+	}
+out:
+	pthread_mutex_unlock(&engine_lock);
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Work queues (slot array + free ring + posted ring) and QP engine reset. */
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "roce_loc.h"
+
+int
+roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
+	     uint32_t max_sge, size_t slot_size, int socket)
+{
+	char rname[RTE_RING_NAMESIZE];
+
+	memset(wq, 0, sizeof(*wq));
+	wq->size = size;
+	wq->max_sge = max_sge;
+	wq->slots = rte_zmalloc_socket(name, slot_size * size, RTE_CACHE_LINE_SIZE, socket);
+	if (wq->slots == NULL)
+		return -ENOMEM;
+	snprintf(rname, sizeof(rname), "%s_f", name);
+	wq->free = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ);
+	snprintf(rname, sizeof(rname), "%s_p", name);
+	wq->posted = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ);
+	if (wq->free == NULL || wq->posted == NULL) {
+		int err = rte_errno;
+
+		roce_wq_fini(wq);
+		return -err;
+	}
+	for (uint32_t i = 0; i < size; i++)
+		rte_ring_enqueue(wq->free, (uint8_t *)wq->slots + i * slot_size);
+	return 0;
+}
+
+void
+roce_wq_fini(struct roce_wq *wq)
+{
+	rte_ring_free(wq->free);
+	rte_ring_free(wq->posted);
+	rte_free(wq->slots);
+	memset(wq, 0, sizeof(*wq));
+}
+
+/* Return every posted WQE to the free ring (RESET discards WRs). */
+void
+roce_wq_drain(struct roce_wq *wq)
+{
+	void *p;
+
+	if (wq->posted == NULL)
+		return;
+	while (rte_ring_dequeue(wq->posted, &p) == 0)
+		rte_ring_enqueue(wq->free, p);
+}
+
+/* Engine state back to zero; called with the engine quiesced and the QP in RESET. */
+void
+roce_qp_reset_engine(struct roce_qp *qp)
+{
+	struct roce_qp_eng *e = &qp->e;
+	struct roce_send_wqe **win = e->win;
+
+	for (uint32_t i = e->win_head; i != e->win_tail; i++)
+		rte_ring_enqueue(qp->sq.free, win[i % qp->sq.size]);
+	if (e->rwqe != NULL)
+		rte_ring_enqueue(qp->srq ? qp->srq->rq.free : qp->rq.free, e->rwqe);
+	memset(e, 0, sizeof(*e));
+	e->win = win;
+	roce_wq_drain(&qp->sq);
+	roce_wq_drain(&qp->rq);
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Receive checks and demultiplexing. Every frame is validated before any of
+ * its fields are trusted: Ethernet, IPv4, UDP/4791, lengths, ICRC, BTH, QP.
+ * Whatever fails is counted by cause and freed.
+ */
+#include <rte_ethdev.h>
+
+#include "roce_loc.h"
+
+/* Headers must be contiguous: copy a chained frame into one segment. */
+static struct rte_mbuf *
+linearize(struct roce_dev *dev, struct rte_mbuf *m)
+{
+	struct rte_mbuf *n;
+
+	if (likely(m->nb_segs == 1))
+		return m;
+	n = rte_pktmbuf_alloc(dev->mp);
+	if (n == NULL || rte_pktmbuf_tailroom(n) < m->pkt_len) {
+		rte_pktmbuf_free(n);
+		rte_pktmbuf_free(m);
+		dev->stats.rx_drop_truncated++;
+		return NULL;
+	}
+	rte_pktmbuf_read(m, 0, m->pkt_len, rte_pktmbuf_append(n, m->pkt_len));
+	rte_pktmbuf_free(m);
+	return n;
+}
+
+static bool
+qp_type_matches(const struct roce_qp *qp, uint8_t opcode)
+{
+	switch (roce_op_transport(opcode)) {
+	case IBV_OPCODE_RC: return qp->type == IBV_QPT_RC;
+	case IBV_OPCODE_UC: return qp->type == IBV_QPT_UC;
+	case IBV_OPCODE_UD: return qp->type == IBV_QPT_UD;
+	default: return false;
+	}
+}
+
+static void
+rx_one(struct roce_dev *dev, struct rte_mbuf *m)
+{
+	struct roce_stats *st = &dev->stats;
+	const struct rte_ether_hdr *eth;
+	const struct rte_ipv4_hdr *ip;
+	const struct rte_udp_hdr *udp;
+	const struct roce_opcode_info *oi;
+	struct roce_pkt pkt;
+	struct roce_qp *qp;
+	uint32_t iplen, udplen, qpn, idx, icrc, blen, pad;
+	const uint8_t *icrc_p;
+
+	st->rx_pkts++;
+	st->rx_bytes += m->pkt_len;
+	if (m->pkt_len < RTE_ETHER_HDR_LEN) {
+		st->rx_drop_truncated++;
+		goto drop;
+	}
+	m = linearize(dev, m);
+	if (m == NULL)
+		return;
+	eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
+		roce_arp_input(dev, m);
+		return;
+	}
+	if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
+		st->rx_drop_not_ip++;
+		goto drop;
+	}
+	if (!rte_is_same_ether_addr(&eth->dst_addr, &dev->mac)) {
+		st->rx_drop_not_mine++;
+		goto drop;
+	}
+	if (m->pkt_len < ROCE_L2L4_LEN + ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+		st->rx_drop_truncated++;
+		goto drop;
+	}
+	ip = (const struct rte_ipv4_hdr *)(eth + 1);
+	iplen = rte_be_to_cpu_16(ip->total_length);
+	if (ip->version_ihl != RTE_IPV4_VHL_DEF ||
+	    (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) ||
+	    rte_ipv4_cksum(ip) != ip->hdr_checksum) {
+		st->rx_drop_bad_ip++;
+		goto drop;
+	}
+	if (iplen + RTE_ETHER_HDR_LEN > m->pkt_len) {
+		st->rx_drop_truncated++;
+		goto drop;
+	}
+	if (ip->dst_addr != dev->ip) {
+		st->rx_drop_not_mine++;
+		goto drop;
+	}
+	udp = (const struct rte_udp_hdr *)(ip + 1);
+	if (ip->next_proto_id != IPPROTO_UDP || udp->dst_port != rte_cpu_to_be_16(DROCE_UDP_PORT)) {
+		st->rx_drop_not_roce++;
+		goto drop;
+	}
+	udplen = rte_be_to_cpu_16(udp->dgram_len);
+	if (udplen != iplen - sizeof(*ip) || udplen < sizeof(*udp) + ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+		st->rx_drop_truncated++;
+		goto drop;
+	}
+	/* trim Ethernet padding */
+	rte_pktmbuf_trim(m, m->pkt_len - (iplen + RTE_ETHER_HDR_LEN));
+	icrc_p = (const uint8_t *)ip + iplen - ROCE_ICRC_LEN;
+	icrc = (uint32_t)icrc_p[0] | (uint32_t)icrc_p[1] << 8 |
+	       (uint32_t)icrc_p[2] << 16 | (uint32_t)icrc_p[3] << 24;
+	if (roce_icrc_ipv4(ip, iplen - ROCE_ICRC_LEN) != icrc) {
+		st->rx_drop_bad_icrc++;
+		goto drop;
+	}
+
+	pkt.m = m;
+	pkt.ip = ip;
+	pkt.bth = (struct roce_bth *)(udp + 1);
+	pkt.opcode = bth_opcode(pkt.bth);
+	oi = &roce_opcode_tbl[pkt.opcode];
+	blen = udplen - sizeof(*udp) - ROCE_ICRC_LEN;	/* BTH .. end of pad */
+	pad = bth_pad(pkt.bth);
+	if (!(oi->flags & ROCE_OPF_VALID) || bth_tver(pkt.bth) != 0 ||
+	    (bth_pkey(pkt.bth) & 0x7fff) != (DROCE_DEFAULT_PKEY & 0x7fff)) {
+		st->rx_drop_bad_bth++;
+		goto drop;
+	}
+	if (blen < oi->hdr_len + pad) {
+		st->rx_drop_truncated++;
+		goto drop;
+	}
+	pkt.opf = oi->flags;
+	pkt.psn = bth_psn(pkt.bth);
+	pkt.ext = (uint8_t *)(pkt.bth + 1);
+	pkt.payload = (uint8_t *)pkt.bth + oi->hdr_len;
+	pkt.paylen = blen - oi->hdr_len - pad;
+	if (!(pkt.opf & ROCE_OPF_PAYLOAD) && pkt.paylen != 0) {
+		st->rx_drop_bad_len++;
+		goto drop;
+	}
+
+	qpn = bth_qpn(pkt.bth);
+	idx = qpn - DROCE_QPN_BASE;
+	qp = idx < DROCE_MAX_QP ? __atomic_load_n(&dev->qp_tbl[idx], __ATOMIC_ACQUIRE) : NULL;
+	if (qp == NULL || qp->qpn != qpn || !qp_type_matches(qp, pkt.opcode)) {
+		st->rx_drop_no_qp++;
+		goto drop;
+	}
+	if (pkt.opf & ROCE_OPF_RESP)
+		roce_comp_rcv(dev, qp, &pkt);
+	else
+		roce_resp_rcv(dev, qp, &pkt);
+drop:
+	rte_pktmbuf_free(m);
+}
+
+void
+roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++) {
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		rx_one(dev, pkts[i]);
+	}
+}

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Requester: moves WQEs from the posted SQ ring into the QP's window and
+ * segments them into packets at the path MTU. RC WQEs stay in the window
+ * until acknowledged; go-back-N rewinds the cursor to a PSN, and since
+ * segmentation is a pure function of (WQE, packet index), a resent packet is
+ * identical to the original.
+ */
+#include <rte_cycles.h>
+
+#include "roce_loc.h"
+
+#define REQ_BUDGET	DROCE_BURST	/* packets per QP per loop */
+
+static inline struct roce_send_wqe *
+win_at(const struct roce_qp *qp, uint32_t i)
+{
+	return qp->e.win[i % qp->sq.size];
+}
+
+static uint8_t
+wr_opcode(const struct roce_send_wqe *wqe, bool first, bool last)
+{
+	bool imm = wqe->opcode == IBV_WR_SEND_WITH_IMM || wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	bool write = wqe->opcode == IBV_WR_RDMA_WRITE || wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+
+	if (write) {
+		if (first && last)
+			return imm ? IBV_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE : IBV_OPCODE_RDMA_WRITE_ONLY;
+		if (first)
+			return IBV_OPCODE_RDMA_WRITE_FIRST;
+		if (last)
+			return imm ? IBV_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE : IBV_OPCODE_RDMA_WRITE_LAST;
+		return IBV_OPCODE_RDMA_WRITE_MIDDLE;
+	}
+	if (first && last)
+		return imm ? IBV_OPCODE_SEND_ONLY_WITH_IMMEDIATE : IBV_OPCODE_SEND_ONLY;
+	if (first)
+		return IBV_OPCODE_SEND_FIRST;
+	if (last)
+		return imm ? IBV_OPCODE_SEND_LAST_WITH_IMMEDIATE : IBV_OPCODE_SEND_LAST;
+	return IBV_OPCODE_SEND_MIDDLE;
+}
+
+static uint8_t
+transport_of(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC ? IBV_OPCODE_RC : t == IBV_QPT_UC ? IBV_OPCODE_UC : IBV_OPCODE_UD;
+}
+
+static uint32_t
+qp_mtu(const struct roce_dev *dev, const struct roce_qp *qp)
+{
+	return qp->type == IBV_QPT_UD ? dev->ib_mtu : qp->mtu;
+}
+
+/* Build and queue packet number e->cur_pkt of @wqe. */
+static int
+send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
+{
+	struct roce_qp_eng *e = &qp->e;
+	uint32_t mtu = qp_mtu(dev, qp);
+	uint32_t pay = RTE_MIN(mtu, wqe->length - e->cur_off);
+	bool first = e->cur_pkt == 0;
+	bool last = e->cur_off + pay == wqe->length;
+	uint8_t opcode = transport_of(qp->type) | wr_opcode(wqe, first, last);
+	const struct roce_opcode_info *oi = &roce_opcode_tbl[opcode];
+	uint32_t pad = -pay & 3;
+	const struct roce_av *av = qp->type == IBV_QPT_UD ? &wqe->wr.ud.av : &qp->av;
+	uint32_t dqpn = qp->type == IBV_QPT_UD ? wqe->wr.ud.remote_qpn : qp->attr.dest_qp_num;
+	bool ackreq = false;
+	struct rte_mbuf *m;
+	uint8_t *p;
+
+	if (qp->type == IBV_QPT_RC)
+		ackreq = last || ++e->pkts_since_ackreq >= DROCE_ACK_EVERY;
+	m = roce_pkt_alloc(dev);
+	if (m == NULL)
+		return -ENOBUFS;
+	p = (uint8_t *)rte_pktmbuf_append(m, oi->hdr_len + pay + pad + ROCE_ICRC_LEN);
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	bth_init((struct roce_bth *)p, opcode, last && (wqe->send_flags & IBV_SEND_SOLICITED),
+		 pad, DROCE_DEFAULT_PKEY, dqpn, ackreq, e->psn);
+	p += ROCE_BTH_LEN;
+	if (oi->flags & ROCE_OPF_DETH) {
+		/* IBA 10.2.4: a Q_Key with the high bit set means "use the QP's" */
+		uint32_t qkey = (int32_t)wqe->wr.ud.remote_qkey < 0 ? qp->attr.qkey : wqe->wr.ud.remote_qkey;
+
+		deth_init((struct roce_deth *)p, qkey, qp->qpn);
+		p += ROCE_DETH_LEN;
+	}
+	if (oi->flags & ROCE_OPF_RETH) {
+		reth_init((struct roce_reth *)p, wqe->wr.rdma.remote_addr, wqe->wr.rdma.rkey, wqe->length);
+		p += ROCE_RETH_LEN;
+	}
+	if (oi->flags & ROCE_OPF_IMMDT) {
+		memcpy(p, &wqe->imm_data, ROCE_IMMDT_LEN);
+		p += ROCE_IMMDT_LEN;
+	}
+	if (wqe->inl)
+		memcpy(p, wqe->inline_data + e->cur_off, pay);
+	else
+		roce_copy_from_sge(p, wqe->sge, e->cur_off, pay);
+	memset(p + pay, 0, pad);
+	if (roce_ip_xmit(dev, m, av->dip, qp->sport, av->tos, av->ttl) != 0)
+		return -EAGAIN;
+	if (ackreq)
+		e->pkts_since_ackreq = 0;
+	e->psn = psn_add(e->psn, 1);
+	e->cur_pkt++;
+	e->cur_off += pay;
+	return last;
+}
+
+static void
+arm_retry(struct roce_dev *dev, struct roce_qp *qp)
+{
+	uint8_t t = qp->attr.timeout;
+
+	/* IBA 9.7.6.1.3: 4.096 us * 2^timeout; 0 disables the timer */
+	if (t == 0)
+		qp->e.retry_tsc = 0;
+	else
+		qp->e.retry_tsc = rte_get_timer_cycles() +
+			(uint64_t)((4096.0 * (double)(1ULL << t)) * (double)dev->tsc_hz / 1e9);
+}
+
+/* Go-back-N: resend from @psn, which lies in a WQE of the window. */
+void
+roce_req_rewind(struct roce_qp *qp, uint32_t psn)
+{
+	struct roce_qp_eng *e = &qp->e;
+
+	for (uint32_t i = e->win_head; i != e->win_cur; i++) {
+		struct roce_send_wqe *w = win_at(qp, i);
+
+		if (psn_cmp(psn, w->first_psn) >= 0 && psn_cmp(psn, w->last_psn) <= 0) {
+			e->win_cur = i;
+			e->cur_pkt = psn_diff(psn, w->first_psn);
+			e->cur_off = e->cur_pkt * qp->mtu;
+			e->psn = psn;
+			return;
+		}
+	}
+	/* nothing sent at or after psn: keep going from where we are */
+	if (e->cur_pkt == 0 && e->win_cur != e->win_tail)
+		e->psn = psn;
+}
+
+static void
+check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
+{
+	struct roce_qp_eng *e = &qp->e;
+
+	if (e->win_head == e->win_cur && e->cur_pkt == 0) {
+		e->retry_tsc = 0;
+		return;
+	}
+	if (e->retry_tsc == 0) {
+		arm_retry(dev, qp);
+		return;
+	}
+	if (now < e->retry_tsc)
+		return;
+	if (qp->attr.retry_cnt != 7 && e->retry_left-- == 0) {
+		roce_comp_send_wqe(qp, win_at(qp, e->win_head), IBV_WC_RETRY_EXC_ERR);
+		e->win_head++;
+		roce_qp_to_err(dev, qp);
+		return;
+	}
+	dev->stats.retransmits++;
+	roce_req_rewind(qp, e->una);
+	arm_retry(dev, qp);
+}
+
+static void
+pull_posted(struct roce_qp *qp)
+{
+	struct roce_qp_eng *e = &qp->e;
+	uint32_t space = qp->sq.size - (e->win_tail - e->win_head);
+	void *tmp[DROCE_BURST];
+	unsigned int n;
+
+	if (space == 0)
+		return;
+	n = rte_ring_dequeue_burst(qp->sq.posted, tmp, RTE_MIN(space, (uint32_t)DROCE_BURST), NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		struct roce_send_wqe *w = tmp[i];
+
+		w->npkts = 0;
+		e->win[e->win_tail++ % qp->sq.size] = w;
+	}
+}
+
+/* First transmission of a WQE: check its local keys and assign its PSNs. */
+static int
+start_wqe(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
+{
+	uint32_t mtu = qp_mtu(dev, qp);
+
+	if (!wqe->inl && roce_sge_check(dev, qp->pd, wqe->sge, wqe->num_sge, 0) != 0)
+		return -EACCES;
+	wqe->npkts = wqe->length ? (wqe->length + mtu - 1) / mtu : 1;
+	wqe->first_psn = qp->e.psn;
+	wqe->last_psn = psn_add(qp->e.psn, wqe->npkts - 1);
+	return 0;
+}
+
+void
+roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
+{
+	struct roce_qp_eng *e = &qp->e;
+	uint32_t st = roce_qp_state(qp);
+	unsigned int budget = REQ_BUDGET;
+	uint64_t now;
+
+	if (st == IBV_QPS_ERR) {
+		roce_qp_flush(dev, qp);
+		return;
+	}
+	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
+		return;
+	if (e->win_tail - e->win_head < qp->sq.size && !rte_ring_empty(qp->sq.posted))
+		pull_posted(qp);
+	if (e->win_cur == e->win_tail && e->win_head == e->win_cur)
+		return;
+	now = rte_get_timer_cycles();
+	if (qp->type == IBV_QPT_RC) {
+		check_timeout(dev, qp, now);
+		if (roce_qp_state(qp) == IBV_QPS_ERR || now < e->rnr_tsc)
+			return;
+	}
+	while (budget-- && e->win_cur != e->win_tail) {
+		struct roce_send_wqe *wqe = win_at(qp, e->win_cur);
+		int ret;
+
+		if (e->cur_pkt == 0 && wqe->npkts == 0 && start_wqe(dev, qp, wqe) != 0) {
+			/* a bad local key fails the WR; the QP goes to ERR */
+			if (e->win_cur == e->win_head) {
+				roce_comp_send_wqe(qp, wqe, IBV_WC_LOC_PROT_ERR);
+				e->win_head++;
+				e->win_cur++;
+				roce_qp_to_err(dev, qp);
+			}
+			return;
+		}
+		ret = send_pkt(dev, qp, wqe);
+		if (ret < 0)
+			return;		/* no mbuf or no neighbour yet: try next loop */
+		if (ret == 0)
+			continue;
+		/* message fully sent */
+		e->win_cur++;
+		e->cur_pkt = 0;
+		e->cur_off = 0;
+		if (qp->type != IBV_QPT_RC) {
+			roce_comp_send_wqe(qp, wqe, IBV_WC_SUCCESS);
+			e->win_head++;
+		}
+	}
+}

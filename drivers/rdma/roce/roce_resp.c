@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Responder: requests arriving at a QP. Checks PSN and opcode sequence,
+ * places SEND payloads into receive WQEs (the QP's RQ or its SRQ) and WRITE
+ * payloads into registered memory, completes receives, and owes the peer a
+ * coalesced ACK, sent after the rx burst.
+ */
+#include <rte_memcpy.h>
+
+#include "roce_loc.h"
+
+static struct roce_recv_wqe *
+get_rwqe(struct roce_dev *dev, struct roce_qp *qp)
+{
+	struct roce_recv_wqe *w;
+
+	if (qp->srq)
+		return roce_srq_get(dev, qp->srq);
+	return rte_ring_dequeue(qp->rq.posted, (void **)&w) == 0 ? w : NULL;
+}
+
+static void
+put_rwqe(struct roce_qp *qp, struct roce_recv_wqe *w)
+{
+	rte_ring_enqueue(qp->srq ? qp->srq->rq.free : qp->rq.free, w);
+}
+
+static void
+complete_recv(struct roce_qp *qp, struct roce_recv_wqe *w, enum ibv_wc_status st,
+	      enum ibv_wc_opcode op, uint32_t len, unsigned int flags,
+	      rte_be32_t imm, uint32_t src_qp, bool solicited)
+{
+	struct ibv_wc wc = {
+		.wr_id = w->wr_id,
+		.status = st,
+		.opcode = op,
+		.byte_len = len,
+		.qp_num = qp->qpn,
+		.src_qp = src_qp,
+		.wc_flags = flags,
+		.imm_data = imm,
+	};
+
+	roce_cq_push(qp->rcq, &wc, solicited);
+	put_rwqe(qp, w);
+}
+
+static struct rte_mbuf *
+ack_alloc(struct roce_dev *dev, struct roce_qp *qp, uint8_t opcode, uint32_t psn,
+	  uint8_t syn, uint32_t msn)
+{
+	struct rte_mbuf *m = roce_pkt_alloc(dev);
+	uint8_t *p;
+
+	if (m == NULL)
+		return NULL;
+	p = (uint8_t *)rte_pktmbuf_append(m, ROCE_BTH_LEN + ROCE_AETH_LEN + ROCE_ICRC_LEN);
+	bth_init((struct roce_bth *)p, opcode, 0, 0, DROCE_DEFAULT_PKEY,
+		 qp->attr.dest_qp_num, 0, psn);
+	aeth_init((struct roce_aeth *)(p + ROCE_BTH_LEN), syn, msn);
+	return m;
+}
+
+static void
+send_aeth(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, uint8_t syn)
+{
+	struct rte_mbuf *m = ack_alloc(dev, qp, IBV_OPCODE_RC_ACKNOWLEDGE, psn, syn, qp->e.msn);
+
+	if (m != NULL)
+		roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl);
+}
+
+/* The coalesced ACK owed since the last burst. */
+void
+roce_resp_send_ack(struct roce_dev *dev, struct roce_qp *qp)
+{
+	if (!qp->e.ack_pending)
+		return;
+	qp->e.ack_pending = 0;
+	send_aeth(dev, qp, qp->e.ack_psn, AETH_ACK | AETH_CREDIT_INVALID);
+}
+
+static void
+owe_ack(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn)
+{
+	qp->e.ack_psn = psn;
+	if (qp->e.ack_pending)
+		return;
+	if (dev->nb_ack == RTE_DIM(dev->ack_qp)) {
+		qp->e.ack_pending = 1;
+		roce_resp_send_ack(dev, qp);
+		return;
+	}
+	qp->e.ack_pending = 1;
+	dev->ack_qp[dev->nb_ack++] = qp;
+}
+
+/* RC fatal request error: NAK it and take the QP to ERR (IBA 9.7.5.2.x). */
+static void
+nak_fatal(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn)
+{
+	dev->stats.naks_sent++;
+	send_aeth(dev, qp, pkt->psn, syn);
+	roce_qp_to_err(dev, qp);
+}
+
+static void
+abort_msg(struct roce_qp *qp)
+{
+	struct roce_qp_eng *e = &qp->e;
+
+	/* UC: the WQE of an aborted message is reused by the next one */
+	e->in_msg = 0;
+	e->roff = 0;
+	e->w_host = NULL;
+}
+
+static void
+ud_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	const struct roce_deth *deth = (const struct roce_deth *)pkt->ext;
+	struct roce_recv_wqe *w;
+	uint8_t grh[ROCE_GRH_LEN];
+	unsigned int flags = IBV_WC_GRH;
+	rte_be32_t imm = 0;
+
+	if (deth_qkey(deth) != qp->attr.qkey) {
+		dev->stats.rx_drop_bad_qkey++;
+		return;
+	}
+	w = get_rwqe(dev, qp);
+	if (w == NULL) {
+		dev->stats.rx_drop_no_wqe++;
+		return;
+	}
+	if (roce_sge_check(dev, qp->pd, w->sge, w->num_sge, IBV_ACCESS_LOCAL_WRITE) != 0) {
+		complete_recv(qp, w, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, 0, 0, false);
+		return;
+	}
+	if (pkt->paylen + ROCE_GRH_LEN > w->length) {
+		complete_recv(qp, w, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, 0, 0, false);
+		return;
+	}
+	/* RoCEv2 over IPv4: 20 zero bytes, then the IPv4 header */
+	memset(grh, 0, 20);
+	memcpy(grh + 20, pkt->ip, 20);
+	roce_copy_to_sge(w->sge, w->num_sge, 0, grh, sizeof(grh));
+	roce_copy_to_sge(w->sge, w->num_sge, ROCE_GRH_LEN, pkt->payload, pkt->paylen);
+	if (pkt->opf & ROCE_OPF_IMMDT) {
+		memcpy(&imm, pkt->ext + ROCE_DETH_LEN, sizeof(imm));
+		flags |= IBV_WC_WITH_IMM;
+	}
+	complete_recv(qp, w, IBV_WC_SUCCESS, IBV_WC_RECV, pkt->paylen + ROCE_GRH_LEN, flags,
+		      imm, deth_sqp(deth), bth_se(pkt->bth));
+}
+
+/* PSN check. true: process the packet. */
+static bool
+check_psn(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	struct roce_qp_eng *e = &qp->e;
+	int32_t d = psn_cmp(pkt->psn, e->epsn);
+
+	if (qp->type == IBV_QPT_UC) {
+		if (d != 0) {
+			/* IBA 9.8.3: lost packets drop the message in progress */
+			dev->stats.rx_drop_seq++;
+			abort_msg(qp);
+			e->epsn = pkt->psn;
+			e->drop_msg = !(pkt->opf & ROCE_OPF_FIRST);
+		}
+		if (e->drop_msg && (pkt->opf & ROCE_OPF_FIRST))
+			e->drop_msg = 0;
+		if (e->drop_msg) {
+			e->epsn = psn_add(e->epsn, 1);
+			return false;
+		}
+		return true;
+	}
+	if (d < 0) {
+		/* IBA 9.7.5.1.2: duplicate; not re-applied, acknowledged again */
+		dev->stats.rx_dup++;
+		owe_ack(dev, qp, psn_add(e->epsn, -1));
+		return false;
+	}
+	if (d > 0) {
+		dev->stats.rx_drop_seq++;
+		if (!e->nak_sent) {
+			e->nak_sent = 1;
+			dev->stats.naks_sent++;
+			send_aeth(dev, qp, e->epsn, AETH_NAK_PSN_SEQ);
+		}
+		return false;
+	}
+	e->nak_sent = 0;
+	return true;
+}
+
+static bool
+check_seq(struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	struct roce_qp_eng *e = &qp->e;
+	uint32_t cls = pkt->opf & (ROCE_OPF_SEND | ROCE_OPF_WRITE);
+
+	if (e->in_msg)
+		return !(pkt->opf & ROCE_OPF_FIRST) && cls == e->msg_op;
+	return (pkt->opf & ROCE_OPF_FIRST) != 0;
+}
+
+/* Error path of an RC/UC request; @syn is the NAK an RC QP sends. */
+static void
+req_error(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn)
+{
+	if (qp->type == IBV_QPT_RC) {
+		nak_fatal(dev, qp, pkt, syn);
+	} else {
+		abort_msg(qp);
+		qp->e.drop_msg = 1;
+		qp->e.epsn = psn_add(pkt->psn, 1);
+	}
+}
+
+static void
+rnr(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	if (qp->type == IBV_QPT_RC) {
+		dev->stats.rnr_naks_sent++;
+		send_aeth(dev, qp, pkt->psn, AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
+	} else {
+		dev->stats.rx_drop_no_wqe++;
+		qp->e.drop_msg = !(pkt->opf & ROCE_OPF_LAST);
+		qp->e.epsn = psn_add(pkt->psn, 1);
+	}
+}
+
+static int
+send_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	struct roce_qp_eng *e = &qp->e;
+
+	if (pkt->opf & ROCE_OPF_FIRST) {
+		e->rwqe = get_rwqe(dev, qp);
+		if (e->rwqe == NULL) {
+			rnr(dev, qp, pkt);
+			return -EAGAIN;
+		}
+		e->roff = 0;
+		if (roce_sge_check(dev, qp->pd, e->rwqe->sge, e->rwqe->num_sge,
+				   IBV_ACCESS_LOCAL_WRITE) != 0) {
+			complete_recv(qp, e->rwqe, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, 0, 0, false);
+			e->rwqe = NULL;
+			req_error(dev, qp, pkt, AETH_NAK_REM_OP);
+			return -EACCES;
+		}
+	}
+	if (roce_copy_to_sge(e->rwqe->sge, e->rwqe->num_sge, e->roff,
+			     pkt->payload, pkt->paylen) != 0) {
+		complete_recv(qp, e->rwqe, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, 0, 0, false);
+		e->rwqe = NULL;
+		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+		return -EMSGSIZE;
+	}
+	e->roff += pkt->paylen;
+	if (pkt->opf & ROCE_OPF_LAST) {
+		unsigned int flags = 0;
+		rte_be32_t imm = 0;
+
+		if (pkt->opf & ROCE_OPF_IMMDT) {
+			memcpy(&imm, pkt->ext, sizeof(imm));
+			flags |= IBV_WC_WITH_IMM;
+		}
+		complete_recv(qp, e->rwqe, IBV_WC_SUCCESS, IBV_WC_RECV, e->roff, flags, imm, 0,
+			      bth_se(pkt->bth));
+		e->rwqe = NULL;
+	}
+	return 0;
+}
+
+static int
+write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	struct roce_qp_eng *e = &qp->e;
+
+	if (pkt->opf & ROCE_OPF_FIRST) {
+		const struct roce_reth *reth = (const struct roce_reth *)pkt->ext;
+
+		if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+		    roce_mr_check(dev, qp->pd, reth_rkey(reth), reth_va(reth), reth_len(reth),
+				  IBV_ACCESS_REMOTE_WRITE, &e->w_host) != 0) {
+			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
+			return -EACCES;
+		}
+		e->w_len = e->w_left = reth_len(reth);
+	}
+	if (pkt->paylen > e->w_left) {
+		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+		return -EINVAL;
+	}
+	if ((pkt->opf & ROCE_OPF_IMMDT) && (e->rwqe = get_rwqe(dev, qp)) == NULL) {
+		rnr(dev, qp, pkt);
+		return -EAGAIN;
+	}
+	rte_memcpy(e->w_host, pkt->payload, pkt->paylen);
+	e->w_host += pkt->paylen;
+	e->w_left -= pkt->paylen;
+	if ((pkt->opf & ROCE_OPF_LAST) && e->w_left != 0) {
+		if (e->rwqe) {
+			put_rwqe(qp, e->rwqe);
+			e->rwqe = NULL;
+		}
+		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+		return -EINVAL;
+	}
+	if (pkt->opf & ROCE_OPF_IMMDT) {
+		rte_be32_t imm;
+
+		memcpy(&imm, pkt->ext + ((pkt->opf & ROCE_OPF_RETH) ? ROCE_RETH_LEN : 0), sizeof(imm));
+		complete_recv(qp, e->rwqe, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, e->w_len,
+			      IBV_WC_WITH_IMM, imm, 0, bth_se(pkt->bth));
+		e->rwqe = NULL;
+	}
+	return 0;
+}
+
+void
+roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	struct roce_qp_eng *e = &qp->e;
+	uint32_t st = roce_qp_state(qp);
+	uint32_t mtu = qp->type == IBV_QPT_UD ? dev->ib_mtu : qp->mtu;
+	int ret;
+
+	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD && st != IBV_QPS_SQE) {
+		dev->stats.rx_drop_qp_state++;
+		return;
+	}
+	if (pkt->paylen > mtu) {
+		dev->stats.rx_drop_bad_len++;
+		return;
+	}
+	if (qp->type == IBV_QPT_UD) {
+		ud_rcv(dev, qp, pkt);
+		return;
+	}
+	if (!(pkt->opf & (ROCE_OPF_SEND | ROCE_OPF_WRITE))) {
+		/* READ and atomics are not implemented yet: invalid request */
+		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+		return;
+	}
+	if (!check_psn(dev, qp, pkt))
+		return;
+	/* IBA 9.7.5.1.3: opcode sequence, and only the last packet may be short */
+	if (!check_seq(qp, pkt) || (!(pkt->opf & ROCE_OPF_LAST) && pkt->paylen != mtu)) {
+		dev->stats.rx_drop_bad_len++;
+		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+		return;
+	}
+	ret = (pkt->opf & ROCE_OPF_SEND) ? send_rcv(dev, qp, pkt) : write_rcv(dev, qp, pkt);
+	if (ret != 0)
+		return;
+	e->in_msg = !(pkt->opf & ROCE_OPF_LAST);
+	e->msg_op = pkt->opf & (ROCE_OPF_SEND | ROCE_OPF_WRITE);
+	e->epsn = psn_add(pkt->psn, 1);
+	if (pkt->opf & ROCE_OPF_LAST)
+		e->msn = (e->msn + 1) & 0xffffff;
+	if (qp->type == IBV_QPT_RC && bth_ackreq(pkt->bth))
+		owe_ack(dev, qp, pkt->psn);
+}

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Devices and contexts: the device list (EAL brought up from DROCE_EAL for
+ * programs that are not DPDK programs), open/close, device/port/GID/P_Key
+ * queries and asynchronous events.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <stddef.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+
+#include "verbs_loc.h"
+
+RTE_LOG_REGISTER(droce_verbs_logtype, lib.verbs, NOTICE);
+
+static struct droce_device ddevs[DROCE_MAX_DEVS];
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool eal_tried;
+
+/* Bring EAL up from $DROCE_EAL (whitespace-separated arguments). */
+static int
+eal_from_env(void)
+{
+	const char *env = getenv("DROCE_EAL");
+	char *copy, *tok, *save = NULL;
+	char *argv[128];
+	int argc = 0, ret;
+
+	if (env == NULL || *env == '\0') {
+		fprintf(stderr, "droce: no droce device: DROCE_EAL is not set "
+			"(e.g. DROCE_EAL=\"--no-huge --vdev=net_ring0 --vdev=droce0,ethdev=net_ring0,ip=10.0.0.1\")\n");
+		return -ENODEV;
+	}
+	copy = strdup(env);
+	if (copy == NULL)
+		return -ENOMEM;
+	argv[argc++] = "droce";
+	for (tok = strtok_r(copy, " \t\n", &save); tok && argc < (int)RTE_DIM(argv) - 1;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	ret = rte_eal_init(argc, argv);
+	/* EAL keeps pointers into argv: the copy stays allocated */
+	if (ret < 0 && rte_errno != EALREADY) {
+		fprintf(stderr, "droce: EAL initialisation from DROCE_EAL failed: %s\n",
+			rte_strerror(rte_errno));
+		return -(rte_errno ? rte_errno : EINVAL);
+	}
+	return 0;
+}
+
+struct ibv_device **
+ibv_get_device_list(int *num_devices)
+{
+	struct ibv_device **list;
+	unsigned int n;
+
+	pthread_mutex_lock(&list_lock);
+	if (roce_dev_count() == 0 && !eal_tried) {
+		int ret;
+
+		eal_tried = true;
+		ret = eal_from_env();
+		if (ret) {
+			pthread_mutex_unlock(&list_lock);
+			if (num_devices)
+				*num_devices = 0;
+			errno = -ret;
+			list = calloc(1, sizeof(*list));
+			return list;
+		}
+	}
+	n = roce_dev_count();
+	list = calloc(n + 1, sizeof(*list));
+	if (list == NULL) {
+		pthread_mutex_unlock(&list_lock);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct roce_dev *rdev = roce_dev_get(i);
+		struct droce_device *d = NULL;
+
+		for (unsigned int j = 0; j < DROCE_MAX_DEVS && d == NULL; j++)
+			if (ddevs[j].rdev == rdev)
+				d = &ddevs[j];
+		for (unsigned int j = 0; j < DROCE_MAX_DEVS && d == NULL; j++)
+			if (ddevs[j].rdev == NULL || roce_dev_by_name(ddevs[j].ibdev.name) == NULL)
+				d = &ddevs[j];
+		memset(d, 0, sizeof(*d));
+		d->rdev = rdev;
+		d->ibdev.node_type = IBV_NODE_CA;
+		d->ibdev.transport_type = IBV_TRANSPORT_IB;
+		snprintf(d->ibdev.name, sizeof(d->ibdev.name), "%.32s", rdev->name);
+		snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "uverbs-%.32s", rdev->name);
+		snprintf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path), "/dev/null");
+		snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path),
+			 "/sys/class/infiniband/%.32s", rdev->name);
+		list[i] = &d->ibdev;
+	}
+	pthread_mutex_unlock(&list_lock);
+	if (num_devices)
+		*num_devices = n;
+	return list;
+}
+
+void
+ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+const char *
+ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+__be64
+ibv_get_device_guid(struct ibv_device *device)
+{
+	return container_of(device, struct droce_device, ibdev)->rdev->guid;
+}
+
+const char *
+ibv_node_type_str(enum ibv_node_type node_type)
+{
+	static const char *const s[] = { "unknown", "InfiniBand channel adapter",
+		"InfiniBand switch", "InfiniBand router", "iWARP NIC", "usNIC", "usNIC UDP", "unspecified" };
+
+	return node_type >= IBV_NODE_CA && node_type <= IBV_NODE_UNSPECIFIED ? s[node_type] : s[0];
+}
+
+const char *
+ibv_port_state_str(enum ibv_port_state port_state)
+{
+	static const char *const s[] = { "PORT_NOP", "PORT_DOWN", "PORT_INIT", "PORT_ARMED",
+		"PORT_ACTIVE", "PORT_ACTIVE_DEFER" };
+
+	return port_state <= IBV_PORT_ACTIVE_DEFER ? s[port_state] : "invalid state";
+}
+
+int
+ibv_fork_init(void)
+{
+	return 0;
+}
+
+void
+droce_async_raise(void *arg, struct ibv_async_event *ev)
+{
+	struct droce_context *dctx = arg;
+	uint64_t one = 1;
+
+	if (rte_ring_enqueue_elem(dctx->async, ev, sizeof(*ev)) == 0 &&
+	    write(dctx->vctx.context.async_fd, &one, sizeof(one)) < 0)
+		VERBS_LOG(DEBUG, "async eventfd write failed");
+}
+
+/*
+ * Wait until ready(arg). With inline progress nobody else moves the device,
+ * so the wait drives it; otherwise it blocks on the eventfd. A non-blocking
+ * fd makes it return -1/EAGAIN instead of waiting.
+ */
+int
+droce_eventfd_wait(int fd, struct roce_dev *dev, int (*ready)(void *), void *arg)
+{
+	bool nonblock = fcntl(fd, F_GETFL) & O_NONBLOCK;
+	uint64_t v;
+
+	for (;;) {
+		verbs_progress(dev);
+		if (ready(arg))
+			return 0;
+		if (dev->engine == NULL) {
+			if (nonblock) {
+				errno = EAGAIN;
+				return -1;
+			}
+			continue;
+		}
+		if (read(fd, &v, sizeof(v)) < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+static struct ibv_context *
+open_device(struct ibv_device *device)
+{
+	struct droce_device *d = container_of(device, struct droce_device, ibdev);
+	struct droce_context *dctx;
+	struct ibv_context *ctx;
+	char name[RTE_RING_NAMESIZE];
+	int ret;
+
+	if (d->rdev == NULL || roce_dev_by_name(device->name) != d->rdev) {
+		errno = ENODEV;
+		return NULL;
+	}
+	dctx = calloc(1, sizeof(*dctx));
+	if (dctx == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ctx = &dctx->vctx.context;
+	dctx->rdev = d->rdev;
+	dctx->vctx.sz = sizeof(dctx->vctx);
+	dctx->vctx.query_port = droce_query_port;
+	ctx->abi_compat = (void *)UINTPTR_MAX;
+	ctx->device = device;
+	ctx->cmd_fd = -1;
+	ctx->num_comp_vectors = 1;
+	pthread_mutex_init(&ctx->mutex, NULL);
+	ctx->ops.post_send = droce_post_send;
+	ctx->ops.post_recv = droce_post_recv;
+	ctx->ops.post_srq_recv = droce_post_srq_recv;
+	ctx->ops.poll_cq = droce_poll_cq;
+	ctx->ops.req_notify_cq = droce_req_notify_cq;
+	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
+	if (ctx->async_fd < 0)
+		goto err_free_ctx;
+	snprintf(name, sizeof(name), "droce_as_%p", (void *)dctx);
+	dctx->async = rte_ring_create_elem(name, sizeof(struct ibv_async_event),
+					   DROCE_ASYNC_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (dctx->async == NULL) {
+		errno = rte_errno;
+		goto err_close_fd;
+	}
+	ret = roce_dev_open(d->rdev);
+	if (ret) {
+		errno = -ret;
+		goto err_free_ring;
+	}
+	pthread_mutex_lock(&d->rdev->lock);
+	if (d->rdev->async_ctx == NULL) {
+		d->rdev->async_ctx = dctx;
+		d->rdev->comp_cb = droce_comp_fire;
+		__atomic_store_n(&d->rdev->async_cb, droce_async_raise, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&d->rdev->lock);
+	return ctx;
+
+err_free_ring:
+	rte_ring_free(dctx->async);
+err_close_fd:
+	close(ctx->async_fd);
+err_free_ctx:
+	free(dctx);
+	return NULL;
+}
+
+struct ibv_context *
+ibv_open_device(struct ibv_device *device)
+{
+	return open_device(device);
+}
+
+int
+ibv_close_device(struct ibv_context *context)
+{
+	struct droce_context *dctx = to_dctx(context);
+	struct roce_dev *rdev = dctx->rdev;
+
+	pthread_mutex_lock(&rdev->lock);
+	if (rdev->async_ctx == dctx) {
+		__atomic_store_n(&rdev->async_cb, NULL, __ATOMIC_RELEASE);
+		rdev->async_ctx = NULL;
+	}
+	pthread_mutex_unlock(&rdev->lock);
+	roce_dev_quiesce(rdev);
+	roce_dev_close(rdev);
+	rte_ring_free(dctx->async);
+	close(context->async_fd);
+	free(dctx);
+	return 0;
+}
+
+static int
+async_ready(void *arg)
+{
+	return !rte_ring_empty(arg);
+}
+
+int
+ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	struct droce_context *dctx = to_dctx(context);
+
+	for (;;) {
+		if (rte_ring_dequeue_elem(dctx->async, event, sizeof(*event)) == 0)
+			return 0;
+		if (droce_eventfd_wait(context->async_fd, dctx->rdev, async_ready, dctx->async) < 0)
+			return -1;
+	}
+}
+
+void
+ibv_ack_async_event(struct ibv_async_event *event)
+{
+}
+
+int
+ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
+{
+	struct roce_dev *rdev = to_dctx(context)->rdev;
+
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "droce %s", DROCE_VERSION);
+	a->node_guid = rdev->guid;
+	a->sys_image_guid = rdev->guid;
+	a->max_mr_size = DROCE_MAX_MR_SIZE;
+	a->page_size_cap = 4096;
+	a->vendor_id = DROCE_VENDOR_ID;
+	a->vendor_part_id = DROCE_VENDOR_PART_ID;
+	a->max_qp = DROCE_MAX_QP;
+	a->max_qp_wr = DROCE_MAX_QP_WR;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
+			      IBV_DEVICE_N_NOTIFY_CQ;
+	a->max_sge = DROCE_MAX_SGE;
+	a->max_sge_rd = DROCE_MAX_SGE;
+	a->max_cq = DROCE_MAX_CQ;
+	a->max_cqe = DROCE_MAX_CQE;
+	a->max_mr = DROCE_MAX_MR - 1;
+	a->max_pd = DROCE_MAX_PD;
+	a->max_qp_rd_atom = DROCE_MAX_RD_ATOMIC;
+	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;
+	a->max_res_rd_atom = DROCE_MAX_RD_ATOMIC * DROCE_MAX_QP;
+	a->atomic_cap = IBV_ATOMIC_NONE;	/* atomics are not implemented yet */
+	a->max_ah = DROCE_MAX_AH;
+	a->max_srq = DROCE_MAX_SRQ;
+	a->max_srq_wr = DROCE_MAX_SRQ_WR;
+	a->max_srq_sge = DROCE_MAX_SGE;
+	a->max_pkeys = DROCE_PKEY_TBL_LEN;
+	a->local_ca_ack_delay = 15;
+	a->phys_port_cnt = 1;
+	return 0;
+}
+
+static enum ibv_mtu
+mtu_enum(uint32_t bytes)
+{
+	switch (bytes) {
+	case 256: return IBV_MTU_256;
+	case 512: return IBV_MTU_512;
+	case 1024: return IBV_MTU_1024;
+	case 2048: return IBV_MTU_2048;
+	default: return IBV_MTU_4096;
+	}
+}
+
+int
+droce_query_port(struct ibv_context *context, uint8_t port_num,
+		 struct ibv_port_attr *out, size_t attr_len)
+{
+	struct roce_dev *rdev = to_dctx(context)->rdev;
+	struct ibv_port_attr a = { 0 };
+	struct rte_eth_link link = { 0 };
+
+	if (port_num != 1) {
+		errno = EINVAL;
+		return EINVAL;
+	}
+	rte_eth_link_get_nowait(rdev->port_id, &link);
+	a.state = link.link_status ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	a.phys_state = link.link_status ? 5 : 3;	/* LinkUp / Disabled */
+	a.max_mtu = IBV_MTU_4096;
+	a.active_mtu = mtu_enum(rdev->ib_mtu);
+	a.gid_tbl_len = 1;
+	a.port_cap_flags = IBV_PORT_CM_SUP;
+	a.max_msg_sz = DROCE_MAX_MSG;
+	a.pkey_tbl_len = DROCE_PKEY_TBL_LEN;
+	a.max_vl_num = 1;
+	a.active_width = 2;			/* 4x */
+	a.active_speed = link.link_speed >= 25000 ? 32 : link.link_speed >= 10000 ? 8 : 1;
+	a.link_layer = IBV_LINK_LAYER_ETHERNET;
+	memcpy(out, &a, RTE_MIN(attr_len, sizeof(a)));
+	return 0;
+}
+
+#undef ibv_query_port
+int
+ibv_query_port(struct ibv_context *context, uint8_t port_num,
+	       struct _compat_ibv_port_attr *port_attr)
+{
+	return droce_query_port(context, port_num, (struct ibv_port_attr *)port_attr,
+				offsetof(struct ibv_port_attr, flags));
+}
+
+int
+ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
+{
+	struct roce_dev *rdev = to_dctx(context)->rdev;
+
+	if (port_num != 1 || index != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], &rdev->ip, 4);
+	return 0;
+}
+
+int
+_ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
+		  struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+{
+	struct ibv_gid_entry e = { 0 };
+
+	if (flags || entry_size < sizeof(e) || port_num > 255 ||
+	    ibv_query_gid(context, port_num, gid_index, &e.gid) != 0)
+		return EINVAL;
+	e.gid_index = gid_index;
+	e.port_num = port_num;
+	e.gid_type = IBV_GID_TYPE_ROCE_V2;
+	*entry = e;
+	return 0;
+}
+
+int
+ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey)
+{
+	if (port_num != 1 || index < 0 || index >= DROCE_PKEY_TBL_LEN) {
+		errno = EINVAL;
+		return -1;
+	}
+	*pkey = htons(DROCE_DEFAULT_PKEY);
+	return 0;
+}

@@ -1,0 +1,713 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Verbs objects: PD, MR, completion channel, CQ, SRQ, QP and AH. Control
+ * path: validates fully, takes the device lock, and publishes objects to the
+ * engine with release stores; teardown waits for the engine to quiesce.
+ */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "verbs_loc.h"
+#include "verbs_qp_state.h"
+
+#define DEV_OF(ctx) (to_dctx(ctx)->rdev)
+
+/* --- PD --- */
+struct ibv_pd *
+ibv_alloc_pd(struct ibv_context *context)
+{
+	struct roce_dev *dev = DEV_OF(context);
+	struct roce_pd *pd;
+
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nb_pd >= DROCE_MAX_PD) {
+		pthread_mutex_unlock(&dev->lock);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (pd == NULL) {
+		pthread_mutex_unlock(&dev->lock);
+		errno = ENOMEM;
+		return NULL;
+	}
+	dev->nb_pd++;
+	pd->pdn = ++dev->pdn_next;
+	pthread_mutex_unlock(&dev->lock);
+	pd->dev = dev;
+	pd->ibpd.context = context;
+	pd->ibpd.handle = pd->pdn;
+	return &pd->ibpd;
+}
+
+int
+ibv_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct roce_pd *pd = to_roce_pd(ibpd);
+
+	pthread_mutex_lock(&pd->dev->lock);
+	pd->dev->nb_pd--;
+	pthread_mutex_unlock(&pd->dev->lock);
+	free(pd);
+	return 0;
+}
+
+/* --- MR --- */
+#define MR_ACCESS_OK (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+		      IBV_ACCESS_RELAXED_ORDERING)
+
+static struct ibv_mr *
+reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned int access)
+{
+	struct roce_pd *pd = to_roce_pd(ibpd);
+	struct roce_dev *dev = pd->dev;
+	struct roce_mr *mr;
+	uint32_t idx;
+
+	access &= ~IBV_ACCESS_OPTIONAL_RANGE;
+	if ((access & ~MR_ACCESS_OK) ||
+	    /* IBA 10.6.3.1: remote write or atomic needs local write */
+	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
+	    (addr == NULL && length) || length > DROCE_MAX_MR_SIZE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&dev->lock);
+	for (idx = 1; idx < DROCE_MAX_MR && dev->mr_tbl[idx]; idx++)
+		;
+	if (idx == DROCE_MAX_MR) {
+		pthread_mutex_unlock(&dev->lock);
+		free(mr);
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr->pd = pd;
+	mr->iova = iova;
+	mr->length = length;
+	mr->host = addr;
+	mr->access = access;
+	mr->key = idx << 8 | ++dev->mr_gen[idx];
+	mr->ibmr.context = ibpd->context;
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.addr = addr;
+	mr->ibmr.length = length;
+	mr->ibmr.handle = mr->key;
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	__atomic_store_n(&dev->mr_tbl[idx], mr, __ATOMIC_RELEASE);
+	dev->nb_mr++;
+	pthread_mutex_unlock(&dev->lock);
+	return &mr->ibmr;
+}
+
+#undef ibv_reg_mr
+struct ibv_mr *
+ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return reg_mr(pd, addr, length, (uintptr_t)addr, access);
+}
+
+#undef ibv_reg_mr_iova
+struct ibv_mr *
+ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access)
+{
+	return reg_mr(pd, addr, length, iova, access);
+}
+
+struct ibv_mr *
+ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
+{
+	return reg_mr(pd, addr, length, iova, access);
+}
+
+int
+ibv_dereg_mr(struct ibv_mr *ibmr)
+{
+	struct roce_mr *mr = to_roce_mr(ibmr);
+	struct roce_dev *dev = mr->pd->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	__atomic_store_n(&dev->mr_tbl[mr->key >> 8], NULL, __ATOMIC_RELEASE);
+	dev->nb_mr--;
+	pthread_mutex_unlock(&dev->lock);
+	roce_dev_quiesce(dev);
+	free(mr);
+	return 0;
+}
+
+/* --- Completion channel and CQ --- */
+struct ibv_comp_channel *
+ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct roce_comp_channel *c = calloc(1, sizeof(*c));
+	char name[RTE_RING_NAMESIZE];
+
+	if (c == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->ch.context = context;
+	c->ch.fd = eventfd(0, EFD_CLOEXEC);
+	if (c->ch.fd < 0)
+		goto err_free;
+	snprintf(name, sizeof(name), "droce_ch_%p", (void *)c);
+	c->fired = rte_ring_create(name, DROCE_MAX_CQ, SOCKET_ID_ANY, RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (c->fired == NULL) {
+		errno = rte_errno;
+		close(c->ch.fd);
+		goto err_free;
+	}
+	return &c->ch;
+err_free:
+	free(c);
+	return NULL;
+}
+
+int
+ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct roce_comp_channel *c = container_of(channel, struct roce_comp_channel, ch);
+
+	if (channel->refcnt)
+		return EBUSY;
+	rte_ring_free(c->fired);
+	close(channel->fd);
+	free(c);
+	return 0;
+}
+
+void
+droce_comp_fire(struct roce_cq *cq)
+{
+	uint64_t one = 1;
+
+	if (cq->chan && rte_ring_enqueue(cq->chan->fired, cq) == 0 &&
+	    write(cq->chan->ch.fd, &one, sizeof(one)) < 0)
+		VERBS_LOG(DEBUG, "channel eventfd write failed");
+}
+
+static int
+chan_ready(void *arg)
+{
+	return !rte_ring_empty(arg);
+}
+
+int
+ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+{
+	struct roce_comp_channel *c = container_of(channel, struct roce_comp_channel, ch);
+	struct roce_dev *dev = DEV_OF(channel->context);
+	struct roce_cq *rcq;
+
+	for (;;) {
+		if (rte_ring_dequeue(c->fired, (void **)&rcq) == 0)
+			break;
+		if (droce_eventfd_wait(channel->fd, dev, chan_ready, c->fired) < 0)
+			return -1;
+	}
+	*cq = &rcq->ibcq;
+	*cq_context = rcq->ibcq.cq_context;
+	__atomic_fetch_add(&rcq->ibcq.comp_events_completed, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void
+ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->async_events_completed += nevents;
+	pthread_cond_broadcast(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct roce_dev *dev = DEV_OF(context);
+	char name[RTE_RING_NAMESIZE];
+	struct roce_cq *cq;
+
+	if (cqe < 1 || cqe > DROCE_MAX_CQE || comp_vector < 0 ||
+	    comp_vector >= context->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nb_cq >= DROCE_MAX_CQ) {
+		pthread_mutex_unlock(&dev->lock);
+		errno = ENOMEM;
+		return NULL;
+	}
+	dev->nb_cq++;
+	pthread_mutex_unlock(&dev->lock);
+	cq = rte_zmalloc("droce_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE);
+	if (cq == NULL) {
+		errno = ENOMEM;
+		goto err_count;
+	}
+	snprintf(name, sizeof(name), "droce_cq_%p", (void *)cq);
+	cq->ring = rte_ring_create_elem(name, sizeof(struct ibv_wc), cqe, SOCKET_ID_ANY,
+					RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (cq->ring == NULL) {
+		errno = rte_errno == EINVAL ? EINVAL : ENOMEM;
+		goto err_free_cq;
+	}
+	cq->dev = dev;
+	cq->cqe = cqe;
+	cq->chan = channel ? container_of(channel, struct roce_comp_channel, ch) : NULL;
+	cq->ibcq.context = context;
+	cq->ibcq.channel = channel;
+	cq->ibcq.cq_context = cq_context;
+	cq->ibcq.cqe = cqe;
+	pthread_mutex_init(&cq->ibcq.mutex, NULL);
+	pthread_cond_init(&cq->ibcq.cond, NULL);
+	if (channel)
+		__atomic_fetch_add(&channel->refcnt, 1, __ATOMIC_RELAXED);
+	return &cq->ibcq;
+
+err_free_cq:
+	rte_free(cq);
+err_count:
+	pthread_mutex_lock(&dev->lock);
+	dev->nb_cq--;
+	pthread_mutex_unlock(&dev->lock);
+	return NULL;
+}
+
+int
+ibv_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct roce_cq *cq = to_roce_cq(ibcq);
+	struct roce_dev *dev = cq->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	for (uint32_t i = 0; i < DROCE_MAX_QP; i++) {
+		struct roce_qp *qp = dev->qp_tbl[i];
+
+		if (qp && (qp->scq == cq || qp->rcq == cq)) {
+			pthread_mutex_unlock(&dev->lock);
+			return EBUSY;
+		}
+	}
+	dev->nb_cq--;
+	pthread_mutex_unlock(&dev->lock);
+	roce_dev_quiesce(dev);
+	if (ibcq->channel)
+		__atomic_fetch_sub(&ibcq->channel->refcnt, 1, __ATOMIC_RELAXED);
+	rte_ring_free(cq->ring);
+	rte_free(cq);
+	return 0;
+}
+
+/* --- SRQ --- */
+struct ibv_srq *
+ibv_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
+{
+	struct roce_pd *pd = to_roce_pd(ibpd);
+	struct roce_dev *dev = pd->dev;
+	char name[RTE_RING_NAMESIZE];
+	struct roce_srq *srq;
+	int ret;
+
+	if (attr->attr.max_wr < 1 || attr->attr.max_wr > DROCE_MAX_SRQ_WR ||
+	    attr->attr.max_sge > DROCE_MAX_SGE || attr->attr.srq_limit > attr->attr.max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nb_srq >= DROCE_MAX_SRQ) {
+		pthread_mutex_unlock(&dev->lock);
+		errno = ENOMEM;
+		return NULL;
+	}
+	dev->nb_srq++;
+	pthread_mutex_unlock(&dev->lock);
+	srq = rte_zmalloc("droce_srq", sizeof(*srq), RTE_CACHE_LINE_SIZE);
+	if (srq == NULL) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	snprintf(name, sizeof(name), "dsrq%p", (void *)srq);
+	ret = roce_wq_init(&srq->rq, name, attr->attr.max_wr, RTE_MAX(attr->attr.max_sge, 1U),
+			   sizeof(struct roce_recv_wqe), SOCKET_ID_ANY);
+	if (ret)
+		goto err_free_srq;
+	srq->dev = dev;
+	srq->pd = pd;
+	srq->ibsrq.context = ibpd->context;
+	srq->ibsrq.pd = ibpd;
+	srq->ibsrq.srq_context = attr->srq_context;
+	pthread_mutex_init(&srq->ibsrq.mutex, NULL);
+	pthread_cond_init(&srq->ibsrq.cond, NULL);
+	/* man ibv_create_srq: the limit given at creation is not armed */
+	attr->attr.max_sge = srq->rq.max_sge;
+	return &srq->ibsrq;
+
+err_free_srq:
+	rte_free(srq);
+err_count:
+	pthread_mutex_lock(&dev->lock);
+	dev->nb_srq--;
+	pthread_mutex_unlock(&dev->lock);
+	errno = -ret;
+	return NULL;
+}
+
+int
+ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
+{
+	struct roce_srq *srq = to_roce_srq(ibsrq);
+
+	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
+		return EINVAL;
+	if (mask & IBV_SRQ_MAX_WR)
+		return EOPNOTSUPP;	/* no resize */
+	if (mask & IBV_SRQ_LIMIT) {
+		if (attr->srq_limit > srq->rq.size)
+			return EINVAL;
+		__atomic_store_n(&srq->limit, attr->srq_limit, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+int
+ibv_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct roce_srq *srq = to_roce_srq(ibsrq);
+
+	attr->max_wr = srq->rq.size;
+	attr->max_sge = srq->rq.max_sge;
+	attr->srq_limit = __atomic_load_n(&srq->limit, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+int
+ibv_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct roce_srq *srq = to_roce_srq(ibsrq);
+	struct roce_dev *dev = srq->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	for (uint32_t i = 0; i < DROCE_MAX_QP; i++) {
+		if (dev->qp_tbl[i] && dev->qp_tbl[i]->srq == srq) {
+			pthread_mutex_unlock(&dev->lock);
+			return EBUSY;
+		}
+	}
+	dev->nb_srq--;
+	pthread_mutex_unlock(&dev->lock);
+	roce_wq_fini(&srq->rq);
+	rte_free(srq);
+	return 0;
+}
+
+/* --- AH --- */
+/* RoCEv2 over IPv4: the GID must be IPv4-mapped (::ffff:a.b.c.d). */
+static int
+av_from_ah_attr(struct roce_dev *dev, const struct ibv_ah_attr *ah, struct roce_av *av)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (!ah->is_global || ah->port_num != 1 || ah->grh.sgid_index != 0 ||
+	    memcmp(ah->grh.dgid.raw, v4mapped, sizeof(v4mapped)) != 0)
+		return -EINVAL;
+	memset(av, 0, sizeof(*av));
+	memcpy(&av->dip, &ah->grh.dgid.raw[12], 4);
+	if (av->dip == 0)
+		return -EINVAL;
+	av->sip = dev->ip;
+	av->tos = ah->grh.traffic_class;
+	av->ttl = ah->grh.hop_limit ? ah->grh.hop_limit : 64;
+	av->sl = ah->sl;
+	av->port_num = 1;
+	return 0;
+}
+
+struct ibv_ah *
+ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
+{
+	struct roce_dev *dev = to_roce_pd(ibpd)->dev;
+	struct roce_ah *ah = calloc(1, sizeof(*ah));
+
+	if (ah == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (av_from_ah_attr(dev, attr, &ah->av) != 0) {
+		free(ah);
+		errno = EINVAL;
+		return NULL;
+	}
+	ah->ibah.context = ibpd->context;
+	ah->ibah.pd = ibpd;
+	return &ah->ibah;
+}
+
+int
+ibv_destroy_ah(struct ibv_ah *ah)
+{
+	free(container_of(ah, struct roce_ah, ibah));
+	return 0;
+}
+
+const struct roce_av *
+droce_ah_av(struct ibv_ah *ah)
+{
+	return &container_of(ah, struct roce_ah, ibah)->av;
+}
+
+/* --- QP --- */
+struct ibv_qp *
+ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+{
+	struct roce_pd *pd = to_roce_pd(ibpd);
+	struct roce_dev *dev = pd->dev;
+	struct ibv_qp_cap *cap = &attr->cap;
+	char name[RTE_RING_NAMESIZE];
+	struct roce_qp *qp;
+	uint32_t idx;
+	int ret;
+
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->send_cq == NULL || attr->recv_cq == NULL ||
+	    cap->max_send_wr > DROCE_MAX_QP_WR || cap->max_send_sge > DROCE_MAX_SGE ||
+	    cap->max_inline_data > DROCE_MAX_INLINE ||
+	    (attr->srq == NULL && (cap->max_recv_wr > DROCE_MAX_QP_WR ||
+				   cap->max_recv_sge > DROCE_MAX_SGE))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = rte_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
+	if (qp == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&dev->lock);
+	for (idx = 0; idx < DROCE_MAX_QP && dev->qp_tbl[idx]; idx++)
+		;
+	if (idx == DROCE_MAX_QP) {
+		pthread_mutex_unlock(&dev->lock);
+		ret = -ENOMEM;
+		goto err_free_qp;
+	}
+	/* reserve the slot; published once complete */
+	dev->qp_tbl[idx] = qp;
+	pthread_mutex_unlock(&dev->lock);
+
+	qp->dev = dev;
+	qp->pd = pd;
+	qp->idx = idx;
+	qp->qpn = DROCE_QPN_BASE + idx;
+	qp->type = attr->qp_type;
+	qp->scq = to_roce_cq(attr->send_cq);
+	qp->rcq = to_roce_cq(attr->recv_cq);
+	qp->srq = attr->srq ? to_roce_srq(attr->srq) : NULL;
+	qp->sq_sig_all = attr->sq_sig_all;
+	qp->max_inline = cap->max_inline_data;
+	qp->state = IBV_QPS_RESET;
+	/* UDP source port from the QPN, in the range RoCEv2 suggests (0xc000+) */
+	qp->sport = 0xc000 | ((qp->qpn * 0x9e37u) & 0x3fff);
+	snprintf(name, sizeof(name), "dsq%u_%.8s", qp->qpn, dev->name);
+	ret = roce_wq_init(&qp->sq, name, RTE_MAX(cap->max_send_wr, 1U),
+			   RTE_MAX(cap->max_send_sge, 1U), sizeof(struct roce_send_wqe), SOCKET_ID_ANY);
+	if (ret)
+		goto err_release_slot;
+	cap->max_send_sge = qp->sq.max_sge;
+	qp->e.win = rte_zmalloc("droce_win", sizeof(void *) * qp->sq.size, 0);
+	if (qp->e.win == NULL) {
+		ret = -ENOMEM;
+		goto err_fini_sq;
+	}
+	if (qp->srq == NULL) {
+		snprintf(name, sizeof(name), "drq%u_%.8s", qp->qpn, dev->name);
+		ret = roce_wq_init(&qp->rq, name, RTE_MAX(cap->max_recv_wr, 1U),
+				   RTE_MAX(cap->max_recv_sge, 1U), sizeof(struct roce_recv_wqe),
+				   SOCKET_ID_ANY);
+		if (ret)
+			goto err_free_win;
+		cap->max_recv_sge = qp->rq.max_sge;
+	} else {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
+	qp->ibqp.context = ibpd->context;
+	qp->ibqp.qp_context = attr->qp_context;
+	qp->ibqp.pd = ibpd;
+	qp->ibqp.send_cq = attr->send_cq;
+	qp->ibqp.recv_cq = attr->recv_cq;
+	qp->ibqp.srq = attr->srq;
+	qp->ibqp.handle = qp->qpn;
+	qp->ibqp.qp_num = qp->qpn;
+	qp->ibqp.state = IBV_QPS_RESET;
+	qp->ibqp.qp_type = attr->qp_type;
+	pthread_mutex_init(&qp->ibqp.mutex, NULL);
+	pthread_cond_init(&qp->ibqp.cond, NULL);
+	qp->attr.cap = *cap;
+
+	pthread_mutex_lock(&dev->lock);
+	dev->nb_qp++;
+	if (idx + 1 > dev->qp_hi)
+		__atomic_store_n(&dev->qp_hi, idx + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
+	return &qp->ibqp;
+
+err_free_win:
+	rte_free(qp->e.win);
+err_fini_sq:
+	roce_wq_fini(&qp->sq);
+err_release_slot:
+	pthread_mutex_lock(&dev->lock);
+	dev->qp_tbl[idx] = NULL;
+	pthread_mutex_unlock(&dev->lock);
+err_free_qp:
+	rte_free(qp);
+	errno = -ret;
+	return NULL;
+}
+
+static void
+apply_attr(struct roce_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	struct ibv_qp_attr *q = &qp->attr;
+
+	if (mask & IBV_QP_PKEY_INDEX) q->pkey_index = a->pkey_index;
+	if (mask & IBV_QP_PORT) q->port_num = a->port_num;
+	if (mask & IBV_QP_QKEY) q->qkey = a->qkey;
+	if (mask & IBV_QP_ACCESS_FLAGS) q->qp_access_flags = a->qp_access_flags;
+	if (mask & IBV_QP_AV) q->ah_attr = a->ah_attr;
+	if (mask & IBV_QP_PATH_MTU) q->path_mtu = a->path_mtu;
+	if (mask & IBV_QP_DEST_QPN) q->dest_qp_num = a->dest_qp_num;
+	if (mask & IBV_QP_RQ_PSN) q->rq_psn = a->rq_psn;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) q->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IBV_QP_MIN_RNR_TIMER) q->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_SQ_PSN) q->sq_psn = a->sq_psn;
+	if (mask & IBV_QP_TIMEOUT) q->timeout = a->timeout;
+	if (mask & IBV_QP_RETRY_CNT) q->retry_cnt = a->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY) q->rnr_retry = a->rnr_retry;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC) q->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) q->en_sqd_async_notify = a->en_sqd_async_notify;
+}
+
+int
+ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
+{
+	struct roce_qp *qp = to_roce_qp(ibqp);
+	struct roce_dev *dev = qp->dev;
+	enum ibv_qp_state cur, next;
+	struct roce_av av;
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	cur = roce_qp_state(qp);
+	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		ret = EINVAL;
+		goto out;
+	}
+	next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
+	ret = -droce_qp_modify_check(qp->type, cur, next, mask);
+	if (ret == 0)
+		ret = -droce_qp_attr_values_check(qp->type, attr, mask, 1, DROCE_PKEY_TBL_LEN,
+						  DROCE_MAX_RD_ATOMIC, DROCE_MAX_RD_ATOMIC);
+	if (ret == 0 && (mask & IBV_QP_AV) && av_from_ah_attr(dev, &attr->ah_attr, &av) != 0)
+		ret = EINVAL;
+	if (ret)
+		goto out;
+
+	if (next == IBV_QPS_RESET) {
+		__atomic_store_n(&qp->state, IBV_QPS_RESET, __ATOMIC_SEQ_CST);
+		roce_dev_quiesce(dev);
+		roce_qp_reset_engine(qp);
+		memset(&qp->attr, 0, offsetof(struct ibv_qp_attr, cap));
+		qp->ibqp.state = IBV_QPS_RESET;
+		goto out;
+	}
+	apply_attr(qp, attr, mask);
+	if (mask & IBV_QP_AV)
+		qp->av = av;
+	if (mask & IBV_QP_PATH_MTU)
+		qp->mtu = RTE_MIN(roce_mtu_bytes(attr->path_mtu), (uint32_t)dev->ib_mtu);
+	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR) {
+		qp->e.epsn = qp->attr.rq_psn;
+		qp->e.msn = 0;
+	}
+	if (cur == IBV_QPS_RTR && next == IBV_QPS_RTS) {
+		qp->e.psn = qp->attr.sq_psn;
+		qp->e.una = qp->attr.sq_psn;
+		qp->e.retry_left = qp->attr.retry_cnt;
+		qp->e.rnr_left = qp->attr.rnr_retry;
+	}
+	if (qp->type == IBV_QPT_UD && qp->mtu == 0)
+		qp->mtu = dev->ib_mtu;
+	__atomic_store_n(&qp->state, next, __ATOMIC_SEQ_CST);
+	qp->ibqp.state = next;
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+int
+ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
+	     struct ibv_qp_init_attr *init)
+{
+	struct roce_qp *qp = to_roce_qp(ibqp);
+
+	pthread_mutex_lock(&qp->dev->lock);
+	*attr = qp->attr;
+	attr->qp_state = roce_qp_state(qp);
+	attr->cur_qp_state = attr->qp_state;
+	attr->path_mig_state = IBV_MIG_MIGRATED;
+	attr->sq_draining = 0;
+	attr->cap.max_inline_data = qp->max_inline;
+	ibqp->state = attr->qp_state;
+	if (init) {
+		memset(init, 0, sizeof(*init));
+		init->qp_context = ibqp->qp_context;
+		init->send_cq = ibqp->send_cq;
+		init->recv_cq = ibqp->recv_cq;
+		init->srq = ibqp->srq;
+		init->cap = attr->cap;
+		init->qp_type = qp->type;
+		init->sq_sig_all = qp->sq_sig_all;
+	}
+	pthread_mutex_unlock(&qp->dev->lock);
+	return 0;
+}
+
+int
+ibv_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct roce_qp *qp = to_roce_qp(ibqp);
+	struct roce_dev *dev = qp->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	__atomic_store_n(&qp->state, IBV_QPS_RESET, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&dev->qp_tbl[qp->idx], NULL, __ATOMIC_SEQ_CST);
+	dev->nb_qp--;
+	pthread_mutex_unlock(&dev->lock);
+	roce_dev_quiesce(dev);
+	roce_qp_reset_engine(qp);
+	roce_wq_fini(&qp->sq);
+	if (qp->srq == NULL)
+		roce_wq_fini(&qp->rq);
+	rte_free(qp->e.win);
+	rte_free(qp);
+	return 0;
+}

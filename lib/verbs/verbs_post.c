@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Posting and polling, the man-page semantics: a WR list is walked in order
+ * and stops at the first WR that fails a post-time check; that WR is returned
+ * through *bad_wr with its errno, the ones before it stay posted. With inline
+ * progress every call also moves the device.
+ */
+#include <string.h>
+
+#include "verbs_loc.h"
+
+#define SEND_FLAGS_OK (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE)
+
+/* Opcode allowed for the QP type (table in man ibv_post_send): 0, or an errno. */
+static int
+check_opcode(const struct roce_qp *qp, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return 0;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return qp->type == IBV_QPT_UD ? EINVAL : 0;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		/* valid on RC, but READ and atomics are not implemented yet */
+		return qp->type == IBV_QPT_RC ? EOPNOTSUPP : EINVAL;
+	default:
+		/* memory windows, invalidation, TSO and driver opcodes: none here */
+		return EINVAL;
+	}
+}
+
+static int
+check_flags(const struct roce_qp *qp, const struct ibv_send_wr *wr)
+{
+	unsigned int f = wr->send_flags;
+	bool send = wr->opcode == IBV_WR_SEND || wr->opcode == IBV_WR_SEND_WITH_IMM;
+	bool write = wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+
+	if (f & ~SEND_FLAGS_OK)
+		return EINVAL;
+	if ((f & IBV_SEND_FENCE) && qp->type != IBV_QPT_RC)
+		return EINVAL;
+	if ((f & IBV_SEND_SOLICITED) && !send && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
+		return EINVAL;
+	if ((f & IBV_SEND_INLINE) && !send && !write)
+		return EINVAL;
+	return 0;
+}
+
+static int
+post_one_send(struct roce_qp *qp, struct ibv_send_wr *wr)
+{
+	struct roce_send_wqe *wqe;
+	uint64_t len = 0;
+	int ret;
+
+	ret = check_opcode(qp, wr->opcode);
+	if (ret == 0)
+		ret = check_flags(qp, wr);
+	if (ret)
+		return ret;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+		return EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if ((wr->send_flags & IBV_SEND_INLINE) && len > qp->max_inline)
+		return EINVAL;
+	if (len > DROCE_MAX_MSG ||
+	    (qp->type == IBV_QPT_UD && len > qp->dev->ib_mtu))	/* UD: one packet */
+		return EINVAL;
+	if (qp->type == IBV_QPT_UD && wr->wr.ud.ah == NULL)
+		return EINVAL;
+	if (rte_ring_dequeue(qp->sq.free, (void **)&wqe) != 0)
+		return ENOMEM;
+
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode;
+	wqe->send_flags = wr->send_flags;
+	wqe->imm_data = wr->imm_data;
+	wqe->length = len;
+	wqe->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+	wqe->npkts = 0;
+	wqe->inl = !!(wr->send_flags & IBV_SEND_INLINE);
+	if (qp->type == IBV_QPT_UD) {
+		wqe->wr.ud.av = *droce_ah_av(wr->wr.ud.ah);
+		wqe->wr.ud.remote_qpn = wr->wr.ud.remote_qpn & ROCE_QPN_MASK;
+		wqe->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+	} else {
+		wqe->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		wqe->wr.rdma.rkey = wr->wr.rdma.rkey;
+	}
+	if (wqe->inl) {
+		uint32_t off = 0;
+
+		/* IBV_SEND_INLINE: the buffer is the caller's again on return */
+		for (int i = 0; i < wr->num_sge; i++) {
+			memcpy(wqe->inline_data + off, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			off += wr->sg_list[i].length;
+		}
+		wqe->num_sge = 0;
+	} else {
+		wqe->num_sge = wr->num_sge;
+		memcpy(wqe->sge, wr->sg_list, sizeof(struct ibv_sge) * wr->num_sge);
+	}
+	/* sized like the free ring, so this cannot fail */
+	rte_ring_enqueue(qp->sq.posted, wqe);
+	return 0;
+}
+
+int
+droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct roce_qp *qp = to_roce_qp(ibqp);
+	uint32_t st = roce_qp_state(qp);
+	int ret = 0;
+
+	if (wr == NULL) {
+		*bad = NULL;
+		return EINVAL;
+	}
+	/* IBA C10-29: sends are posted from RTS on (ERR: they flush) */
+	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR) {
+		*bad = wr;
+		return EINVAL;
+	}
+	for (; wr != NULL; wr = wr->next) {
+		ret = post_one_send(qp, wr);
+		if (ret) {
+			*bad = wr;
+			break;
+		}
+	}
+	verbs_progress(qp->dev);
+	return ret;
+}
+
+static int
+post_one_recv(struct roce_wq *wq, struct ibv_recv_wr *wr)
+{
+	struct roce_recv_wqe *wqe;
+	uint64_t len = 0;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > wq->max_sge)
+		return EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (len > UINT32_MAX)
+		return EINVAL;
+	if (rte_ring_dequeue(wq->free, (void **)&wqe) != 0)
+		return ENOMEM;
+	wqe->wr_id = wr->wr_id;
+	wqe->num_sge = wr->num_sge;
+	wqe->length = len;
+	memcpy(wqe->sge, wr->sg_list, sizeof(struct ibv_sge) * wr->num_sge);
+	rte_ring_enqueue(wq->posted, wqe);
+	return 0;
+}
+
+static int
+post_recv_list(struct roce_dev *dev, struct roce_wq *wq, struct ibv_recv_wr *wr,
+	       struct ibv_recv_wr **bad)
+{
+	int ret = 0;
+
+	if (wr == NULL) {
+		*bad = NULL;
+		return EINVAL;
+	}
+	for (; wr != NULL; wr = wr->next) {
+		ret = post_one_recv(wq, wr);
+		if (ret) {
+			*bad = wr;
+			break;
+		}
+	}
+	verbs_progress(dev);
+	return ret;
+}
+
+int
+droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct roce_qp *qp = to_roce_qp(ibqp);
+
+	/* man ibv_post_recv: a QP on an SRQ takes receives only through it */
+	if (qp->srq != NULL || roce_qp_state(qp) == IBV_QPS_RESET) {
+		*bad = wr;
+		return EINVAL;
+	}
+	return post_recv_list(qp->dev, &qp->rq, wr, bad);
+}
+
+int
+droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct roce_srq *srq = to_roce_srq(ibsrq);
+
+	return post_recv_list(srq->dev, &srq->rq, wr, bad);
+}
+
+int
+droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	struct roce_cq *cq = to_roce_cq(ibcq);
+
+	if (n < 0)
+		return -EINVAL;
+	verbs_progress(cq->dev);
+	return rte_ring_dequeue_burst_elem(cq->ring, wc, sizeof(*wc), n, NULL);
+}
+
+int
+droce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct roce_cq *cq = to_roce_cq(ibcq);
+
+	__atomic_store_n(&cq->armed, solicited_only ? 2 : 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+const char *
+ibv_wc_status_str(enum ibv_wc_status status)
+{
+	static const char *const s[] = {
+		[IBV_WC_SUCCESS] = "success",
+		[IBV_WC_LOC_LEN_ERR] = "local length error",
+		[IBV_WC_LOC_QP_OP_ERR] = "local QP operation error",
+		[IBV_WC_LOC_EEC_OP_ERR] = "local EE context operation error",
+		[IBV_WC_LOC_PROT_ERR] = "local protection error",
+		[IBV_WC_WR_FLUSH_ERR] = "Work Request Flushed Error",
+		[IBV_WC_MW_BIND_ERR] = "memory management operation error",
+		[IBV_WC_BAD_RESP_ERR] = "bad response error",
+		[IBV_WC_LOC_ACCESS_ERR] = "local access error",
+		[IBV_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+		[IBV_WC_REM_ACCESS_ERR] = "remote access error",
+		[IBV_WC_REM_OP_ERR] = "remote operation error",
+		[IBV_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
+		[IBV_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
+		[IBV_WC_LOC_RDD_VIOL_ERR] = "local RDD violation error",
+		[IBV_WC_REM_INV_RD_REQ_ERR] = "remote invalid RD request",
+		[IBV_WC_REM_ABORT_ERR] = "aborted error",
+		[IBV_WC_INV_EECN_ERR] = "invalid EE context number",
+		[IBV_WC_INV_EEC_STATE_ERR] = "invalid EE context state",
+		[IBV_WC_FATAL_ERR] = "fatal error",
+		[IBV_WC_RESP_TIMEOUT_ERR] = "response timeout error",
+		[IBV_WC_GENERAL_ERR] = "general error",
+		[IBV_WC_TM_ERR] = "TM error",
+		[IBV_WC_TM_RNDV_INCOMPLETE] = "TM software rendezvous",
+	};
+
+	if ((unsigned int)status < RTE_DIM(s) && s[status])
+		return s[status];
+	return "unknown";
+}
