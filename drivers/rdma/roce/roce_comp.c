@@ -29,17 +29,18 @@ wc_opcode(enum ibv_wr_opcode op)
 void
 roce_comp_send_wqe(struct roce_qp *qp, struct roce_send_wqe *wqe, enum ibv_wc_status st)
 {
-	if (st != IBV_WC_SUCCESS || wqe->signaled) {
-		struct ibv_wc wc = {
-			.wr_id = wqe->wr_id,
-			.status = st,
-			.opcode = wc_opcode(wqe->opcode),
-			.qp_num = qp->qpn,
-		};
+	struct ibv_wc wc = {
+		.wr_id = wqe->wr_id,
+		.status = st,
+		.opcode = wc_opcode(wqe->opcode),
+		.qp_num = qp->qpn,
+	};
+	bool report = st != IBV_WC_SUCCESS || wqe->signaled;
 
-		roce_cq_push(qp->scq, &wc, false);
-	}
+	/* the slot is free before the application can see the completion */
 	rte_ring_enqueue(qp->sq.free, wqe);
+	if (report)
+		roce_cq_push(qp->scq, &wc, false);
 }
 
 /* Engine-initiated move to ERR; a concurrent modify to RESET wins. */
@@ -65,8 +66,8 @@ flush_recv(struct roce_qp *qp, struct roce_recv_wqe *r)
 		.qp_num = qp->qpn,
 	};
 
-	roce_cq_push(qp->rcq, &wc, false);
 	rte_ring_enqueue(qp->srq ? qp->srq->rq.free : qp->rq.free, r);
+	roce_cq_push(qp->rcq, &wc, false);
 }
 
 /*

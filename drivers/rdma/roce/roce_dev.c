@@ -289,6 +289,13 @@ port_setup(struct roce_dev *dev, const struct probe_args *a)
 		dev->mac = a->mac;
 	} else {
 		rte_eth_macaddr_get(dev->port_id, &dev->mac);
+		if (!rte_is_valid_assigned_ether_addr(&dev->mac)) {
+			/* e.g. net_ring: derive a locally administered MAC from the IP */
+			dev->mac.addr_bytes[0] = 0x02;
+			dev->mac.addr_bytes[1] = 0xd0;
+			memcpy(&dev->mac.addr_bytes[2], &dev->ip, 4);
+			rte_eth_dev_default_mac_addr_set(dev->port_id, &dev->mac);
+		}
 	}
 	rte_eth_promiscuous_enable(dev->port_id);
 	ret = rte_eth_dev_start(dev->port_id);

@@ -82,7 +82,7 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 	iplen = rte_be_to_cpu_16(ip->total_length);
 	if (ip->version_ihl != RTE_IPV4_VHL_DEF ||
 	    (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) ||
-	    rte_ipv4_cksum(ip) != ip->hdr_checksum) {
+	    rte_raw_cksum(ip, sizeof(*ip)) != 0xffff) {
 		st->rx_drop_bad_ip++;
 		goto drop;
 	}

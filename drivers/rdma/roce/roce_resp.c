@@ -41,8 +41,8 @@ complete_recv(struct roce_qp *qp, struct roce_recv_wqe *w, enum ibv_wc_status st
 		.imm_data = imm,
 	};
 
-	roce_cq_push(qp->rcq, &wc, solicited);
 	put_rwqe(qp, w);
+	roce_cq_push(qp->rcq, &wc, solicited);
 }
 
 static struct rte_mbuf *

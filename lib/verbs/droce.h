@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droce extensions to the verbs API, for DPDK programs that build their own
+ * topology. Everything else is plain <infiniband/verbs.h>.
+ */
+#ifndef DROCE_H
+#define DROCE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Create two ethdev ports, @name_a and @name_b, joined back to back by a
+ * pair of rte_rings: what one transmits the other receives. EAL must be up.
+ * Both names start with "net_ring_", the ring PMD's port prefix.
+ *
+ * @return 0, or a negative errno: -EINVAL for a name without the prefix or
+ *   two equal names, -EEXIST if a name is taken, -ENOMEM when
+ *   rings or ports cannot be created.
+ */
+int droce_ring_pair_create(const char *name_a, const char *name_b);
+
+/**
+ * Probe a droce device at run time, as --vdev=@name,@args would have.
+ *
+ * @return 0, or a negative errno from the probe (-EINVAL for bad devargs,
+ *   -ENODEV for an unknown ethdev, -EBUSY if the ethdev is already owned).
+ */
+int droce_dev_create(const char *name, const char *args);
+
+/** Remove a device created with droce_dev_create(); 0 or a negative errno. */
+int droce_dev_destroy(const char *name);
+
+/** Per-device counters, by cause; see doc/guides. */
+struct droce_dev_stats {
+	uint64_t rx_pkts, tx_pkts, rx_bytes, tx_bytes;
+	uint64_t rx_drops;		/* all drop causes summed */
+	uint64_t rx_drop_bad_icrc;
+	uint64_t rx_drop_truncated;
+	uint64_t rx_drop_no_qp;
+	uint64_t retransmits;
+	uint64_t rnr_naks_sent;
+};
+
+/** Snapshot a device's counters by ibv device name; 0 or -ENODEV. */
+int droce_dev_stats_get(const char *name, struct droce_dev_stats *st);
+
+/**
+ * Every counter of a device by name (the struct roce_stats fields): fills up
+ * to @n entries and returns how many exist, or -ENODEV.
+ */
+int droce_dev_xstats(const char *name, const char **names, uint64_t *values, int n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_H */
