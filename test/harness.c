@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+
+#include "droce.h"
+#include "harness.h"
+
+static bool inl;
+static struct ibv_device **devs;
+
+bool
+h_inline(void)
+{
+	return inl;
+}
+
+int
+h_init(int argc, char **argv)
+{
+	char prefix[64];
+	char *eal[12];
+	int n = 0, ndev;
+
+	inl = true;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--lcore") == 0)
+			inl = false;
+	snprintf(prefix, sizeof(prefix), "--file-prefix=dt%d", getpid());
+	eal[n++] = argv[0];
+	eal[n++] = "--no-huge";
+	eal[n++] = "-m";
+	eal[n++] = "512";
+	eal[n++] = "--no-pci";
+	eal[n++] = "--no-telemetry";
+	eal[n++] = prefix;
+	eal[n++] = "--log-level=lib.eal:error";
+	eal[n++] = "-l";
+	eal[n++] = inl ? "0" : "0-1";
+	if (rte_eal_init(n, eal) < 0)
+		return -1;
+	if (droce_ring_pair_create("net_ring_a", "net_ring_b") ||
+	    droce_dev_create("droce0", "ethdev=net_ring_a,ip=10.0.0.1,mtu=4200") ||
+	    droce_dev_create("droce1", "ethdev=net_ring_b,ip=10.0.0.2,mtu=4200"))
+		return -1;
+	devs = ibv_get_device_list(&ndev);
+	if (devs == NULL || ndev != 2)
+		return -1;
+	printf("# %s progress\n", inl ? "inline" : "engine lcore");
+	return 0;
+}
+
+struct ibv_context *
+h_open(int idx)
+{
+	return ibv_open_device(devs[idx]);
+}
+
+int
+h_side_create(struct h_side *s, struct ibv_context *ctx, const struct h_qp_opts *o)
+{
+	struct ibv_qp_init_attr qa = { 0 };
+	uint32_t cqe = o->cqe ? o->cqe : 256;
+
+	memset(s, 0, sizeof(*s));
+	s->ctx = ctx;
+	s->buf_len = o->buf_len ? o->buf_len : 1 << 20;
+	s->buf = aligned_alloc(4096, s->buf_len);
+	if (s->buf == NULL)
+		return -1;
+	memset(s->buf, 0, s->buf_len);
+	s->pd = ibv_alloc_pd(ctx);
+	if (s->pd == NULL)
+		return -1;
+	s->mr = ibv_reg_mr(s->pd, s->buf, s->buf_len, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	s->scq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
+	if (s->mr == NULL || s->scq == NULL || s->rcq == NULL)
+		return -1;
+	qa.qp_type = o->type;
+	qa.send_cq = s->scq;
+	qa.recv_cq = s->rcq;
+	qa.srq = o->srq;
+	qa.sq_sig_all = o->sq_sig_all;
+	qa.cap.max_send_wr = o->max_send_wr ? o->max_send_wr : 64;
+	qa.cap.max_recv_wr = o->max_recv_wr ? o->max_recv_wr : 64;
+	qa.cap.max_send_sge = o->max_send_sge ? o->max_send_sge : 4;
+	qa.cap.max_recv_sge = o->max_recv_sge ? o->max_recv_sge : 4;
+	qa.cap.max_inline_data = o->max_inline;
+	s->qp = ibv_create_qp(s->pd, &qa);
+	if (s->qp == NULL)
+		return -1;
+	return ibv_query_gid(ctx, 1, 0, &s->gid);
+}
+
+void
+h_side_destroy(struct h_side *s)
+{
+	if (s->qp)
+		ibv_destroy_qp(s->qp);
+	if (s->scq)
+		ibv_destroy_cq(s->scq);
+	if (s->rcq)
+		ibv_destroy_cq(s->rcq);
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	free(s->buf);
+	memset(s, 0, sizeof(*s));
+}
+
+static void
+fill_ah(struct ibv_ah_attr *ah, const struct h_side *peer)
+{
+	memset(ah, 0, sizeof(*ah));
+	ah->is_global = 1;
+	ah->grh.dgid = peer->gid;
+	ah->grh.hop_limit = 64;
+	ah->port_num = 1;
+}
+
+int
+h_connect(struct h_side *s, const struct h_side *peer, const struct h_qp_opts *o)
+{
+	struct ibv_qp_attr a = { 0 };
+	int mask;
+
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+	if (o->type == IBV_QPT_UD) {
+		a.qkey = H_QKEY;
+		mask |= IBV_QP_QKEY;
+	} else {
+		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+		mask |= IBV_QP_ACCESS_FLAGS;
+	}
+	if (ibv_modify_qp(s->qp, &a, mask))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	mask = IBV_QP_STATE;
+	if (o->type != IBV_QPT_UD) {
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = peer->qp->qp_num;
+		a.rq_psn = o->psn;
+		fill_ah(&a.ah_attr, peer);
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		if (o->type == IBV_QPT_RC) {
+			a.max_dest_rd_atomic = 1;
+			a.min_rnr_timer = 1;
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		}
+	}
+	if (ibv_modify_qp(s->qp, &a, mask))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = o->psn;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (o->type == IBV_QPT_RC) {
+		a.timeout = 14;
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		a.max_rd_atomic = 1;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	return ibv_modify_qp(s->qp, &a, mask) ? -1 : 0;
+}
+
+int
+h_pair(struct h_side *a, struct h_side *b, const struct h_qp_opts *o)
+{
+	struct ibv_context *ca = h_open(0), *cb = h_open(1);
+
+	if (ca == NULL || cb == NULL || h_side_create(a, ca, o) || h_side_create(b, cb, o))
+		return -1;
+	return h_connect(a, b, o) || h_connect(b, a, o) ? -1 : 0;
+}
+
+void
+h_pair_destroy(struct h_side *a, struct h_side *b)
+{
+	struct ibv_context *ca = a->ctx, *cb = b->ctx;
+
+	h_side_destroy(a);
+	h_side_destroy(b);
+	if (ca)
+		ibv_close_device(ca);
+	if (cb)
+		ibv_close_device(cb);
+}
+
+int
+h_post_send(struct h_side *s, enum ibv_wr_opcode op, size_t off, uint32_t len,
+	    uint64_t wr_id, unsigned int flags)
+{
+	struct ibv_sge sge = { (uintptr_t)s->buf + off, len, s->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = op, .send_flags = flags }, *bad = NULL;
+
+	return ibv_post_send(s->qp, &wr, &bad);
+}
+
+int
+h_post_recv(struct h_side *s, size_t off, uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)s->buf + off, len, s->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
+
+	return ibv_post_recv(s->qp, &wr, &bad);
+}
+
+int
+h_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
+{
+	struct timespec t0, t;
+	int got = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (got < n) {
+		int k = ibv_poll_cq(cq, n - got, wc + got);
+
+		if (k < 0)
+			return k;
+		got += k;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > ms)
+			break;
+	}
+	return got;
+}
+
+struct ibv_ah *
+h_ah(struct h_side *s, const struct h_side *peer)
+{
+	struct ibv_ah_attr ah;
+
+	fill_ah(&ah, peer);
+	return ibv_create_ah(s->pd, &ah);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Shared set-up for tests that drive droce through the verbs API: EAL with
+ * two droce devices joined by a net_ring pair (10.0.0.1 <-> 10.0.0.2), and
+ * connected QPs. Progress is inline (-l 0) or on an engine lcore (-l 0-1),
+ * chosen by the test's command line: "--inline" or "--lcore".
+ */
+#ifndef DROCE_TEST_HARNESS_H
+#define DROCE_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+struct h_side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *scq;
+	struct ibv_cq *rcq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	size_t buf_len;
+	union ibv_gid gid;
+};
+
+struct h_qp_opts {
+	enum ibv_qp_type type;
+	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge, max_inline;
+	struct ibv_srq *srq;		/* NULL: the QP has its own RQ */
+	int sq_sig_all;
+	uint32_t cqe;			/* 0: 256 */
+	size_t buf_len;			/* 0: 1 MiB */
+	uint32_t psn;			/* starting PSN both ways */
+};
+
+/* EAL + two devices; returns 0 or -1. @argv may hold --inline / --lcore. */
+int h_init(int argc, char **argv);
+bool h_inline(void);
+struct ibv_context *h_open(int idx);		/* droce0 / droce1 */
+
+/* PD, MR over a fresh buffer, CQs and a QP in RESET. */
+int h_side_create(struct h_side *s, struct ibv_context *ctx, const struct h_qp_opts *o);
+void h_side_destroy(struct h_side *s);
+/* RESET -> INIT -> RTR -> RTS against the peer (UD: its QKEY is 0x11111111). */
+int h_connect(struct h_side *s, const struct h_side *peer, const struct h_qp_opts *o);
+/* Both sides created on droce0/droce1 and connected. */
+int h_pair(struct h_side *a, struct h_side *b, const struct h_qp_opts *o);
+void h_pair_destroy(struct h_side *a, struct h_side *b);
+
+int h_post_send(struct h_side *s, enum ibv_wr_opcode op, size_t off, uint32_t len,
+		uint64_t wr_id, unsigned int flags);
+int h_post_recv(struct h_side *s, size_t off, uint32_t len, uint64_t wr_id);
+/* Poll @cq until @n completions or @ms milliseconds; returns how many. */
+int h_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
+/* An address handle to the peer's GID (for UD). */
+struct ibv_ah *h_ah(struct h_side *s, const struct h_side *peer);
+
+#define H_QKEY 0x11111111u
+
+#endif
