@@ -717,10 +717,12 @@ impair_dev_close(struct rte_eth_dev *dev)
 		impair_tx_queue_release(dev, i);
 
 	/* the port may already be gone if the application closed it itself */
-	if (rte_eth_dev_get_name_by_port(priv->under, uname) == 0 &&
+	if (rte_eth_dev_is_valid_port(priv->under) &&
+	    rte_eth_dev_get_name_by_port(priv->under, uname) == 0 &&
 	    strcmp(uname, priv->cfg.ethdev) == 0) {
 		rte_eth_dev_owner_unset(priv->under, priv->owner_id);
-		rte_eth_dev_stop(priv->under);
+		if (rte_eth_devices[priv->under].data->dev_started)
+			rte_eth_dev_stop(priv->under);
 		ret = rte_eth_dev_close(priv->under);
 		if (ret != 0)
 			IMPAIR_LOG(WARNING, "%s: closing %s failed: %d",
@@ -920,7 +922,7 @@ static const char *const impair_valid_args[] = {
 };
 
 static int
-impair_parse_prob(const char *key, const char *val, double *out)
+impair_parse_prob(const char *name, const char *key, const char *val, double *out)
 {
 	char *end;
 	double p;
@@ -934,13 +936,14 @@ impair_parse_prob(const char *key, const char *val, double *out)
 	*out = p;
 	return 0;
 bad:
-	IMPAIR_LOG(ERR, "invalid argument %s=%s: expected a probability from 0 to 1",
-		   key, val);
+	IMPAIR_LOG(ERR, "%s: invalid argument %s=%s: expected a probability from 0 to 1",
+		   name, key, val);
 	return -EINVAL;
 }
 
 static int
-impair_parse_u64(const char *key, const char *val, int base, uint64_t max, uint64_t *out)
+impair_parse_u64(const char *name, const char *key, const char *val, int base,
+		 uint64_t max, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -954,8 +957,8 @@ impair_parse_u64(const char *key, const char *val, int base, uint64_t max, uint6
 	*out = v;
 	return 0;
 bad:
-	IMPAIR_LOG(ERR, "invalid argument %s=%s: expected an integer from 0 to %" PRIu64,
-		   key, val, max);
+	IMPAIR_LOG(ERR, "%s: invalid argument %s=%s: expected an integer from 0 to %" PRIu64,
+		   name, key, val, max);
 	return -EINVAL;
 }
 
@@ -1009,18 +1012,18 @@ impair_parse_args(const char *name, const char *params, struct impair_cfg *cfg)
 				ret = -EINVAL;
 			}
 		} else if (strcmp(key, IMPAIR_ARG_DROP) == 0) {
-			ret = impair_parse_prob(key, val, &cfg->p[IMPAIR_RNG_DROP]);
+			ret = impair_parse_prob(name, key, val, &cfg->p[IMPAIR_RNG_DROP]);
 		} else if (strcmp(key, IMPAIR_ARG_DUP) == 0) {
-			ret = impair_parse_prob(key, val, &cfg->p[IMPAIR_RNG_DUP]);
+			ret = impair_parse_prob(name, key, val, &cfg->p[IMPAIR_RNG_DUP]);
 		} else if (strcmp(key, IMPAIR_ARG_REORDER) == 0) {
-			ret = impair_parse_prob(key, val, &cfg->p[IMPAIR_RNG_REORDER]);
+			ret = impair_parse_prob(name, key, val, &cfg->p[IMPAIR_RNG_REORDER]);
 		} else if (strcmp(key, IMPAIR_ARG_CORRUPT) == 0) {
-			ret = impair_parse_prob(key, val, &cfg->p[IMPAIR_RNG_CORRUPT]);
+			ret = impair_parse_prob(name, key, val, &cfg->p[IMPAIR_RNG_CORRUPT]);
 		} else if (strcmp(key, IMPAIR_ARG_DELAY_US) == 0) {
-			ret = impair_parse_u64(key, val, 10, IMPAIR_DELAY_US_MAX,
+			ret = impair_parse_u64(name, key, val, 10, IMPAIR_DELAY_US_MAX,
 					       &cfg->delay_us);
 		} else if (strcmp(key, IMPAIR_ARG_SEED) == 0) {
-			ret = impair_parse_u64(key, val, 0, UINT64_MAX, &cfg->seed);
+			ret = impair_parse_u64(name, key, val, 0, UINT64_MAX, &cfg->seed);
 		} else if (strcmp(key, IMPAIR_ARG_DIR) == 0) {
 			if (strcmp(val, "tx") == 0) {
 				cfg->dir = IMPAIR_DIR_TX;

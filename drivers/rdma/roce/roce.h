@@ -19,6 +19,7 @@
 #include <rte_common.h>
 #include <rte_dev.h>
 #include <rte_ether.h>
+#include <rte_ethdev.h>
 #include <rte_log.h>
 #include <rte_ring.h>
 #include <rte_spinlock.h>
@@ -269,6 +270,7 @@ struct roce_dev {
 	char name[RTE_DEV_NAME_MAX_LEN];	/* "droce0" */
 	char ethdev_name[RTE_DEV_NAME_MAX_LEN];
 	uint16_t port_id;
+	struct rte_eth_dev_owner owner;	/* droce owns the port */
 	uint16_t mtu;			/* ethdev MTU (IP packet) */
 	uint16_t ib_mtu;		/* largest IB MTU that fits, bytes */
 	int lcore;			/* engine lcore, -1 = inline progress */

@@ -377,9 +377,14 @@ roce_probe(struct rte_vdev_device *vdev)
 		ret = -rte_errno;
 		goto err_free_dev;
 	}
+	/* own the port so that applications iterating ethdevs leave it alone */
+	if (rte_eth_dev_owner_new(&dev->owner.id) == 0) {
+		snprintf(dev->owner.name, sizeof(dev->owner.name), "%s", "droce");
+		rte_eth_dev_owner_set(dev->port_id, &dev->owner);
+	}
 	ret = port_setup(dev, &a);
 	if (ret)
-		goto err_free_ring;
+		goto err_unown;
 	for (unsigned int i = 0; i < a.nb_neigh; i++)
 		roce_neigh_add(dev, a.neigh[i].ip, &a.neigh[i].mac, true);
 	/* GUID from the MAC, EUI-64 style */
@@ -402,7 +407,8 @@ roce_probe(struct rte_vdev_device *vdev)
 	}
 	return 0;
 
-err_free_ring:
+err_unown:
+	rte_eth_dev_owner_unset(dev->port_id, dev->owner.id);
 	if (dev->mp)
 		rte_mempool_free(dev->mp);
 	rte_ring_free(dev->loop);
@@ -431,6 +437,7 @@ roce_remove(struct rte_vdev_device *vdev)
 		ROCE_LOG(WARNING, "%s: removed while %u contexts are open", name, dev->ctx_refs);
 	roce_engine_detach(dev);
 	rte_eth_dev_stop(dev->port_id);
+	rte_eth_dev_owner_unset(dev->port_id, dev->owner.id);
 	while (rte_ring_dequeue(dev->loop, (void **)&m) == 0)
 		rte_pktmbuf_free(m);
 	rte_pktmbuf_free_bulk(dev->tx, dev->nb_tx);

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The droce PMD, built as a plugin, loads into Debian's unmodified dpdk-testpmd
+# with -d, probes on a net_ring port and owns it (testpmd leaves it alone).
+# $1: path of librte_rdma_roce.so
+set -u
+plugin=$1
+command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd not installed"; exit 77; }
+out=$( (echo "show port summary all"; sleep 1; echo quit) |
+	timeout 60 dpdk-testpmd -d "$plugin" --no-huge -m 256 --no-pci --no-telemetry \
+		--file-prefix=droce-tp-$$ --log-level=pmd.rdma.roce:info \
+		--vdev=net_ring0 --vdev=net_ring1 --vdev=droce0,ethdev=net_ring0,ip=10.0.0.1 \
+		-- -i --total-num-mbufs=4096 2>&1)
+rc=0
+echo "$out" | grep -q "droce0 on net_ring0 (port 0): ip 10.0.0.1" ||
+	{ echo "FAIL: droce0 did not probe"; rc=1; }
+echo "$out" | grep -q "Number of available ports: 1" ||
+	{ echo "FAIL: testpmd should see only net_ring1 (droce owns net_ring0)"; rc=1; }
+echo "$out" | grep -Eq "^1 +[0-9A-F:]+ +net_ring1" ||
+	{ echo "FAIL: net_ring1 missing from testpmd's port list"; rc=1; }
+# a bad devarg fails the probe with a line naming it
+bad=$(timeout 60 dpdk-testpmd -d "$plugin" --no-huge -m 256 --no-pci --no-telemetry \
+	--file-prefix=droce-tpb-$$ --vdev=net_ring0 --vdev=droce0,ethdev=net_ring0,ip=10.0.0.1,mtu=abc \
+	-- -i --total-num-mbufs=4096 </dev/null 2>&1)
+echo "$bad" | grep -q "invalid value for argument 'mtu'" ||
+	{ echo "FAIL: bad mtu devarg not reported"; rc=1; }
+bad=$(timeout 60 dpdk-testpmd -d "$plugin" --no-huge -m 256 --no-pci --no-telemetry \
+	--file-prefix=droce-tpc-$$ --vdev=net_ring0 --vdev=droce0,ip=10.0.0.1 \
+	-- -i --total-num-mbufs=4096 </dev/null 2>&1)
+echo "$bad" | grep -q "missing required argument 'ethdev'" ||
+	{ echo "FAIL: missing ethdev devarg not reported"; rc=1; }
+[ $rc = 0 ] && echo "ok: plugin probes in dpdk-testpmd, owns its port, rejects bad devargs"
+exit $rc
