@@ -165,7 +165,7 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 	}
 	if (now < e->retry_tsc)
 		return;
-	if (qp->attr.retry_cnt != 7 && e->retry_left-- == 0) {
+	if (e->retry_left-- == 0) {
 		roce_comp_send_wqe(qp, win_at(qp, e->win_head), IBV_WC_RETRY_EXC_ERR);
 		e->win_head++;
 		roce_qp_to_err(dev, qp);
