@@ -3,8 +3,18 @@
 # with -d, probes on a net_ring port and owns it (testpmd leaves it alone).
 # $1: path of librte_rdma_roce.so
 set -u
-plugin=$1
 command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd not installed"; exit 77; }
+# EAL refuses a plugin if any directory on its path is world-writable (as /tmp
+# is, where a checkout may live): load a copy from a private directory.
+dir=""
+for base in /run /var/cache "$HOME"; do
+	[ -d "$base" ] && [ -w "$base" ] && [ $((0$(stat -c %a "$base") & 2)) -eq 0 ] &&
+		dir=$(mktemp -d -p "$base" droce-plugin.XXXXXX 2>/dev/null) && break
+done
+[ -n "$dir" ] || { echo "no private directory for the plugin"; exit 77; }
+trap 'rm -rf "$dir"' EXIT
+chmod 755 "$dir"
+cp "$1" "$dir/" && plugin=$dir/$(basename "$1")
 out=$( (echo "show port summary all"; sleep 1; echo quit) |
 	timeout 60 dpdk-testpmd -d "$plugin" --no-huge -m 256 --no-pci --no-telemetry \
 		--file-prefix=droce-tp-$$ --log-level=pmd.rdma.roce:info \
