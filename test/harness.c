@@ -138,7 +138,8 @@ h_connect(struct h_side *s, const struct h_side *peer, const struct h_qp_opts *o
 		a.qkey = H_QKEY;
 		mask |= IBV_QP_QKEY;
 	} else {
-		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_ATOMIC;
 		mask |= IBV_QP_ACCESS_FLAGS;
 	}
 	if (ibv_modify_qp(s->qp, &a, mask))

@@ -335,7 +335,8 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = DROCE_MAX_RD_ATOMIC * DROCE_MAX_QP;
-	a->atomic_cap = IBV_ATOMIC_NONE;	/* atomics are not implemented yet */
+	/* atomics are CPU atomics on host memory: atomic across the whole device */
+	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = DROCE_MAX_AH;
 	a->max_srq = DROCE_MAX_SRQ;
 	a->max_srq_wr = DROCE_MAX_SRQ_WR;

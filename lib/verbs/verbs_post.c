@@ -25,8 +25,7 @@ check_opcode(const struct roce_qp *qp, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		/* valid on RC, but READ and atomics are not implemented yet */
-		return qp->type == IBV_QPT_RC ? EOPNOTSUPP : EINVAL;
+		return qp->type == IBV_QPT_RC ? 0 : EINVAL;
 	default:
 		/* memory windows, invalidation, TSO and driver opcodes: none here */
 		return EINVAL;
@@ -74,6 +73,10 @@ post_one_send(struct roce_qp *qp, struct ibv_send_wr *wr)
 		return EINVAL;
 	if (qp->type == IBV_QPT_UD && wr->wr.ud.ah == NULL)
 		return EINVAL;
+	/* atomics: exactly 8 bytes, naturally aligned */
+	if ((wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
+	    (len != 8 || (wr->wr.atomic.remote_addr & 7)))
+		return EINVAL;
 	if (rte_ring_dequeue(qp->sq.free, (void **)&wqe) != 0)
 		return ENOMEM;
 
@@ -89,6 +92,12 @@ post_one_send(struct roce_qp *qp, struct ibv_send_wr *wr)
 		wqe->wr.ud.av = *droce_ah_av(wr->wr.ud.ah);
 		wqe->wr.ud.remote_qpn = wr->wr.ud.remote_qpn & ROCE_QPN_MASK;
 		wqe->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+	} else if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		   wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wqe->wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		wqe->wr.atomic.compare_add = wr->wr.atomic.compare_add;
+		wqe->wr.atomic.swap = wr->wr.atomic.swap;
+		wqe->wr.atomic.rkey = wr->wr.atomic.rkey;
 	} else {
 		wqe->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
 		wqe->wr.rdma.rkey = wr->wr.rdma.rkey;

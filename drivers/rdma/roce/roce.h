@@ -231,6 +231,23 @@ struct roce_qp_eng {
 	uint32_t w_left;		/* bytes of the RETH length still due */
 	uint32_t w_len;			/* the RETH length */
 	uint32_t una;			/* oldest unacknowledged PSN */
+	/* responder: READ responses and atomic replies owed, in PSN order */
+	struct roce_rd_job {
+		uint8_t *host;		/* READ: next byte to send */
+		uint32_t left;		/* READ: bytes left */
+		uint32_t psn;		/* next response PSN */
+		uint32_t first_psn;
+		uint8_t atomic;
+		uint64_t orig;		/* atomic: value before the operation */
+	} rd[DROCE_MAX_RD_ATOMIC];
+	uint32_t rd_head, rd_tail;	/* free-running */
+	/* atomic replay cache (IBA 9.7.5.1.3: a duplicate atomic is not re-executed) */
+	struct {
+		uint32_t psn;
+		uint8_t valid;
+		uint64_t orig;
+	} atm[DROCE_MAX_RD_ATOMIC];
+	uint32_t atm_next;
 };
 
 struct roce_qp {

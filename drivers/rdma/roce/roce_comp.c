@@ -34,6 +34,9 @@ roce_comp_send_wqe(struct roce_qp *qp, struct roce_send_wqe *wqe, enum ibv_wc_st
 		.status = st,
 		.opcode = wc_opcode(wqe->opcode),
 		.qp_num = qp->qpn,
+		.byte_len = st == IBV_WC_SUCCESS && wqe->opcode == IBV_WR_RDMA_READ ? wqe->length :
+			    st == IBV_WC_SUCCESS && wc_opcode(wqe->opcode) >= IBV_WC_COMP_SWAP &&
+			    wc_opcode(wqe->opcode) <= IBV_WC_FETCH_ADD ? 8 : 0,
 	};
 	bool report = st != IBV_WC_SUCCESS || wqe->signaled;
 
@@ -96,22 +99,80 @@ roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
 			flush_recv(qp, w);
 }
 
-/* Complete every sent WQE whose last PSN is at or before @psn. */
+static inline bool
+is_rd_atomic(const struct roce_send_wqe *w)
+{
+	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * Complete every sent WQE whose last PSN is at or before @psn. A READ or an
+ * atomic completes only with its responses: an acknowledgement beyond it
+ * means they were lost, so resend from the oldest missing PSN (IBA 9.7.5.1.5).
+ */
 static void
-ack_upto(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn)
+ack_upto(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, bool implied_nak)
 {
 	struct roce_qp_eng *e = &qp->e;
 
 	while (e->win_head != e->win_cur) {
 		struct roce_send_wqe *w = e->win[e->win_head % qp->sq.size];
 
-		if (psn_cmp(w->last_psn, psn) > 0)
-			break;
+		if (is_rd_atomic(w)) {
+			if (implied_nak && psn_cmp(psn, w->first_psn) >= 0)
+				roce_req_rewind(qp, e->una);
+			return;
+		}
+		if (psn_cmp(w->last_psn, psn) > 0) {
+			if (psn_cmp(psn_add(psn, 1), e->una) > 0)
+				e->una = psn_add(psn, 1);
+			return;
+		}
+		roce_comp_send_wqe(qp, w, IBV_WC_SUCCESS);
+		e->win_head++;
+		e->una = psn_add(w->last_psn, 1);
+	}
+}
+
+/* READ response or atomic ACK for the READ/atomic at the head of the window. */
+static void
+rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	struct roce_qp_eng *e = &qp->e;
+	struct roce_send_wqe *w;
+	uint32_t off;
+
+	ack_upto(dev, qp, psn_add(pkt->psn, -1), false);
+	if (e->win_head == e->win_cur || pkt->psn != e->una)
+		return;		/* out of order: the timer resends the rest */
+	w = e->win[e->win_head % qp->sq.size];
+	if (!is_rd_atomic(w) || psn_cmp(pkt->psn, w->last_psn) > 0)
+		return;
+	if (pkt->opcode == IBV_OPCODE_RC_ATOMIC_ACKNOWLEDGE) {
+		uint64_t orig = atmack_orig((const struct roce_atmack *)(pkt->ext + ROCE_AETH_LEN));
+
+		if (w->opcode == IBV_WR_RDMA_READ)
+			return;
+		roce_copy_to_sge(w->sge, w->num_sge, 0, (const uint8_t *)&orig, sizeof(orig));
+	} else {
+		bool last = pkt->psn == w->last_psn;
+
+		off = psn_diff(pkt->psn, w->first_psn) * qp->mtu;
+		if (w->opcode != IBV_WR_RDMA_READ ||
+		    pkt->paylen != (last ? w->length - off : qp->mtu) ||
+		    roce_copy_to_sge(w->sge, w->num_sge, off, pkt->payload, pkt->paylen) != 0) {
+			dev->stats.rx_drop_bad_len++;
+			return;
+		}
+	}
+	e->una = psn_add(pkt->psn, 1);
+	e->retry_left = qp->attr.retry_cnt;
+	e->retry_tsc = 0;
+	if (pkt->psn == w->last_psn) {
 		roce_comp_send_wqe(qp, w, IBV_WC_SUCCESS);
 		e->win_head++;
 	}
-	if (psn_cmp(psn_add(psn, 1), e->una) > 0)
-		e->una = psn_add(psn, 1);
 }
 
 static uint64_t
@@ -139,25 +200,24 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		dev->stats.rx_drop_qp_state++;
 		return;
 	}
-	if (pkt->opcode != IBV_OPCODE_RC_ACKNOWLEDGE) {
-		/* READ responses and atomic ACKs come with RDMA READ and atomics */
-		dev->stats.rx_drop_bad_bth++;
-		return;
-	}
-	/* an ACK for a PSN not sent, or older than what is acknowledged: stale */
+	/* a response for a PSN not sent, or older than what is acknowledged: stale */
 	if (psn_cmp(pkt->psn, e->psn) >= 0 || psn_cmp(pkt->psn, psn_add(e->una, -1)) < 0)
 		return;
 	aeth = (const struct roce_aeth *)pkt->ext;
-	syn = aeth_syn(aeth);
+	syn = (pkt->opf & ROCE_OPF_AETH) ? aeth_syn(aeth) : AETH_ACK;
+	if (pkt->opcode != IBV_OPCODE_RC_ACKNOWLEDGE && (syn & AETH_TYPE_MASK) == AETH_ACK) {
+		rd_response(dev, qp, pkt);
+		return;
+	}
 	switch (syn & AETH_TYPE_MASK) {
 	case AETH_ACK:
-		ack_upto(dev, qp, pkt->psn);
+		ack_upto(dev, qp, pkt->psn, true);
 		e->retry_left = qp->attr.retry_cnt;
 		e->rnr_left = qp->attr.rnr_retry;
 		e->retry_tsc = 0;	/* the requester re-arms it while WQEs remain */
 		return;
 	case AETH_RNR_NAK:
-		ack_upto(dev, qp, psn_add(pkt->psn, -1));
+		ack_upto(dev, qp, psn_add(pkt->psn, -1), true);
 		if (qp->attr.rnr_retry != 7 && e->rnr_left-- == 0) {
 			if (e->win_head != e->win_cur) {
 				roce_comp_send_wqe(qp, e->win[e->win_head++ % qp->sq.size],
@@ -167,14 +227,14 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			return;
 		}
 		e->rnr_tsc = rte_get_timer_cycles() + rnr_delay_tsc(dev, syn & 0x1f);
-		roce_req_rewind(qp, pkt->psn);
+		roce_req_rewind(qp, e->una);
 		return;
 	case AETH_NAK:
 		dev->stats.naks_rcvd++;
-		ack_upto(dev, qp, psn_add(pkt->psn, -1));
+		ack_upto(dev, qp, psn_add(pkt->psn, -1), true);
 		if (syn == AETH_NAK_PSN_SEQ) {
-			/* IBA 9.7.5.2.1: go back to the NAKed PSN */
-			roce_req_rewind(qp, pkt->psn);
+			/* IBA 9.7.5.2.1: go back to the NAKed PSN (or an unanswered READ before it) */
+			roce_req_rewind(qp, e->una);
 			return;
 		}
 		if (e->win_head != e->win_cur) {

@@ -256,8 +256,10 @@ port_setup(struct roce_dev *dev, const struct probe_args *a)
 	dev->ib_mtu = ib_mtu_for(mtu);
 
 	snprintf(pname, sizeof(pname), "droce_mp_%.16s", dev->name);
+	/* at least the usual 2 KiB: PMDs such as af_packet (framesz 2048) refuse smaller */
 	dev->mp = rte_pktmbuf_pool_create(pname, DROCE_NB_MBUF, DROCE_MBUF_CACHE, 0,
-		RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(mtu + RTE_ETHER_HDR_LEN + 8, 64),
+		RTE_PKTMBUF_HEADROOM + RTE_MAX(RTE_ALIGN_CEIL(mtu + RTE_ETHER_HDR_LEN + 8, 64),
+					       (uint32_t)RTE_MBUF_DEFAULT_DATAROOM),
 		rte_socket_id());
 	if (dev->mp == NULL) {
 		ROCE_LOG(ERR, "%s: cannot create mbuf pool: %s", dev->name, rte_strerror(rte_errno));

@@ -54,6 +54,7 @@ void roce_req_rewind(struct roce_qp *qp, uint32_t psn);
 /* roce_resp.c */
 void roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt);
 void roce_resp_send_ack(struct roce_dev *dev, struct roce_qp *qp);
+void roce_resp_run(struct roce_dev *dev, struct roce_qp *qp);
 
 /* roce_comp.c */
 void roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt);

@@ -149,8 +149,11 @@ roce_dev_poll(struct roce_dev *dev)
 	for (uint32_t i = 0; i < hi; i++) {
 		struct roce_qp *qp = __atomic_load_n(&dev->qp_tbl[i], __ATOMIC_ACQUIRE);
 
-		if (qp != NULL)
-			roce_req_run(dev, qp);
+		if (qp == NULL)
+			continue;
+		if (qp->e.rd_head != qp->e.rd_tail || qp->e.ack_pending)
+			roce_resp_run(dev, qp);
+		roce_req_run(dev, qp);
 	}
 	if (dev->nb_tx)
 		tx_flush(dev);

@@ -54,6 +54,69 @@ qp_mtu(const struct roce_dev *dev, const struct roce_qp *qp)
 	return qp->type == IBV_QPT_UD ? dev->ib_mtu : qp->mtu;
 }
 
+static inline bool
+is_rd_atomic(const struct roce_send_wqe *w)
+{
+	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * READ request (from packet e->cur_pkt on, after a rewind) or atomic request:
+ * one packet that stands for all the WQE's PSNs.
+ */
+static int
+send_rd_atomic(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
+{
+	struct roce_qp_eng *e = &qp->e;
+	bool read = wqe->opcode == IBV_WR_RDMA_READ;
+	uint8_t op = read ? IBV_OPCODE_RC_RDMA_READ_REQUEST :
+		wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? IBV_OPCODE_RC_COMPARE_SWAP :
+		IBV_OPCODE_RC_FETCH_ADD;
+	const struct roce_opcode_info *oi = &roce_opcode_tbl[op];
+	struct rte_mbuf *m = roce_pkt_alloc(dev);
+	uint8_t *p;
+
+	if (m == NULL)
+		return -ENOBUFS;
+	p = (uint8_t *)rte_pktmbuf_append(m, oi->hdr_len + ROCE_ICRC_LEN);
+	bth_init((struct roce_bth *)p, op, 0, 0, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 1, e->psn);
+	if (read) {
+		uint32_t off = e->cur_pkt * qp->mtu;
+
+		reth_init((struct roce_reth *)(p + ROCE_BTH_LEN), wqe->wr.rdma.remote_addr + off,
+			  wqe->wr.rdma.rkey, wqe->length - off);
+	} else {
+		atmeth_init((struct roce_atmeth *)(p + ROCE_BTH_LEN), wqe->wr.atomic.remote_addr,
+			    wqe->wr.atomic.rkey,
+			    wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? wqe->wr.atomic.swap :
+			    wqe->wr.atomic.compare_add, wqe->wr.atomic.compare_add);
+	}
+	if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl) != 0)
+		return -EAGAIN;
+	e->pkts_since_ackreq = 0;
+	e->psn = psn_add(wqe->last_psn, 1);
+	return 1;
+}
+
+/*
+ * IBA 9.7.6.1: at most max_rd_atomic READs/atomics outstanding; a FENCEd WR
+ * waits for every earlier READ/atomic to complete. true: @wqe may start.
+ */
+static bool
+rd_atomic_allowed(const struct roce_qp *qp, const struct roce_send_wqe *wqe)
+{
+	const struct roce_qp_eng *e = &qp->e;
+	uint32_t n = 0, max = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+	bool rd = is_rd_atomic(wqe), fence = wqe->send_flags & IBV_SEND_FENCE;
+
+	if (!rd && !fence)
+		return true;
+	for (uint32_t i = e->win_head; i != e->win_cur; i++)
+		n += is_rd_atomic(win_at(qp, i));
+	return fence ? n == 0 : n < max;
+}
+
 /* Build and queue packet number e->cur_pkt of @wqe. */
 static int
 send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
@@ -72,6 +135,8 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
 	struct rte_mbuf *m;
 	uint8_t *p;
 
+	if (is_rd_atomic(wqe))
+		return send_rd_atomic(dev, qp, wqe);
 	if (qp->type == IBV_QPT_RC)
 		ackreq = last || ++e->pkts_since_ackreq >= DROCE_ACK_EVERY;
 	m = roce_pkt_alloc(dev);
@@ -200,8 +265,9 @@ static int
 start_wqe(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
 {
 	uint32_t mtu = qp_mtu(dev, qp);
+	int access = is_rd_atomic(wqe) ? IBV_ACCESS_LOCAL_WRITE : 0;
 
-	if (!wqe->inl && roce_sge_check(dev, qp->pd, wqe->sge, wqe->num_sge, 0) != 0)
+	if (!wqe->inl && roce_sge_check(dev, qp->pd, wqe->sge, wqe->num_sge, access) != 0)
 		return -EACCES;
 	wqe->npkts = wqe->length ? (wqe->length + mtu - 1) / mtu : 1;
 	wqe->first_psn = qp->e.psn;
@@ -237,6 +303,8 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		struct roce_send_wqe *wqe = win_at(qp, e->win_cur);
 		int ret;
 
+		if (e->cur_pkt == 0 && wqe->npkts == 0 && !rd_atomic_allowed(qp, wqe))
+			return;
 		if (e->cur_pkt == 0 && wqe->npkts == 0 && start_wqe(dev, qp, wqe) != 0) {
 			/* a bad local key fails the WR; the QP goes to ERR */
 			if (e->win_cur == e->win_head) {
@@ -252,7 +320,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 			return;		/* no mbuf or no neighbour yet: try next loop */
 		if (ret == 0)
 			continue;
-		/* message fully sent */
+		/* message fully sent (READ/atomic: its request) */
 		e->win_cur++;
 		e->cur_pkt = 0;
 		e->cur_off = 0;

@@ -47,14 +47,14 @@ complete_recv(struct roce_qp *qp, struct roce_recv_wqe *w, enum ibv_wc_status st
 
 static struct rte_mbuf *
 ack_alloc(struct roce_dev *dev, struct roce_qp *qp, uint8_t opcode, uint32_t psn,
-	  uint8_t syn, uint32_t msn)
+	  uint8_t syn, uint32_t msn, uint32_t extra)
 {
 	struct rte_mbuf *m = roce_pkt_alloc(dev);
 	uint8_t *p;
 
 	if (m == NULL)
 		return NULL;
-	p = (uint8_t *)rte_pktmbuf_append(m, ROCE_BTH_LEN + ROCE_AETH_LEN + ROCE_ICRC_LEN);
+	p = (uint8_t *)rte_pktmbuf_append(m, ROCE_BTH_LEN + ROCE_AETH_LEN + extra + ROCE_ICRC_LEN);
 	bth_init((struct roce_bth *)p, opcode, 0, 0, DROCE_DEFAULT_PKEY,
 		 qp->attr.dest_qp_num, 0, psn);
 	aeth_init((struct roce_aeth *)(p + ROCE_BTH_LEN), syn, msn);
@@ -64,7 +64,7 @@ ack_alloc(struct roce_dev *dev, struct roce_qp *qp, uint8_t opcode, uint32_t psn
 static void
 send_aeth(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, uint8_t syn)
 {
-	struct rte_mbuf *m = ack_alloc(dev, qp, IBV_OPCODE_RC_ACKNOWLEDGE, psn, syn, qp->e.msn);
+	struct rte_mbuf *m = ack_alloc(dev, qp, IBV_OPCODE_RC_ACKNOWLEDGE, psn, syn, qp->e.msn, 0);
 
 	if (m != NULL)
 		roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl);
@@ -74,7 +74,8 @@ send_aeth(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, uint8_t syn)
 void
 roce_resp_send_ack(struct roce_dev *dev, struct roce_qp *qp)
 {
-	if (!qp->e.ack_pending)
+	/* behind owed READ responses: roce_resp_run sends it after them */
+	if (!qp->e.ack_pending || qp->e.rd_head != qp->e.rd_tail)
 		return;
 	qp->e.ack_pending = 0;
 	send_aeth(dev, qp, qp->e.ack_psn, AETH_ACK | AETH_CREDIT_INVALID);
@@ -154,6 +155,177 @@ ud_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		      imm, deth_sqp(deth), bth_se(pkt->bth));
 }
 
+static void req_error(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn);
+
+static struct roce_rd_job *
+rd_push(struct roce_qp *qp)
+{
+	struct roce_qp_eng *e = &qp->e;
+
+	uint32_t max = qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1;
+
+	if (e->rd_tail - e->rd_head >= RTE_MIN(max, (uint32_t)DROCE_MAX_RD_ATOMIC))
+		return NULL;
+	return &e->rd[e->rd_tail++ % DROCE_MAX_RD_ATOMIC];
+}
+
+/* RDMA READ request (new, or a duplicate to execute again). 0 or -errno. */
+static int
+read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool dup)
+{
+	const struct roce_reth *reth = (const struct roce_reth *)pkt->ext;
+	uint32_t len = reth_len(reth);
+	struct roce_rd_job *j;
+	uint8_t *host = NULL;
+
+	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
+	    (len && roce_mr_check(dev, qp->pd, reth_rkey(reth), reth_va(reth), len,
+				  IBV_ACCESS_REMOTE_READ, &host) != 0)) {
+		if (!dup)
+			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
+		return -EACCES;
+	}
+	j = rd_push(qp);
+	if (j == NULL) {
+		/* more outstanding READs/atomics than max_dest_rd_atomic */
+		if (!dup)
+			req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+		return -ENOSPC;
+	}
+	j->host = host;
+	j->left = len;
+	j->psn = pkt->psn;
+	j->first_psn = pkt->psn;
+	j->atomic = 0;
+	if (!dup)
+		qp->e.epsn = psn_add(pkt->psn, len ? (len + qp->mtu - 1) / qp->mtu : 1);
+	return 0;
+}
+
+static int
+atomic_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	const struct roce_atmeth *a = (const struct roce_atmeth *)pkt->ext;
+	uint64_t va = atmeth_va(a), orig;
+	struct roce_rd_job *j;
+	uint8_t *host;
+
+	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC) ||
+	    roce_mr_check(dev, qp->pd, atmeth_rkey(a), va, 8, IBV_ACCESS_REMOTE_ATOMIC, &host) != 0) {
+		req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
+		return -EACCES;
+	}
+	if (va & 7) {
+		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+		return -EINVAL;
+	}
+	j = rd_push(qp);
+	if (j == NULL) {
+		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+		return -ENOSPC;
+	}
+	/* atomic with respect to every other atomic of the process, on any device */
+	if (pkt->opcode == IBV_OPCODE_RC_COMPARE_SWAP) {
+		orig = atmeth_comp(a);
+		__atomic_compare_exchange_n((uint64_t *)host, &orig, atmeth_swap_add(a), false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add((uint64_t *)host, atmeth_swap_add(a), __ATOMIC_SEQ_CST);
+	}
+	j->atomic = 1;
+	j->orig = orig;
+	j->psn = j->first_psn = pkt->psn;
+	qp->e.atm[qp->e.atm_next].psn = pkt->psn;
+	qp->e.atm[qp->e.atm_next].orig = orig;
+	qp->e.atm[qp->e.atm_next].valid = 1;
+	qp->e.atm_next = (qp->e.atm_next + 1) % DROCE_MAX_RD_ATOMIC;
+	qp->e.epsn = psn_add(pkt->psn, 1);
+	return 0;
+}
+
+/* A duplicate atomic is answered from the replay cache, never applied twice. */
+static void
+atomic_replay(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	for (unsigned int i = 0; i < DROCE_MAX_RD_ATOMIC; i++) {
+		if (qp->e.atm[i].valid && qp->e.atm[i].psn == pkt->psn) {
+			struct roce_rd_job *j = rd_push(qp);
+
+			if (j != NULL) {
+				j->atomic = 1;
+				j->orig = qp->e.atm[i].orig;
+				j->psn = j->first_psn = pkt->psn;
+			}
+			return;
+		}
+	}
+}
+
+/*
+ * Emit owed READ responses and atomic ACKs, in order, then the coalesced ACK
+ * that had to wait behind them (responses must not be overtaken).
+ */
+void
+roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
+{
+	struct roce_qp_eng *e = &qp->e;
+	unsigned int budget = DROCE_BURST;
+
+	while (budget && e->rd_head != e->rd_tail) {
+		struct roce_rd_job *j = &e->rd[e->rd_head % DROCE_MAX_RD_ATOMIC];
+		struct rte_mbuf *m;
+		uint8_t *p;
+
+		if (j->atomic) {
+			m = ack_alloc(dev, qp, IBV_OPCODE_RC_ATOMIC_ACKNOWLEDGE, j->psn,
+				      AETH_ACK | AETH_CREDIT_INVALID, e->msn, ROCE_ATMACK_LEN);
+			if (m == NULL)
+				return;
+			atmack_init((struct roce_atmack *)(rte_pktmbuf_mtod(m, uint8_t *) +
+					ROCE_BTH_LEN + ROCE_AETH_LEN), j->orig);
+			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
+				return;
+			e->rd_head++;
+			budget--;
+			continue;
+		}
+		while (budget) {
+			uint32_t pay = RTE_MIN(j->left, qp->mtu);
+			bool first = j->psn == j->first_psn, last = pay == j->left;
+			uint8_t op = first && last ? IBV_OPCODE_RC_RDMA_READ_RESPONSE_ONLY :
+				first ? IBV_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
+				last ? IBV_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
+				IBV_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
+			const struct roce_opcode_info *oi = &roce_opcode_tbl[op];
+			uint32_t pad = -pay & 3;
+
+			m = roce_pkt_alloc(dev);
+			if (m == NULL)
+				return;
+			p = (uint8_t *)rte_pktmbuf_append(m, oi->hdr_len + pay + pad + ROCE_ICRC_LEN);
+			bth_init((struct roce_bth *)p, op, 0, pad, DROCE_DEFAULT_PKEY,
+				 qp->attr.dest_qp_num, 0, j->psn);
+			if (oi->flags & ROCE_OPF_AETH)
+				aeth_init((struct roce_aeth *)(p + ROCE_BTH_LEN),
+					  AETH_ACK | AETH_CREDIT_INVALID, e->msn);
+			rte_memcpy(p + oi->hdr_len, j->host, pay);
+			memset(p + oi->hdr_len + pay, 0, pad);
+			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
+				return;
+			budget--;
+			j->host += pay;
+			j->left -= pay;
+			j->psn = psn_add(j->psn, 1);
+			if (last) {
+				e->rd_head++;
+				break;
+			}
+		}
+	}
+	if (e->rd_head == e->rd_tail && e->ack_pending)
+		roce_resp_send_ack(dev, qp);
+}
+
 /* PSN check. true: process the packet. */
 static bool
 check_psn(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
@@ -178,9 +350,13 @@ check_psn(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		return true;
 	}
 	if (d < 0) {
-		/* IBA 9.7.5.1.2: duplicate; not re-applied, acknowledged again */
 		dev->stats.rx_dup++;
-		owe_ack(dev, qp, psn_add(e->epsn, -1));
+		if (pkt->opf & ROCE_OPF_READ)
+			read_rcv(dev, qp, pkt, true);	/* IBA 9.7.5.1.3: re-executed */
+		else if (pkt->opf & ROCE_OPF_ATOMIC)
+			atomic_replay(dev, qp, pkt);
+		else	/* IBA 9.7.5.1.2: not re-applied, acknowledged again */
+			owe_ack(dev, qp, psn_add(e->epsn, -1));
 		return false;
 	}
 	if (d > 0) {
@@ -239,18 +415,22 @@ send_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	struct roce_qp_eng *e = &qp->e;
 
 	if (pkt->opf & ROCE_OPF_FIRST) {
-		e->rwqe = get_rwqe(dev, qp);
-		if (e->rwqe == NULL) {
-			rnr(dev, qp, pkt);
-			return -EAGAIN;
-		}
 		e->roff = 0;
-		if (roce_sge_check(dev, qp->pd, e->rwqe->sge, e->rwqe->num_sge,
-				   IBV_ACCESS_LOCAL_WRITE) != 0) {
-			complete_recv(qp, e->rwqe, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, 0, 0, false);
-			e->rwqe = NULL;
-			req_error(dev, qp, pkt, AETH_NAK_REM_OP);
-			return -EACCES;
+		/* UC: an aborted message's WQE (already checked) is reused */
+		if (e->rwqe == NULL) {
+			e->rwqe = get_rwqe(dev, qp);
+			if (e->rwqe == NULL) {
+				rnr(dev, qp, pkt);
+				return -EAGAIN;
+			}
+			if (roce_sge_check(dev, qp->pd, e->rwqe->sge, e->rwqe->num_sge,
+					   IBV_ACCESS_LOCAL_WRITE) != 0) {
+				complete_recv(qp, e->rwqe, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV,
+					      0, 0, 0, 0, false);
+				e->rwqe = NULL;
+				req_error(dev, qp, pkt, AETH_NAK_REM_OP);
+				return -EACCES;
+			}
 		}
 	}
 	if (roce_copy_to_sge(e->rwqe->sge, e->rwqe->num_sge, e->roff,
@@ -296,7 +476,7 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 		return -EINVAL;
 	}
-	if ((pkt->opf & ROCE_OPF_IMMDT) && (e->rwqe = get_rwqe(dev, qp)) == NULL) {
+	if ((pkt->opf & ROCE_OPF_IMMDT) && e->rwqe == NULL && (e->rwqe = get_rwqe(dev, qp)) == NULL) {
 		rnr(dev, qp, pkt);
 		return -EAGAIN;
 	}
@@ -342,13 +522,18 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		ud_rcv(dev, qp, pkt);
 		return;
 	}
-	if (!(pkt->opf & (ROCE_OPF_SEND | ROCE_OPF_WRITE))) {
-		/* READ and atomics are not implemented yet: invalid request */
-		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
-		return;
-	}
 	if (!check_psn(dev, qp, pkt))
 		return;
+	if (pkt->opf & (ROCE_OPF_READ | ROCE_OPF_ATOMIC)) {
+		if (qp->type != IBV_QPT_RC || e->in_msg) {
+			req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+			return;
+		}
+		if (((pkt->opf & ROCE_OPF_READ) ? read_rcv(dev, qp, pkt, false) :
+		     atomic_rcv(dev, qp, pkt)) == 0)
+			e->msn = (e->msn + 1) & 0xffffff;
+		return;
+	}
 	/* IBA 9.7.5.1.3: opcode sequence, and only the last packet may be short */
 	if (!check_seq(qp, pkt) || (!(pkt->opf & ROCE_OPF_LAST) && pkt->paylen != mtu)) {
 		dev->stats.rx_drop_bad_len++;
