@@ -26,10 +26,16 @@ h_init(int argc, char **argv)
 	char *eal[12];
 	int n = 0, ndev;
 
+	const char *impair = NULL;
+	char args[256];
+
 	inl = true;
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--lcore") == 0)
 			inl = false;
+		if (strncmp(argv[i], "--impair=", 9) == 0)
+			impair = argv[i] + 9;
+	}
 	snprintf(prefix, sizeof(prefix), "--file-prefix=dt%d", getpid());
 	eal[n++] = argv[0];
 	eal[n++] = "--no-huge";
@@ -43,9 +49,22 @@ h_init(int argc, char **argv)
 	eal[n++] = inl ? "0" : "0-1";
 	if (rte_eal_init(n, eal) < 0)
 		return -1;
-	if (droce_ring_pair_create("net_ring_a", "net_ring_b") ||
-	    droce_dev_create("droce0", "ethdev=net_ring_a,ip=10.0.0.1,mtu=4200") ||
-	    droce_dev_create("droce1", "ethdev=net_ring_b,ip=10.0.0.2,mtu=4200"))
+	if (droce_ring_pair_create("net_ring_a", "net_ring_b"))
+		return -1;
+	if (impair != NULL) {
+		/* both directions pass through a fault injector */
+		snprintf(args, sizeof(args), "ethdev=net_ring_a,%s", impair);
+		if (droce_dev_create("net_impair0", args))
+			return -1;
+		snprintf(args, sizeof(args), "ethdev=net_ring_b,%s", impair);
+		if (droce_dev_create("net_impair1", args))
+			return -1;
+		printf("# impaired: %s\n", impair);
+	}
+	if (droce_dev_create("droce0", impair ? "ethdev=net_impair0,ip=10.0.0.1,mtu=4200" :
+			     "ethdev=net_ring_a,ip=10.0.0.1,mtu=4200") ||
+	    droce_dev_create("droce1", impair ? "ethdev=net_impair1,ip=10.0.0.2,mtu=4200" :
+			     "ethdev=net_ring_b,ip=10.0.0.2,mtu=4200"))
 		return -1;
 	devs = ibv_get_device_list(&ndev);
 	if (devs == NULL || ndev != 2)
@@ -166,7 +185,7 @@ h_connect(struct h_side *s, const struct h_side *peer, const struct h_qp_opts *o
 	a.sq_psn = o->psn;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (o->type == IBV_QPT_RC) {
-		a.timeout = 14;
+		a.timeout = o->timeout ? o->timeout : 14;
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;
 		a.max_rd_atomic = 1;

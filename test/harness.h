@@ -3,7 +3,8 @@
  * Shared set-up for tests that drive droce through the verbs API: EAL with
  * two droce devices joined by a net_ring pair (10.0.0.1 <-> 10.0.0.2), and
  * connected QPs. Progress is inline (-l 0) or on an engine lcore (-l 0-1),
- * chosen by the test's command line: "--inline" or "--lcore".
+ * chosen by the test's command line: "--inline" or "--lcore". With
+ * "--impair=<net_impair devargs>" both ports are wrapped by net_impair.
  */
 #ifndef DROCE_TEST_HARNESS_H
 #define DROCE_TEST_HARNESS_H
@@ -32,6 +33,7 @@ struct h_qp_opts {
 	uint32_t cqe;			/* 0: 256 */
 	size_t buf_len;			/* 0: 1 MiB */
 	uint32_t psn;			/* starting PSN both ways */
+	uint8_t timeout;		/* RC local ACK timeout exponent; 0: 14 (67 ms) */
 };
 
 /* EAL + two devices; returns 0 or -1. @argv may hold --inline / --lcore. */

@@ -231,6 +231,7 @@ struct roce_qp_eng {
 	uint32_t w_left;		/* bytes of the RETH length still due */
 	uint32_t w_len;			/* the RETH length */
 	uint32_t una;			/* oldest unacknowledged PSN */
+	uint32_t rd_gap_psn;		/* 1 + the READ response PSN last asked for again */
 	/* responder: READ responses and atomic replies owed, in PSN order */
 	struct roce_rd_job {
 		uint8_t *host;		/* READ: next byte to send */

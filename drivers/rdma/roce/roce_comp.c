@@ -144,8 +144,17 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	uint32_t off;
 
 	ack_upto(dev, qp, psn_add(pkt->psn, -1), false);
-	if (e->win_head == e->win_cur || pkt->psn != e->una)
-		return;		/* out of order: the timer resends the rest */
+	if (e->win_head == e->win_cur)
+		return;
+	if (pkt->psn != e->una) {
+		/* a response is missing: ask again from it, once per gap */
+		if (psn_cmp(pkt->psn, e->una) > 0 && e->rd_gap_psn != e->una + 1) {
+			e->rd_gap_psn = e->una + 1;
+			dev->stats.retransmits++;
+			roce_req_rewind(qp, e->una);
+		}
+		return;
+	}
 	w = e->win[e->win_head % qp->sq.size];
 	if (!is_rd_atomic(w) || psn_cmp(pkt->psn, w->last_psn) > 0)
 		return;
