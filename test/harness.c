@@ -98,7 +98,7 @@ h_side_create(struct h_side *s, struct ibv_context *ctx, const struct h_qp_opts 
 	s->mr = ibv_reg_mr(s->pd, s->buf, s->buf_len, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	s->scq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
-	s->rcq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(ctx, cqe, NULL, o->rchan, 0);
 	if (s->mr == NULL || s->scq == NULL || s->rcq == NULL)
 		return -1;
 	qa.qp_type = o->type;
@@ -186,8 +186,8 @@ h_connect(struct h_side *s, const struct h_side *peer, const struct h_qp_opts *o
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (o->type == IBV_QPT_RC) {
 		a.timeout = o->timeout ? o->timeout : 14;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
+		a.retry_cnt = o->retry_cnt_p1 ? o->retry_cnt_p1 - 1 : 7;
+		a.rnr_retry = o->rnr_retry_p1 ? o->rnr_retry_p1 - 1 : 7;
 		a.max_rd_atomic = 1;
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 	}

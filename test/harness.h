@@ -34,6 +34,9 @@ struct h_qp_opts {
 	size_t buf_len;			/* 0: 1 MiB */
 	uint32_t psn;			/* starting PSN both ways */
 	uint8_t timeout;		/* RC local ACK timeout exponent; 0: 14 (67 ms) */
+	uint8_t retry_cnt_p1;		/* retry_cnt + 1; 0: 7 */
+	uint8_t rnr_retry_p1;		/* rnr_retry + 1; 0: 7 (forever) */
+	struct ibv_comp_channel *rchan;	/* completion channel of the receive CQ */
 };
 
 /* EAL + two devices; returns 0 or -1. @argv may hold --inline / --lcore. */

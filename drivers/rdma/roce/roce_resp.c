@@ -19,6 +19,13 @@ get_rwqe(struct roce_dev *dev, struct roce_qp *qp)
 	return rte_ring_dequeue(qp->rq.posted, (void **)&w) == 0 ? w : NULL;
 }
 
+/* IBA 10.2.9.1: an SRQ's WQEs are checked against the SRQ's PD */
+static inline const struct roce_pd *
+rwqe_pd(const struct roce_qp *qp)
+{
+	return qp->srq ? qp->srq->pd : qp->pd;
+}
+
 static void
 put_rwqe(struct roce_qp *qp, struct roce_recv_wqe *w)
 {
@@ -134,7 +141,7 @@ ud_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		dev->stats.rx_drop_no_wqe++;
 		return;
 	}
-	if (roce_sge_check(dev, qp->pd, w->sge, w->num_sge, IBV_ACCESS_LOCAL_WRITE) != 0) {
+	if (roce_sge_check(dev, rwqe_pd(qp), w->sge, w->num_sge, IBV_ACCESS_LOCAL_WRITE) != 0) {
 		complete_recv(qp, w, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, 0, 0, false);
 		return;
 	}
@@ -423,7 +430,7 @@ send_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 				rnr(dev, qp, pkt);
 				return -EAGAIN;
 			}
-			if (roce_sge_check(dev, qp->pd, e->rwqe->sge, e->rwqe->num_sge,
+			if (roce_sge_check(dev, rwqe_pd(qp), e->rwqe->sge, e->rwqe->num_sge,
 					   IBV_ACCESS_LOCAL_WRITE) != 0) {
 				complete_recv(qp, e->rwqe, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV,
 					      0, 0, 0, 0, false);
