@@ -5,7 +5,11 @@
  * devices joined by a net_ring pair in this process, no hugepages, the
  * engine on a worker lcore when there is one.
  *
- *   droce-perf [EAL args --] [-s size] [-n iters] [-d depth] [-p inline|lcore]
+ *   droce-perf [EAL args --] [-s size] [-b bw size] [-n iters] [-d depth]
+ *              [-p inline|lcore] [-L loss] [-t timeout]
+ *
+ * -L wraps both ports of the embedded default in net_impair with drop=<loss>
+ * (a probability, e.g. 0.001), to measure goodput and latency under loss.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -37,7 +41,8 @@ struct side {
 };
 
 static size_t size = 64, bw_size = 65536;
-static unsigned int iters = 10000, depth = 64;
+static unsigned int iters = 10000, depth = 64, qp_timeout = 14;
+static const char *loss;
 
 #define die(...) do { fprintf(stderr, "droce-perf: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
 
@@ -109,7 +114,7 @@ connect_qp(struct side *s, const struct side *peer)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0x100;
-	a.timeout = 14;
+	a.timeout = qp_timeout;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
@@ -307,14 +312,16 @@ main(int argc, char **argv)
 		argv += ret;
 	}
 	optind = 1;
-	while ((opt = getopt(argc, argv, "s:n:d:p:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:d:p:b:L:t:")) != -1) {
 		switch (opt) {
 		case 's': size = strtoul(optarg, NULL, 0); break;
 		case 'b': bw_size = strtoul(optarg, NULL, 0); break;
 		case 'n': iters = strtoul(optarg, NULL, 0); break;
 		case 'd': depth = strtoul(optarg, NULL, 0); break;
 		case 'p': prog = optarg; break;
-		default: die("usage: droce-perf [EAL args --] [-s size] [-b bw size] [-n iters] [-d depth] [-p inline|lcore]");
+		case 'L': loss = optarg; break;
+		case 't': qp_timeout = strtoul(optarg, NULL, 0); break;
+		default: die("usage: droce-perf [EAL args --] [-s size] [-b bw size] [-n iters] [-d depth] [-p inline|lcore] [-L loss] [-t timeout]");
 		}
 	}
 	if (embedded) {
@@ -331,12 +338,25 @@ main(int argc, char **argv)
 		dflt[nd++] = inl ? "0" : "0-1";
 		if (rte_eal_init(nd, dflt) < 0)
 			die("EAL init failed");
-		if (droce_ring_pair_create("net_ring_a", "net_ring_b") ||
-		    droce_dev_create("droce0", "ethdev=net_ring_a,ip=10.0.0.1,mtu=4200") ||
-		    droce_dev_create("droce1", "ethdev=net_ring_b,ip=10.0.0.2,mtu=4200"))
+		if (droce_ring_pair_create("net_ring_a", "net_ring_b"))
+			die("cannot create the net_ring pair");
+		if (loss) {
+			char args[128];
+
+			snprintf(args, sizeof(args), "ethdev=net_ring_a,drop=%s,seed=1", loss);
+			if (droce_dev_create("net_impair0", args))
+				die("bad loss %s", loss);
+			snprintf(args, sizeof(args), "ethdev=net_ring_b,drop=%s,seed=2", loss);
+			if (droce_dev_create("net_impair1", args))
+				die("bad loss %s", loss);
+		}
+		if (droce_dev_create("droce0", loss ? "ethdev=net_impair0,ip=10.0.0.1,mtu=4200" :
+				     "ethdev=net_ring_a,ip=10.0.0.1,mtu=4200") ||
+		    droce_dev_create("droce1", loss ? "ethdev=net_impair1,ip=10.0.0.2,mtu=4200" :
+				     "ethdev=net_ring_b,ip=10.0.0.2,mtu=4200"))
 			die("cannot create the embedded net_ring topology");
-		printf("embedded default: droce0 (10.0.0.1) <-> net_ring pair <-> droce1 (10.0.0.2), %s progress\n",
-		       inl ? "inline" : "engine lcore");
+		printf("embedded default: droce0 (10.0.0.1) <-> net_ring pair <-> droce1 (10.0.0.2), %s progress, loss %s\n",
+		       inl ? "inline" : "engine lcore", loss ? loss : "0");
 	}
 	list = ibv_get_device_list(&ndev);
 	if (list == NULL || ndev < 2)
