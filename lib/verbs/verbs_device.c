@@ -81,6 +81,11 @@ ibv_get_device_list(int *num_devices)
 		}
 	}
 	n = roce_dev_count();
+	if (n == 0) {
+		fprintf(stderr, "droce: no droce device was probed (is there a --vdev=droce0,ethdev=...,ip=... "
+			"and did its probe succeed? see the EAL log)\n");
+		errno = ENODEV;
+	}
 	list = calloc(n + 1, sizeof(*list));
 	if (list == NULL) {
 		pthread_mutex_unlock(&list_lock);
