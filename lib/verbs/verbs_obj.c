@@ -452,6 +452,15 @@ ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 		errno = EINVAL;
 		return NULL;
 	}
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nb_ah >= DROCE_MAX_AH) {
+		pthread_mutex_unlock(&dev->lock);
+		free(ah);
+		errno = ENOMEM;
+		return NULL;
+	}
+	dev->nb_ah++;
+	pthread_mutex_unlock(&dev->lock);
 	ah->ibah.context = ibpd->context;
 	ah->ibah.pd = ibpd;
 	return &ah->ibah;
@@ -460,6 +469,11 @@ ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 int
 ibv_destroy_ah(struct ibv_ah *ah)
 {
+	struct roce_dev *dev = to_roce_pd(ah->pd)->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	dev->nb_ah--;
+	pthread_mutex_unlock(&dev->lock);
 	free(container_of(ah, struct roce_ah, ibah));
 	return 0;
 }
