@@ -161,11 +161,27 @@ ibv_fork_init(void)
 	return 0;
 }
 
+/* Engine side: deliver to the context that owns the object. */
 void
-droce_async_raise(void *arg, struct ibv_async_event *ev)
+droce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev)
 {
-	struct droce_context *dctx = arg;
+	struct ibv_context *ctx;
+	struct droce_context *dctx;
 	uint64_t one = 1;
+
+	switch (ev->event_type) {
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+	case IBV_EVENT_SRQ_ERR:
+		ctx = ev->element.srq->context;
+		break;
+	case IBV_EVENT_CQ_ERR:
+		ctx = ev->element.cq->context;
+		break;
+	default:
+		ctx = ev->element.qp->context;
+		break;
+	}
+	dctx = to_dctx(ctx);
 
 	if (rte_ring_enqueue_elem(dctx->async, ev, sizeof(*ev)) == 0 &&
 	    write(dctx->vctx.context.async_fd, &one, sizeof(one)) < 0)
@@ -247,11 +263,8 @@ open_device(struct ibv_device *device)
 		goto err_free_ring;
 	}
 	pthread_mutex_lock(&d->rdev->lock);
-	if (d->rdev->async_ctx == NULL) {
-		d->rdev->async_ctx = dctx;
-		d->rdev->comp_cb = droce_comp_fire;
-		__atomic_store_n(&d->rdev->async_cb, droce_async_raise, __ATOMIC_RELEASE);
-	}
+	d->rdev->comp_cb = droce_comp_fire;
+	__atomic_store_n(&d->rdev->async_cb, droce_async_raise, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&d->rdev->lock);
 	return ctx;
 
@@ -277,10 +290,8 @@ ibv_close_device(struct ibv_context *context)
 	struct roce_dev *rdev = dctx->rdev;
 
 	pthread_mutex_lock(&rdev->lock);
-	if (rdev->async_ctx == dctx) {
+	if (rdev->ctx_refs == 1)	/* the last context */
 		__atomic_store_n(&rdev->async_cb, NULL, __ATOMIC_RELEASE);
-		rdev->async_ctx = NULL;
-	}
 	pthread_mutex_unlock(&rdev->lock);
 	roce_dev_quiesce(rdev);
 	roce_dev_close(rdev);

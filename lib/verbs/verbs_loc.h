@@ -44,7 +44,7 @@ verbs_progress(struct roce_dev *dev)
 }
 
 /* verbs_device.c */
-void droce_async_raise(void *ctx, struct ibv_async_event *ev);
+void droce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev);
 int droce_eventfd_wait(int fd, struct roce_dev *dev, int (*ready)(void *), void *arg);
 
 struct roce_ah {

@@ -649,7 +649,14 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		__atomic_store_n(&qp->state, IBV_QPS_RESET, __ATOMIC_SEQ_CST);
 		roce_dev_quiesce(dev);
 		roce_qp_reset_engine(qp);
-		memset(&qp->attr, 0, offsetof(struct ibv_qp_attr, cap));
+		{
+			struct ibv_qp_cap cap = qp->attr.cap;
+
+			memset(&qp->attr, 0, sizeof(qp->attr));
+			qp->attr.cap = cap;
+			memset(&qp->av, 0, sizeof(qp->av));
+			qp->mtu = 0;
+		}
 		qp->ibqp.state = IBV_QPS_RESET;
 		goto out;
 	}

@@ -214,7 +214,7 @@ struct roce_qp_eng {
 	uint64_t rnr_tsc;		/* do not send before */
 	uint8_t retry_left;
 	uint8_t rnr_left;
-	uint8_t flushing;
+	uint8_t last_wqe_raised;	/* IBV_EVENT_QP_LAST_WQE_REACHED sent */
 	/* responder */
 	uint32_t epsn;			/* expected PSN */
 	uint32_t msn;
@@ -307,8 +307,8 @@ struct roce_dev {
 	uint32_t ctx_refs;
 	struct roce_mr *mr_tbl[DROCE_MAX_MR];	/* by key >> 8 */
 	uint8_t mr_gen[DROCE_MAX_MR];
-	void *async_ctx;		/* facade's context for async events */
-	void (*async_cb)(void *ctx, struct ibv_async_event *ev);
+	/* the facade's async event sink, set while a context is open */
+	void (*async_cb)(struct roce_dev *dev, struct ibv_async_event *ev);
 	void (*comp_cb)(struct roce_cq *cq);	/* an armed CQ got a completion */
 
 	/* published to the engine with release stores */

@@ -94,9 +94,22 @@ roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
 		flush_recv(qp, e->rwqe);
 		e->rwqe = NULL;
 	}
-	if (qp->srq == NULL)
+	if (qp->srq == NULL) {
 		while (rte_ring_dequeue(qp->rq.posted, &w) == 0)
 			flush_recv(qp, w);
+	} else if (!e->last_wqe_raised) {
+		/* IBA 11.6.3: a QP on an SRQ reports that it takes no more WQEs */
+		void (*cb)(struct roce_dev *, struct ibv_async_event *) =
+			__atomic_load_n(&dev->async_cb, __ATOMIC_ACQUIRE);
+		struct ibv_async_event ev = {
+			.element.qp = &qp->ibqp,
+			.event_type = IBV_EVENT_QP_LAST_WQE_REACHED,
+		};
+
+		e->last_wqe_raised = 1;
+		if (cb)
+			cb(dev, &ev);
+	}
 }
 
 static inline bool

@@ -10,13 +10,13 @@ roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, bool solicited)
 	if (unlikely(rte_ring_enqueue_elem(cq->ring, (void *)(uintptr_t)wc, sizeof(*wc)) != 0)) {
 		/* man ibv_poll_cq: an overrun CQ is in error; report it once */
 		cq->dev->stats.cq_overflow++;
-		if (__atomic_fetch_add(&cq->overflow, 1, __ATOMIC_RELAXED) == 0 && cq->dev->async_cb) {
+		if (__atomic_fetch_add(&cq->overflow, 1, __ATOMIC_RELAXED) == 0 && cq->dev->async_cb != NULL) {
 			struct ibv_async_event ev = {
 				.element.cq = &cq->ibcq,
 				.event_type = IBV_EVENT_CQ_ERR,
 			};
 
-			cq->dev->async_cb(cq->dev->async_ctx, &ev);
+			cq->dev->async_cb(cq->dev, &ev);
 		}
 		return;
 	}

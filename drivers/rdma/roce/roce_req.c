@@ -289,7 +289,9 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 	}
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
 		return;
-	if (e->win_tail - e->win_head < qp->sq.size && !rte_ring_empty(qp->sq.posted))
+	/* SQD: finish the messages already begun, start no new one (IBA 10.3.1) */
+	if (st != IBV_QPS_SQD && e->win_tail - e->win_head < qp->sq.size &&
+	    !rte_ring_empty(qp->sq.posted))
 		pull_posted(qp);
 	if (e->win_cur == e->win_tail && e->win_head == e->win_cur)
 		return;
@@ -303,6 +305,8 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		struct roce_send_wqe *wqe = win_at(qp, e->win_cur);
 		int ret;
 
+		if (st == IBV_QPS_SQD && e->cur_pkt == 0 && wqe->npkts == 0)
+			return;
 		if (e->cur_pkt == 0 && wqe->npkts == 0 && !rd_atomic_allowed(qp, wqe))
 			return;
 		if (e->cur_pkt == 0 && wqe->npkts == 0 && start_wqe(dev, qp, wqe) != 0) {

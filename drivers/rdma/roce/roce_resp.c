@@ -471,9 +471,11 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	if (pkt->opf & ROCE_OPF_FIRST) {
 		const struct roce_reth *reth = (const struct roce_reth *)pkt->ext;
 
+		/* C9-88: a zero-length WRITE has no address or R_Key to check */
 		if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
-		    roce_mr_check(dev, qp->pd, reth_rkey(reth), reth_va(reth), reth_len(reth),
-				  IBV_ACCESS_REMOTE_WRITE, &e->w_host) != 0) {
+		    (reth_len(reth) != 0 &&
+		     roce_mr_check(dev, qp->pd, reth_rkey(reth), reth_va(reth), reth_len(reth),
+				   IBV_ACCESS_REMOTE_WRITE, &e->w_host) != 0)) {
 			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 			return -EACCES;
 		}

@@ -20,7 +20,7 @@ roce_srq_get(struct roce_dev *dev, struct roce_srq *srq)
 			.event_type = IBV_EVENT_SRQ_LIMIT_REACHED,
 		};
 
-		dev->async_cb(dev->async_ctx, &ev);
+		dev->async_cb(dev, &ev);
 	}
 	return wqe;
 }
