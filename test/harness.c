@@ -92,11 +92,12 @@ h_side_create(struct h_side *s, struct ibv_context *ctx, const struct h_qp_opts 
 	if (s->buf == NULL)
 		return -1;
 	memset(s->buf, 0, s->buf_len);
-	s->pd = ibv_alloc_pd(ctx);
+	s->own_pd = o->pd == NULL;
+	s->pd = o->pd ? o->pd : ibv_alloc_pd(ctx);
 	if (s->pd == NULL)
 		return -1;
 	s->mr = ibv_reg_mr(s->pd, s->buf, s->buf_len, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | o->mr_access);
 	s->scq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
 	s->rcq = ibv_create_cq(ctx, cqe, NULL, o->rchan, 0);
 	if (s->mr == NULL || s->scq == NULL || s->rcq == NULL)
@@ -128,7 +129,7 @@ h_side_destroy(struct h_side *s)
 		ibv_destroy_cq(s->rcq);
 	if (s->mr)
 		ibv_dereg_mr(s->mr);
-	if (s->pd)
+	if (s->pd && s->own_pd)
 		ibv_dealloc_pd(s->pd);
 	free(s->buf);
 	memset(s, 0, sizeof(*s));

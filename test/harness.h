@@ -23,6 +23,7 @@ struct h_side {
 	uint8_t *buf;
 	size_t buf_len;
 	union ibv_gid gid;
+	int own_pd;
 };
 
 struct h_qp_opts {
@@ -37,6 +38,8 @@ struct h_qp_opts {
 	uint8_t retry_cnt_p1;		/* retry_cnt + 1; 0: 7 */
 	uint8_t rnr_retry_p1;		/* rnr_retry + 1; 0: 7 (forever) */
 	struct ibv_comp_channel *rchan;	/* completion channel of the receive CQ */
+	struct ibv_pd *pd;		/* use this PD instead of a new one */
+	int mr_access;			/* extra access flags for the side's MR */
 };
 
 /* EAL + two devices; returns 0 or -1. @argv may hold --inline / --lcore. */

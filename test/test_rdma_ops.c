@@ -255,7 +255,56 @@ test_rkey_of_another_pd_gives_rem_access_err(void)
 	return ret;
 }
 
+/* Two QPs from two contexts hammer one counter with FETCH_ADD: the sum is exact. */
+static int
+test_two_qps_fetch_add_one_counter_exact(void)
+{
+	struct h_qp_opts o = rc;
+	struct h_side c, d;
+	struct ibv_mr *amr;
+	uint64_t *counter = (uint64_t *)(b.buf + 65536);
+	const int n = 3000;
+	int done[2] = { 0 }, posted[2] = { 0 };
+	struct h_side *src[2] = { &a, &c };
+	struct ibv_context *cc = h_open(0);
+	struct ibv_wc wc[16];
+
+	/* d shares b's PD, so the counter's rkey is valid on both responder QPs */
+	o.pd = b.pd;
+	TEST_ASSERT_EQ(h_side_create(&d, b.ctx, &o), 0);
+	o.pd = NULL;
+	TEST_ASSERT_EQ(h_side_create(&c, cc, &o), 0);
+	TEST_ASSERT_EQ(h_connect(&c, &d, &o), 0);
+	TEST_ASSERT_EQ(h_connect(&d, &c, &o), 0);
+	amr = ibv_reg_mr(b.pd, b.buf, b.buf_len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	TEST_ASSERT(amr != NULL, "atomic MR");
+	*counter = 0;
+	while (done[0] < n || done[1] < n) {
+		for (int q = 0; q < 2; q++) {
+			while (posted[q] < n && posted[q] - done[q] < 8) {
+				TEST_ASSERT_EQ(post_atomic(src[q], IBV_WR_ATOMIC_FETCH_AND_ADD,
+							   (posted[q] % 8) * 8, (uintptr_t)counter,
+							   amr->rkey, q ? 3 : 1, 0, posted[q]), 0);
+				posted[q]++;
+			}
+			int k = ibv_poll_cq(src[q]->scq, 16, wc);
+
+			for (int i = 0; i < k; i++)
+				TEST_ASSERT(wc[i].status == IBV_WC_SUCCESS, "qp %d: %s", q,
+					    ibv_wc_status_str(wc[i].status));
+			done[q] += k;
+		}
+	}
+	TEST_ASSERT_EQ(*counter, (uint64_t)n * 1 + (uint64_t)n * 3);
+	ibv_dereg_mr(amr);
+	h_side_destroy(&c);
+	h_side_destroy(&d);
+	ibv_close_device(cc);
+	return TEST_SUCCESS;
+}
+
 static const struct droce_test_case cases[] = {
+	TEST_CASE(test_two_qps_fetch_add_one_counter_exact),
 	TEST_CASE(test_read_sizes_bytes_identical),
 	TEST_CASE(test_atomics_return_original_and_apply_once),
 	TEST_CASE(test_atomic_misaligned_or_wrong_length_rejected_at_post),

@@ -3,11 +3,14 @@
  * RC under a lossy wire: both directions pass through net_impair (drop,
  * duplication, reordering, corruption; see meson.build for the rates). A
  * stream of mixed opcodes (SEND, SEND_WITH_IMM, RDMA_WRITE_WITH_IMM,
- * RDMA_READ) with sizes from 1 B to 1 MiB must arrive exactly once, in order,
- * byte-identical, and every WR must complete successfully.
+ * RDMA_READ, ATOMIC_FETCH_AND_ADD) with sizes from 1 B to 1 MiB must arrive
+ * exactly once, in order, byte-identical, every atomic must apply exactly once
+ * (duplicated requests are answered from the replay cache), and every WR must
+ * complete successfully.
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +21,7 @@
 #define DEPTH	16
 #define SLOT	(1u << 20)	/* one message slot: up to 1 MiB */
 
-static unsigned int nmsgs = 100000;
+static unsigned int nmsgs = 100000, atomics_done;
 static struct h_side a, b;
 
 static uint64_t
@@ -36,14 +39,24 @@ msg_shape(unsigned int k, enum ibv_wr_opcode *op, uint32_t *len)
 {
 	static const enum ibv_wr_opcode ops[] = {
 		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
+		IBV_WR_ATOMIC_FETCH_AND_ADD,
 	};
 	uint64_t r = mix(k);
 	unsigned int bits = (k % 997 == 0) ? 20 : (unsigned int)(r % 14);
 
-	*op = ops[(r >> 8) % 4];
+	*op = ops[(r >> 8) % 5];
 	*len = 1 + (uint32_t)((r >> 16) % (1u << bits));
 	if (k % 997 == 0)
 		*len = SLOT;
+	if (*op == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		*len = 8;
+}
+
+/* READs and atomics consume no receive WQE at the responder. */
+static bool
+one_sided(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
 static void
@@ -86,6 +99,8 @@ post(unsigned int k)
 	msg_shape(k, &op, &len);
 	if (op == IBV_WR_RDMA_READ) {
 		fill(b.buf + slot, len, k);	/* the responder's memory is the source */
+	} else if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		/* nothing to prepare: the counter lives past the slots */
 	} else {
 		fill(a.buf + slot, len, k);
 		rwr.wr_id = k;
@@ -103,8 +118,14 @@ post(unsigned int k)
 	wr.opcode = op;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.imm_data = htonl(k);
-	wr.wr.rdma.remote_addr = (uintptr_t)b.buf + slot;
-	wr.wr.rdma.rkey = b.mr->rkey;
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = (uintptr_t)b.buf + (size_t)DEPTH * SLOT;
+		wr.wr.atomic.rkey = b.mr->rkey;
+		wr.wr.atomic.compare_add = 1;
+	} else {
+		wr.wr.rdma.remote_addr = (uintptr_t)b.buf + slot;
+		wr.wr.rdma.rkey = b.mr->rkey;
+	}
 	return ibv_post_send(a.qp, &wr, &bad);
 }
 
@@ -112,7 +133,8 @@ static int
 test_mixed_stream_exactly_once_in_order_under_loss(void)
 {
 	static const struct h_qp_opts o = { .type = IBV_QPT_RC, .max_send_wr = DEPTH,
-		.max_recv_wr = DEPTH, .cqe = 4 * DEPTH, .buf_len = (size_t)DEPTH * SLOT,
+		.max_recv_wr = DEPTH, .cqe = 4 * DEPTH, .buf_len = (size_t)DEPTH * SLOT + 4096,
+		.mr_access = IBV_ACCESS_REMOTE_ATOMIC,
 		.timeout = 8 /* ~1 ms: a software wire's round trip is microseconds */ };
 	unsigned int posted = 0, sent_done = 0, recv_next = 0, read_next = 0;
 	struct ibv_wc wc[DEPTH];
@@ -138,6 +160,13 @@ test_mixed_stream_exactly_once_in_order_under_loss(void)
 				TEST_ASSERT_EQ(wc[0].byte_len, len);
 				TEST_ASSERT(check(a.buf + (size_t)(sent_done % DEPTH) * SLOT, len,
 						  sent_done) == 0, "READ %u corrupt", sent_done);
+			} else if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+				uint64_t orig;
+
+				memcpy(&orig, a.buf + (size_t)(sent_done % DEPTH) * SLOT, 8);
+				/* applied exactly once each, in order */
+				TEST_ASSERT_EQ(orig, atomics_done);
+				atomics_done++;
 			}
 		}
 		sent_done++;
@@ -148,14 +177,14 @@ test_mixed_stream_exactly_once_in_order_under_loss(void)
 
 			while (read_next < posted) {
 				msg_shape(read_next, &op, &len);
-				if (op != IBV_WR_RDMA_READ || read_next >= sent_done)
+				if (!one_sided(op) || read_next >= sent_done)
 					break;
 				read_next++;
 			}
 			if (recv_next >= posted)
 				break;
 			msg_shape(recv_next, &op, &len);
-			if (op == IBV_WR_RDMA_READ) {
+			if (one_sided(op)) {
 				if (recv_next >= sent_done)
 					break;
 				recv_next++;
@@ -182,7 +211,7 @@ test_mixed_stream_exactly_once_in_order_under_loss(void)
 		uint32_t len;
 
 		msg_shape(recv_next, &op, &len);
-		if (op != IBV_WR_RDMA_READ) {
+		if (!one_sided(op)) {
 			TEST_ASSERT_EQ(h_poll(b.rcq, wc, 1, 30000), 1);
 			TEST_ASSERT_EQ(wc[0].status, IBV_WC_SUCCESS);
 			TEST_ASSERT_EQ(wc[0].wr_id, recv_next);
@@ -192,6 +221,13 @@ test_mixed_stream_exactly_once_in_order_under_loss(void)
 		recv_next++;
 	}
 	TEST_ASSERT_EQ(ibv_poll_cq(b.rcq, DEPTH, wc), 0);	/* nothing twice */
+	{
+		uint64_t counter;
+
+		memcpy(&counter, b.buf + (size_t)DEPTH * SLOT, 8);
+		TEST_ASSERT_EQ(counter, atomics_done);
+		printf("# %u messages, %u atomics applied once each\n", nmsgs, atomics_done);
+	}
 	{
 		const char *names[64];
 		uint64_t v[64];
