@@ -135,7 +135,7 @@ test_mixed_stream_exactly_once_in_order_under_loss(void)
 	static const struct h_qp_opts o = { .type = IBV_QPT_RC, .max_send_wr = DEPTH,
 		.max_recv_wr = DEPTH, .cqe = 4 * DEPTH, .buf_len = (size_t)DEPTH * SLOT + 4096,
 		.mr_access = IBV_ACCESS_REMOTE_ATOMIC,
-		.timeout = 8 /* ~1 ms: a software wire's round trip is microseconds */ };
+		.timeout = 10 /* 4 ms: a software wire's round trip is microseconds */ };
 	unsigned int posted = 0, sent_done = 0, recv_next = 0, read_next = 0;
 	struct ibv_wc wc[DEPTH];
 

@@ -656,6 +656,7 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 			qp->attr.cap = cap;
 			memset(&qp->av, 0, sizeof(qp->av));
 			qp->mtu = 0;
+			qp->tmo_tsc = 0;
 		}
 		qp->ibqp.state = IBV_QPS_RESET;
 		goto out;
@@ -665,6 +666,10 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		qp->av = av;
 	if (mask & IBV_QP_PATH_MTU)
 		qp->mtu = RTE_MIN(roce_mtu_bytes(attr->path_mtu), (uint32_t)dev->ib_mtu);
+	/* IBA 9.7.6.1.3: 4.096 us * 2^timeout; 0 disables the timer */
+	if (mask & IBV_QP_TIMEOUT)
+		qp->tmo_tsc = attr->timeout == 0 ? 0 :
+			(uint64_t)(4096e-9 * (double)(1ULL << attr->timeout) * (double)dev->tsc_hz);
 	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR) {
 		qp->e.epsn = qp->attr.rq_psn;
 		qp->e.msn = 0;

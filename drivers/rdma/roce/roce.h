@@ -270,6 +270,7 @@ struct roce_qp {
 	struct ibv_qp_attr attr;
 	struct roce_av av;		/* RC/UC destination */
 	uint32_t mtu;			/* path MTU in bytes */
+	uint64_t tmo_tsc;		/* local ACK timeout in timer cycles, 0 = infinite */
 	uint16_t sport;			/* UDP source port */
 
 	/* written by the application (post, modify), read by the engine */

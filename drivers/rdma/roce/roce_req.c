@@ -180,17 +180,11 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
 	return last;
 }
 
-static void
-arm_retry(struct roce_dev *dev, struct roce_qp *qp)
+/* The local ACK timer runs from the last request sent (0 = infinite). */
+static inline void
+arm_retry(struct roce_qp *qp, uint64_t now)
 {
-	uint8_t t = qp->attr.timeout;
-
-	/* IBA 9.7.6.1.3: 4.096 us * 2^timeout; 0 disables the timer */
-	if (t == 0)
-		qp->e.retry_tsc = 0;
-	else
-		qp->e.retry_tsc = rte_get_timer_cycles() +
-			(uint64_t)((4096.0 * (double)(1ULL << t)) * (double)dev->tsc_hz / 1e9);
+	qp->e.retry_tsc = qp->tmo_tsc ? now + qp->tmo_tsc : 0;
 }
 
 /* Go-back-N: resend from @psn, which lies in a WQE of the window. */
@@ -225,7 +219,7 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 		return;
 	}
 	if (e->retry_tsc == 0) {
-		arm_retry(dev, qp);
+		arm_retry(qp, now);
 		return;
 	}
 	if (now < e->retry_tsc)
@@ -238,7 +232,7 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 	}
 	dev->stats.retransmits++;
 	roce_req_rewind(qp, e->una);
-	arm_retry(dev, qp);
+	arm_retry(qp, now);
 }
 
 static void
@@ -322,6 +316,8 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		ret = send_pkt(dev, qp, wqe);
 		if (ret < 0)
 			return;		/* no mbuf or no neighbour yet: try next loop */
+		if (qp->type == IBV_QPT_RC)
+			arm_retry(qp, now);
 		if (ret == 0)
 			continue;
 		/* message fully sent (READ/atomic: its request) */
