@@ -266,3 +266,36 @@ h_ah(struct h_side *s, const struct h_side *peer)
 	fill_ah(&ah, peer);
 	return ibv_create_ah(s->pd, &ah);
 }
+
+uint64_t
+h_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+uint64_t
+h_xstat(const char *dev, const char *name)
+{
+	const char *names[64];
+	uint64_t vals[64];
+	int n = droce_dev_xstats(dev, names, vals, 64);
+
+	for (int i = 0; i < n && i < 64; i++)
+		if (strcmp(names[i], name) == 0)
+			return vals[i];
+	return UINT64_MAX;
+}
+
+void
+h_pattern(uint8_t *p, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 0x9e3779b9u;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		p[i] = (uint8_t)(x >> 16);
+	}
+}

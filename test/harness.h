@@ -64,6 +64,13 @@ int h_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
 /* An address handle to the peer's GID (for UD). */
 struct ibv_ah *h_ah(struct h_side *s, const struct h_side *peer);
 
+/* Small shared helpers */
+uint64_t h_now_ms(void);
+/* A device counter by name (droce_dev_xstats), UINT64_MAX if unknown. */
+uint64_t h_xstat(const char *dev, const char *name);
+/* A byte stream that differs for every seed. */
+void h_pattern(uint8_t *p, size_t len, uint32_t seed);
+
 #define H_QKEY 0x11111111u
 
 #endif

@@ -118,27 +118,7 @@ mk_ah(struct h_side *s, const struct h_side *peer)
 /* ------------------------------------------------------------------------- */
 /* Helpers */
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* A byte stream that differs for every seed. */
-static void
-pattern(uint8_t *p, size_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 0x9e3779b9u;
-
-	for (size_t i = 0; i < len; i++) {
-		x = x * 1103515245u + 12345u;
-		p[i] = (uint8_t)(x >> 16);
-	}
-}
-
 static long
 first_diff(const uint8_t *a, const uint8_t *b, size_t n)
 {
@@ -325,7 +305,7 @@ send_sizes(enum ibv_qp_type type)
 			int rc;
 
 			id++;
-			pattern(exp, len, seed);
+			h_pattern(exp, len, seed);
 			memcpy(a->buf + soff, exp, len);
 			memset(b->buf + roff, GUARD_BYTE, rlen + GUARD);
 			TEST_ASSERT_EQ(post_recv_sges(b, &rs, 1, 1000 + id), 0);
@@ -382,7 +362,7 @@ sge_gather_scatter(enum ibv_qp_type type)
 	if (ud)
 		TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
 	for (int i = 0; i < 3; i++) {
-		pattern(a->buf + soff[i], slen[i], 77 + i);
+		h_pattern(a->buf + soff[i], slen[i], 77 + i);
 		memcpy(exp + hdr + total, a->buf + soff[i], slen[i]);
 		ss[i] = sge_of(a, soff[i], slen[i]);
 		total += slen[i];
@@ -443,7 +423,7 @@ inline_send(enum ibv_qp_type type)
 		struct ibv_sge sg = { (uintptr_t)m1, sizeof(m1), 0xdeadbeef };
 		struct ibv_sge rs = sge_of(b, 0, hdr + 256 + GUARD);
 
-		pattern(m1, sizeof(m1), 501);
+		h_pattern(m1, sizeof(m1), 501);
 		memcpy(exp1, m1, sizeof(m1));
 		memset(b->buf, GUARD_BYTE, hdr + 256 + GUARD);
 		TEST_ASSERT_EQ(post_recv_sges(b, &rs, 1, 1), 0);
@@ -463,8 +443,8 @@ inline_send(enum ibv_qp_type type)
 					 { (uintptr_t)m2b, sizeof(m2b), 0x12345678 } };
 		struct ibv_sge rs = sge_of(b, 8192, hdr + 256 + GUARD);
 
-		pattern(m2a, sizeof(m2a), 502);
-		pattern(m2b, sizeof(m2b), 503);
+		h_pattern(m2a, sizeof(m2a), 502);
+		h_pattern(m2b, sizeof(m2b), 503);
 		memcpy(exp2, m2a, sizeof(m2a));
 		memcpy(exp2 + sizeof(m2a), m2b, sizeof(m2b));
 		memset(b->buf + 8192, GUARD_BYTE, hdr + 256 + GUARD);
@@ -518,7 +498,7 @@ rdma_write(enum ibv_qp_type type)
 			struct ibv_wc sw, rw;
 
 			id++;
-			pattern(exp, len, 9000 + id);
+			h_pattern(exp, len, 9000 + id);
 			memcpy(a->buf + soff, exp, len);
 			memset(b->buf, GUARD_BYTE, toff + len + GUARD);
 			memset(b->buf + rbuf, 0x5a, 64);
@@ -648,7 +628,7 @@ test_rc_stream_20000(void)
 	struct ibv_wc wc[32];
 
 	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, false), 0);
-	t0 = last = now_ms();
+	t0 = last = h_now_ms();
 	while (dr < S_NMSG || ds < S_NMSG) {
 		bool moved = false;
 		int n;
@@ -663,7 +643,7 @@ test_rc_stream_20000(void)
 		while (ps < S_NMSG && ps - ds < S_DEPTH && ps < pr) {
 			uint32_t slot = ps % S_DEPTH;
 
-			pattern(a->buf + slot * S_SLOT, stream_len(ps), ps);
+			h_pattern(a->buf + slot * S_SLOT, stream_len(ps), ps);
 			TEST_ASSERT_EQ(h_post_send(a, IBV_WR_SEND, slot * S_SLOT, stream_len(ps), ps,
 						   IBV_SEND_SIGNALED), 0);
 			ps++;
@@ -679,7 +659,7 @@ test_rc_stream_20000(void)
 			TEST_ASSERT_EQ(wc[i].wr_id, dr);	/* every message once, in order */
 			TEST_ASSERT_EQ(wc[i].opcode, IBV_WC_RECV);
 			TEST_ASSERT_EQ(wc[i].byte_len, len);
-			pattern(exp, len, dr);
+			h_pattern(exp, len, dr);
 			ASSERT_BYTES(b->buf + (dr % S_DEPTH) * S_SLOT, exp, len);
 			bytes += len;
 			moved = true;
@@ -693,15 +673,15 @@ test_rc_stream_20000(void)
 			moved = true;
 		}
 		if (moved)
-			last = now_ms();
-		TEST_ASSERT(now_ms() - last < 10000,
+			last = h_now_ms();
+		TEST_ASSERT(h_now_ms() - last < 10000,
 			    "stalled 10 s: sends posted %u done %u, receives posted %u done %u",
 			    ps, ds, pr, dr);
 	}
 	ASSERT_QUIET(b->rcq, 10);
 	ASSERT_QUIET(a->scq, 10);
 	printf("# stream: %u messages, %.1f MB in %.2f s\n", S_NMSG, bytes / 1e6,
-	       (now_ms() - t0) / 1e3);
+	       (h_now_ms() - t0) / 1e3);
 	return TEST_SUCCESS;
 }
 
@@ -732,7 +712,7 @@ test_rc_loopback_one_device(void)
 			struct h_side *s = dir ? b : a, *r = dir ? a : b;
 			struct ibv_sge ss = sge_of(s, 11, len), rs = sge_of(r, 13, len + GUARD);
 
-			pattern(exp, len, 4242 + len + dir);
+			h_pattern(exp, len, 4242 + len + dir);
 			memcpy(s->buf + 11, exp, len);
 			memset(r->buf + 13, GUARD_BYTE, len + GUARD);
 			TEST_ASSERT_EQ(post_recv_sges(r, &rs, 1, 70 + k), 0);
@@ -753,7 +733,7 @@ test_rc_loopback_one_device(void)
 	}
 	free(exp);
 	/* and an RDMA WRITE of several packets */
-	pattern(a->buf + 1, 5000, 31337);
+	h_pattern(a->buf + 1, 5000, 31337);
 	memset(b->buf + 100003, 0, 5000 + GUARD);
 	TEST_ASSERT_EQ(post_write(a, 1, 5000, b, 100003, 99, false, 0), 0);
 	POLL1(a->scq, sw);
@@ -777,7 +757,7 @@ test_ud_loopback_one_device(void)
 
 	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, true), 0);
 	TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
-	pattern(exp, sizeof(exp), 6060);
+	h_pattern(exp, sizeof(exp), 6060);
 	memcpy(a->buf, exp, sizeof(exp));
 	memset(b->buf, GUARD_BYTE, 40 + 4096 + GUARD);
 	ss = sge_of(a, 0, 4096);
@@ -819,7 +799,7 @@ psn_wrap(enum ibv_qp_type type)
 		TEST_ASSERT_EQ(h_post_recv(b, i * 4096, 4096, i), 0);
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		pattern(a->buf + i * 4096, len, 700 + i);
+		h_pattern(a->buf + i * 4096, len, 700 + i);
 		TEST_ASSERT_EQ(h_post_send(a, IBV_WR_SEND, i * 4096, len, i, 0), 0);
 	}
 	TEST_ASSERT_EQ(h_poll(b->rcq, wc, n, 10000), n);
@@ -827,7 +807,7 @@ psn_wrap(enum ibv_qp_type type)
 		ASSERT_STATUS(wc[i], IBV_WC_SUCCESS);
 		TEST_ASSERT_EQ(wc[i].wr_id, i);
 		TEST_ASSERT_EQ(wc[i].byte_len, len);
-		pattern(exp, len, 700 + i);
+		h_pattern(exp, len, 700 + i);
 		ASSERT_BYTES(b->buf + i * 4096, exp, len);
 	}
 	TEST_ASSERT_EQ(h_poll(a->scq, wc, n, 10000), n);
@@ -836,7 +816,7 @@ psn_wrap(enum ibv_qp_type type)
 		TEST_ASSERT_EQ(wc[i].wr_id, i);
 	}
 	/* an RDMA WRITE after the wrap lands too */
-	pattern(a->buf, 5000, 5151);
+	h_pattern(a->buf, 5000, 5151);
 	TEST_ASSERT_EQ(post_write(a, 0, 5000, b, 200000, 1000, false, 0), 0);
 	TEST_ASSERT_EQ(h_poll(a->scq, wc, 1, WC_MS), 1);
 	ASSERT_STATUS(wc[0], IBV_WC_SUCCESS);
@@ -878,12 +858,12 @@ rnr_once(uint32_t len)
 
 	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, false), 0);
 	naks0 = rnr_naks("droce1");
-	pattern(exp, len, 808 + len);
+	h_pattern(exp, len, 808 + len);
 	memcpy(a->buf, exp, len);
 	TEST_ASSERT_EQ(h_post_send(a, IBV_WR_SEND, 0, len, 5, 0), 0);
 	/* 50 ms with no receive WQE: nothing may complete, RNR NAKs go out */
-	t = now_ms();
-	while (now_ms() - t < 50) {
+	t = h_now_ms();
+	while (h_now_ms() - t < 50) {
 		ASSERT_QUIET(a->scq, 1);
 		ASSERT_QUIET(b->rcq, 1);
 	}
@@ -943,8 +923,8 @@ uc_aborted_message(bool iova)
 	rx0 = rx_pkts("droce1");
 	TEST_ASSERT_EQ(h_post_send(a, IBV_WR_SEND, 0, MIB, 10, 0), 0);
 	/* the FIRST packet (and more) reached the receiver */
-	t = now_ms();
-	while (rx_pkts("droce1") < rx0 + 2 && now_ms() - t < WC_MS)
+	t = h_now_ms();
+	while (rx_pkts("droce1") < rx0 + 2 && h_now_ms() - t < WC_MS)
 		ibv_poll_cq(b->rcq, 0, &wc);
 	TEST_ASSERT(rx_pkts("droce1") >= rx0 + 2, "the message never started");
 	TEST_ASSERT_EQ(ibv_modify_qp(a->qp, &ra, IBV_QP_STATE), 0);
@@ -958,8 +938,8 @@ uc_aborted_message(bool iova)
 	while (h_poll(a->scq, &wc, 1, 0) == 1)
 		;
 	TEST_ASSERT_EQ(h_connect(a, b, &o), 0);
-	pattern(m2, sizeof(m2), 2);
-	pattern(m3, sizeof(m3), 3);
+	h_pattern(m2, sizeof(m2), 2);
+	h_pattern(m3, sizeof(m3), 3);
 	memcpy(a->buf, m2, sizeof(m2));
 	memcpy(a->buf + 4096, m3, sizeof(m3));
 	TEST_ASSERT_EQ(h_post_send(a, IBV_WR_SEND, 0, sizeof(m2), 20, 0), 0);
@@ -997,7 +977,7 @@ test_rc_mr_iova(void)
 	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, false), 0);
 	TEST_ASSERT((ma = mk_iova_mr(a, ia)) != NULL, "reg_mr_iova");
 	TEST_ASSERT((mb = mk_iova_mr(b, ib)) != NULL, "reg_mr_iova");
-	pattern(a->buf + 1001, 5000, 123);
+	h_pattern(a->buf + 1001, 5000, 123);
 	memset(b->buf, 0, 65536);
 	ss = (struct ibv_sge){ ia + 1001, 5000, ma->lkey };
 	rs = (struct ibv_sge){ ib + 3, 8000, mb->lkey };

@@ -13,28 +13,6 @@
 #include "droce_test.h"
 #include "harness.h"
 
-static double
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static uint64_t
-xstat(const char *dev, const char *name)
-{
-	const char *names[64];
-	uint64_t v[64];
-	int n = droce_dev_xstats(dev, names, v, 64);
-
-	for (int i = 0; i < n && i < 64; i++)
-		if (strcmp(names[i], name) == 0)
-			return v[i];
-	return UINT64_MAX;
-}
-
 /* droce1 disappears mid-stream: RETRY_EXC_ERR within timeout x retries, the rest flush. */
 static int
 test_vanished_peer_gives_retry_exc_err_then_flush(void)
@@ -56,12 +34,12 @@ test_vanished_peer_gives_retry_exc_err_then_flush(void)
 	h_side_destroy(&b);
 	ibv_close_device(cb);
 	TEST_ASSERT_EQ(droce_dev_destroy("droce1"), 0);
-	t0 = now_ms();
+	t0 = (double)h_now_ms();
 	for (int i = 0; i < 4; i++)
 		TEST_ASSERT_EQ(h_post_send(&a, IBV_WR_SEND, 0, 2048, 10 + i, IBV_SEND_SIGNALED), 0);
-	while (got < 4 && now_ms() - t0 < 5000)
+	while (got < 4 && (double)h_now_ms() - t0 < 5000)
 		got += h_poll(a.scq, wc + got, 4 - got, 100);
-	dt = now_ms() - t0;
+	dt = (double)h_now_ms() - t0;
 	TEST_ASSERT_EQ(got, 4);
 	TEST_ASSERT_EQ(wc[0].wr_id, 10);
 	TEST_ASSERT_EQ(wc[0].status, IBV_WC_RETRY_EXC_ERR);
@@ -109,10 +87,10 @@ test_rnr_retry_7_succeeds_when_receive_posted_later(void)
 	TEST_ASSERT_EQ(h_pair(&a, &b, &o), 0);
 	memset(a.buf, 'r', 3000);
 	TEST_ASSERT_EQ(h_post_send(&a, IBV_WR_SEND, 0, 3000, 5, IBV_SEND_SIGNALED), 0);
-	t0 = now_ms();
-	while (now_ms() - t0 < 50)
+	t0 = (double)h_now_ms();
+	while ((double)h_now_ms() - t0 < 50)
 		ibv_poll_cq(a.scq, 0, &wc);	/* let RNR NAKs happen */
-	TEST_ASSERT(xstat("droce1", "rnr_naks_sent") > 0, "no RNR NAK was sent");
+	TEST_ASSERT(h_xstat("droce1", "rnr_naks_sent") > 0, "no RNR NAK was sent");
 	TEST_ASSERT_EQ(h_post_recv(&b, 0, 4096, 9), 0);
 	TEST_ASSERT_EQ(h_poll(a.scq, &wc, 1, 3000), 1);
 	TEST_ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
@@ -136,7 +114,7 @@ test_empty_srq_triggers_rnr_then_delivers(void)
 	struct ibv_recv_wr wr = { .wr_id = 44, .num_sge = 1 }, *bad;
 	struct ibv_sge sge;
 	struct ibv_wc wc;
-	uint64_t rnr0 = xstat("droce1", "rnr_naks_sent");
+	uint64_t rnr0 = h_xstat("droce1", "rnr_naks_sent");
 	double t0;
 
 	TEST_ASSERT(cb != NULL, "open");
@@ -152,10 +130,10 @@ test_empty_srq_triggers_rnr_then_delivers(void)
 	o.srq = NULL;
 	TEST_ASSERT_EQ(h_connect(&a, &b, &o), 0);
 	TEST_ASSERT_EQ(h_post_send(&a, IBV_WR_SEND, 0, 64, 1, IBV_SEND_SIGNALED), 0);
-	t0 = now_ms();
-	while (now_ms() - t0 < 30)
+	t0 = (double)h_now_ms();
+	while ((double)h_now_ms() - t0 < 30)
 		ibv_poll_cq(a.scq, 0, &wc);
-	TEST_ASSERT(xstat("droce1", "rnr_naks_sent") > rnr0, "empty SRQ sent no RNR NAK");
+	TEST_ASSERT(h_xstat("droce1", "rnr_naks_sent") > rnr0, "empty SRQ sent no RNR NAK");
 	/* SRQ buffers must be in the SRQ's PD: register b.buf there */
 	{
 		struct ibv_mr *mr = ibv_reg_mr(pd, b.buf, 4096, IBV_ACCESS_LOCAL_WRITE);

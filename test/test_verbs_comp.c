@@ -122,26 +122,6 @@ mk_ah(struct h_side *s, const struct h_side *peer)
 /* ------------------------------------------------------------------------- */
 /* Helpers */
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static void
-pattern(uint8_t *p, size_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 0x9e3779b9u;
-
-	for (size_t i = 0; i < len; i++) {
-		x = x * 1103515245u + 12345u;
-		p[i] = (uint8_t)(x >> 16);
-	}
-}
-
 static long
 first_diff(const uint8_t *a, const uint8_t *b, size_t n)
 {
@@ -467,7 +447,7 @@ srq_fill(uint8_t *p, int who, uint32_t seq)
 	uint32_t h[2] = { (uint32_t)who, seq };
 
 	memcpy(p, h, 8);
-	pattern(p + 8, srq_len(who, seq) - 8, (uint32_t)who * 100000u + seq);
+	h_pattern(p + 8, srq_len(who, seq) - 8, (uint32_t)who * 100000u + seq);
 }
 
 static int
@@ -588,14 +568,14 @@ static int test_ud_srq_two_qps(void) { return srq_sharing(IBV_QPT_UD); }
 static int
 get_event(struct ibv_context *c, struct ibv_async_event *ev, int ms)
 {
-	uint64_t t0 = now_ms();
+	uint64_t t0 = h_now_ms();
 
 	do {
 		if (ibv_get_async_event(c, ev) == 0)
 			return 0;
 		if (errno != EAGAIN)
 			return -1;
-	} while (now_ms() - t0 < (uint64_t)ms);
+	} while (h_now_ms() - t0 < (uint64_t)ms);
 	return -1;
 }
 
@@ -830,7 +810,7 @@ ud_grh(bool imm)
 	TEST_ASSERT_EQ(mk_pair(&a, &b, &o), 0);
 	TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
 	memset(b->buf, 0xee, 40 + len + GUARD);
-	pattern(exp, len, 99);
+	h_pattern(exp, len, 99);
 	memcpy(a->buf, exp, len);
 	TEST_ASSERT_EQ(h_post_recv(b, 0, 40 + len + GUARD, 5), 0);
 	TEST_ASSERT_EQ(post_send1(a->qp, imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, BUF(a, 0), len,
@@ -870,19 +850,6 @@ ud_grh(bool imm)
 static int test_ud_grh_send(void) { return ud_grh(false); }
 static int test_ud_grh_send_with_imm(void) { return ud_grh(true); }
 
-static uint64_t
-xstat(const char *dev, const char *name)
-{
-	const char *names[64];
-	uint64_t vals[64];
-	int n = droce_dev_xstats(dev, names, vals, 64);
-
-	for (int i = 0; i < n && i < 64; i++)
-		if (strcmp(names[i], name) == 0)
-			return vals[i];
-	return UINT64_MAX;
-}
-
 static int
 test_ud_wrong_qkey_dropped(void)
 {
@@ -895,19 +862,19 @@ test_ud_wrong_qkey_dropped(void)
 
 	TEST_ASSERT_EQ(mk_pair(&a, &b, &o), 0);
 	TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
-	drops0 = xstat("droce1", "rx_drop_bad_qkey");
+	drops0 = h_xstat("droce1", "rx_drop_bad_qkey");
 	TEST_ASSERT(drops0 != UINT64_MAX, "no rx_drop_bad_qkey counter");
 	memset(b->buf, 0, 4096);
 	TEST_ASSERT_EQ(h_post_recv(b, 0, 40 + 200, 7), 0);
-	pattern(a->buf, 100, 1);
+	h_pattern(a->buf, 100, 1);
 	TEST_ASSERT_EQ(post_send1(a->qp, IBV_WR_SEND, BUF(a, 0), 100, a->mr->lkey, 1, 0, 0, ah,
 				  b->qp->qp_num, 0x22222222), 0);
 	POLL1(a->scq, wc);
 	ASSERT_STATUS(wc, IBV_WC_SUCCESS);	/* UD: the requester does not know */
 	ASSERT_QUIET(b->rcq, QUIET_MS);
-	TEST_ASSERT_EQ(xstat("droce1", "rx_drop_bad_qkey"), drops0 + 1);
+	TEST_ASSERT_EQ(h_xstat("droce1", "rx_drop_bad_qkey"), drops0 + 1);
 	/* the next good message lands in the same WQE */
-	pattern(good, sizeof(good), 2);
+	h_pattern(good, sizeof(good), 2);
 	memcpy(a->buf + 4096, good, sizeof(good));
 	TEST_ASSERT_EQ(post_send1(a->qp, IBV_WR_SEND, BUF(a, 4096), sizeof(good), a->mr->lkey, 2,
 				  0, 0, ah, b->qp->qp_num, H_QKEY), 0);
@@ -937,7 +904,7 @@ test_ud_short_buffer_loc_len_err(void)
 	/* WQE 1 holds 40 + 99 bytes: one short of a 100-byte message */
 	TEST_ASSERT_EQ(h_post_recv(b, 0, 40 + 99, 1), 0);
 	TEST_ASSERT_EQ(h_post_recv(b, 4096, 40 + 200, 2), 0);
-	pattern(a->buf, 100, 11);
+	h_pattern(a->buf, 100, 11);
 	TEST_ASSERT_EQ(post_send1(a->qp, IBV_WR_SEND, BUF(a, 0), 100, a->mr->lkey, 11, 0, 0, ah,
 				  b->qp->qp_num, H_QKEY), 0);
 	POLL1(b->rcq, wc);
@@ -947,7 +914,7 @@ test_ud_short_buffer_loc_len_err(void)
 	ASSERT_FILL(b->buf + 40 + 99, GUARD_BYTE, 4096 - 40 - 99);	/* nothing beyond */
 	ASSERT_QUIET(b->rcq, 10);
 	/* the next WQE receives the next message intact */
-	pattern(m2, sizeof(m2), 12);
+	h_pattern(m2, sizeof(m2), 12);
 	memcpy(a->buf + 4096, m2, sizeof(m2));
 	TEST_ASSERT_EQ(post_send1(a->qp, IBV_WR_SEND, BUF(a, 4096), sizeof(m2), a->mr->lkey, 12, 0,
 				  0, ah, b->qp->qp_num, H_QKEY), 0);
@@ -985,7 +952,7 @@ send_lkey_err(enum ibv_qp_type type, enum lkey_fault f)
 		TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
 	for (int i = 0; i < 3; i++)
 		TEST_ASSERT_EQ(h_post_recv(b, i * 4096, 4096, 50 + i), 0);
-	pattern(exp, sizeof(exp), 3);
+	h_pattern(exp, sizeof(exp), 3);
 	memcpy(a->buf, exp, sizeof(exp));
 	for (int i = 0; i < 3; i++) {
 		sg[i] = (struct ibv_sge){ BUF(a, 0), 100, a->mr->lkey };
@@ -1106,7 +1073,7 @@ rc_len_err(uint32_t rlen, uint32_t slen)
 	memset(b->buf, GUARD_BYTE, 2 * 8192);
 	TEST_ASSERT_EQ(h_post_recv(b, 0, rlen, 1), 0);
 	TEST_ASSERT_EQ(h_post_recv(b, 8192, rlen, 2), 0);
-	pattern(a->buf, slen, 5);
+	h_pattern(a->buf, slen, 5);
 	TEST_ASSERT_EQ(h_post_send(a, IBV_WR_SEND, 0, slen, 10, 0), 0);
 	TEST_ASSERT_EQ(h_post_send(a, IBV_WR_SEND, 0, 1, 11, 0), 0);
 	POLL1(b->rcq, wc);
@@ -1149,7 +1116,7 @@ success_fields(enum ibv_qp_type type)
 	TEST_ASSERT_EQ(mk_pair(&a, &b, &o), 0);
 	for (int i = 0; i < 4; i++)
 		TEST_ASSERT_EQ(h_post_recv(b, i * 8192, 8192, 21 + i), 0);
-	pattern(a->buf, 8192, 17);
+	h_pattern(a->buf, 8192, 17);
 
 	/* unsignaled SEND: no send completion; the signaled one behind it has one */
 	TEST_ASSERT_EQ(h_post_send(a, IBV_WR_SEND, 0, 300, 1, 0), 0);
