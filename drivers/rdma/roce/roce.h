@@ -230,6 +230,8 @@ struct roce_qp_eng {
 	uint8_t *w_host;		/* RDMA WRITE in progress: next byte */
 	uint32_t w_left;		/* bytes of the RETH length still due */
 	uint32_t w_len;			/* the RETH length */
+	uint32_t w_rkey;		/* the RETH R_Key and VA, checked again per packet */
+	uint64_t w_va;
 	uint32_t una;			/* oldest unacknowledged PSN */
 	uint32_t rd_gap_psn;		/* 1 + the READ response PSN last asked for again */
 	/* responder: READ responses and atomic replies owed, in PSN order */
@@ -238,6 +240,8 @@ struct roce_qp_eng {
 		uint32_t left;		/* READ: bytes left */
 		uint32_t psn;		/* next response PSN */
 		uint32_t first_psn;
+		uint32_t rkey;		/* READ: checked again per response */
+		uint64_t va;		/* READ: next byte to send */
 		uint8_t atomic;
 		uint64_t orig;		/* atomic: value before the operation */
 	} rd[DROCE_MAX_RD_ATOMIC];

@@ -157,9 +157,12 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	uint32_t off;
 
 	ack_upto(dev, qp, psn_add(pkt->psn, -1), false);
-	if (e->win_head == e->win_cur)
+	if (e->win_head == e->win_cur) {
+		dev->stats.rx_drop_seq++;	/* no READ or atomic outstanding */
 		return;
+	}
 	if (pkt->psn != e->una) {
+		dev->stats.rx_drop_seq++;
 		/* a response is missing: ask again from it, once per gap */
 		if (psn_cmp(pkt->psn, e->una) > 0 && e->rd_gap_psn != e->una + 1) {
 			e->rd_gap_psn = e->una + 1;
@@ -169,13 +172,17 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		return;
 	}
 	w = e->win[e->win_head % qp->sq.size];
-	if (!is_rd_atomic(w) || psn_cmp(pkt->psn, w->last_psn) > 0)
+	if (!is_rd_atomic(w) || psn_cmp(pkt->psn, w->last_psn) > 0) {
+		dev->stats.rx_drop_seq++;	/* not a response to what is at this PSN */
 		return;
+	}
 	if (pkt->opcode == IBV_OPCODE_RC_ATOMIC_ACKNOWLEDGE) {
 		uint64_t orig = atmack_orig((const struct roce_atmack *)(pkt->ext + ROCE_AETH_LEN));
 
-		if (w->opcode == IBV_WR_RDMA_READ)
+		if (w->opcode == IBV_WR_RDMA_READ) {
+			dev->stats.rx_drop_seq++;
 			return;
+		}
 		roce_copy_to_sge(w->sge, w->num_sge, 0, (const uint8_t *)&orig, sizeof(orig));
 	} else {
 		bool last = pkt->psn == w->last_psn;
@@ -223,10 +230,21 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		return;
 	}
 	/* a response for a PSN not sent, or older than what is acknowledged: stale */
-	if (psn_cmp(pkt->psn, e->psn) >= 0 || psn_cmp(pkt->psn, psn_add(e->una, -1)) < 0)
+	if (psn_cmp(pkt->psn, e->psn) >= 0 || psn_cmp(pkt->psn, psn_add(e->una, -1)) < 0) {
+		dev->stats.rx_drop_seq++;
 		return;
+	}
 	aeth = (const struct roce_aeth *)pkt->ext;
 	syn = (pkt->opf & ROCE_OPF_AETH) ? aeth_syn(aeth) : AETH_ACK;
+	/*
+	 * Only an ACK may repeat the last acknowledged PSN (una - 1); a NAK or
+	 * RNR NAK names an unacknowledged request, else it is a ghost.
+	 */
+	if (((syn & AETH_TYPE_MASK) == AETH_NAK || (syn & AETH_TYPE_MASK) == AETH_RNR_NAK) &&
+	    psn_cmp(pkt->psn, e->una) < 0) {
+		dev->stats.rx_drop_seq++;
+		return;
+	}
 	if (pkt->opcode != IBV_OPCODE_RC_ACKNOWLEDGE && (syn & AETH_TYPE_MASK) == AETH_ACK) {
 		rd_response(dev, qp, pkt);
 		return;

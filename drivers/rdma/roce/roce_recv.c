@@ -13,6 +13,8 @@ static struct rte_mbuf *
 linearize(struct roce_dev *dev, struct rte_mbuf *m)
 {
 	struct rte_mbuf *n;
+	const void *src;
+	void *dst;
 
 	if (likely(m->nb_segs == 1))
 		return m;
@@ -23,7 +25,11 @@ linearize(struct roce_dev *dev, struct rte_mbuf *m)
 		dev->stats.rx_drop_truncated++;
 		return NULL;
 	}
-	rte_pktmbuf_read(m, 0, m->pkt_len, rte_pktmbuf_append(n, m->pkt_len));
+	dst = rte_pktmbuf_append(n, m->pkt_len);
+	/* a chain whose data all sits in the first segment is not copied to dst */
+	src = rte_pktmbuf_read(m, 0, m->pkt_len, dst);
+	if (src != dst)
+		memcpy(dst, src, m->pkt_len);
 	rte_pktmbuf_free(m);
 	return n;
 }

@@ -108,6 +108,8 @@ static void
 nak_fatal(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn)
 {
 	dev->stats.naks_sent++;
+	/* the NAK acknowledges everything before it; no ACK may follow it */
+	qp->e.ack_pending = 0;
 	send_aeth(dev, qp, pkt->psn, syn);
 	roce_qp_to_err(dev, qp);
 }
@@ -185,6 +187,12 @@ read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool du
 	struct roce_rd_job *j;
 	uint8_t *host = NULL;
 
+	/* IBA: a message is at most 2^31 bytes (and the PSN count below stays exact) */
+	if (len > DROCE_MAX_MSG) {
+		if (!dup)
+			req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+		return -EINVAL;
+	}
 	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
 	    (len && roce_mr_check(dev, qp->pd, reth_rkey(reth), reth_va(reth), len,
 				  IBV_ACCESS_REMOTE_READ, &host) != 0)) {
@@ -200,6 +208,8 @@ read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool du
 		return -ENOSPC;
 	}
 	j->host = host;
+	j->rkey = reth_rkey(reth);
+	j->va = reth_va(reth);
 	j->left = len;
 	j->psn = pkt->psn;
 	j->first_psn = pkt->psn;
@@ -306,6 +316,15 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			const struct roce_opcode_info *oi = &roce_opcode_tbl[op];
 			uint32_t pad = -pay & 3;
 
+			/* the MR may have been deregistered since the request */
+			if (pay != 0 && roce_mr_check(dev, qp->pd, j->rkey, j->va, pay,
+						      IBV_ACCESS_REMOTE_READ, &j->host) != 0) {
+				e->rd_head = e->rd_tail;
+				dev->stats.naks_sent++;
+				send_aeth(dev, qp, j->psn, AETH_NAK_REM_ACC);
+				roce_qp_to_err(dev, qp);
+				return;
+			}
 			m = roce_pkt_alloc(dev);
 			if (m == NULL)
 				return;
@@ -321,6 +340,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 				return;
 			budget--;
 			j->host += pay;
+			j->va += pay;
 			j->left -= pay;
 			j->psn = psn_add(j->psn, 1);
 			if (last) {
@@ -411,6 +431,7 @@ rnr(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		send_aeth(dev, qp, pkt->psn, AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
 	} else {
 		dev->stats.rx_drop_no_wqe++;
+		abort_msg(qp);		/* a LAST must not leave the message open */
 		qp->e.drop_msg = !(pkt->opf & ROCE_OPF_LAST);
 		qp->e.epsn = psn_add(pkt->psn, 1);
 	}
@@ -480,10 +501,19 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			return -EACCES;
 		}
 		e->w_len = e->w_left = reth_len(reth);
+		e->w_rkey = reth_rkey(reth);
+		e->w_va = reth_va(reth);
 	}
 	if (pkt->paylen > e->w_left) {
 		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 		return -EINVAL;
+	}
+	/* the MR may have been deregistered since the first packet */
+	if (!(pkt->opf & ROCE_OPF_FIRST) && pkt->paylen != 0 &&
+	    roce_mr_check(dev, qp->pd, e->w_rkey, e->w_va + (e->w_len - e->w_left), pkt->paylen,
+			  IBV_ACCESS_REMOTE_WRITE, &e->w_host) != 0) {
+		req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
+		return -EACCES;
 	}
 	if ((pkt->opf & ROCE_OPF_IMMDT) && e->rwqe == NULL && (e->rwqe = get_rwqe(dev, qp)) == NULL) {
 		rnr(dev, qp, pkt);
@@ -493,7 +523,12 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	e->w_host += pkt->paylen;
 	e->w_left -= pkt->paylen;
 	if ((pkt->opf & ROCE_OPF_LAST) && e->w_left != 0) {
-		if (e->rwqe) {
+		/*
+		 * A receive WQE taken for the immediate: RC keeps it, to flush it
+		 * with the QP. UC cannot keep it (its SGEs were never checked, and a
+		 * kept WQE is reused for SEND data unchecked).
+		 */
+		if (e->rwqe && qp->type != IBV_QPT_RC) {
 			put_rwqe(qp, e->rwqe);
 			e->rwqe = NULL;
 		}
