@@ -99,7 +99,8 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned i
 	mr->length = length;
 	mr->host = addr;
 	mr->access = access;
-	mr->key = idx << 8 | ++dev->mr_gen[idx];
+	dev->mr_gen[idx] = (dev->mr_gen[idx] + 1) & ROCE_MR_GEN_MASK;
+	mr->key = idx << ROCE_MR_GEN_BITS | dev->mr_gen[idx];
 	mr->ibmr.context = ibpd->context;
 	mr->ibmr.pd = ibpd;
 	mr->ibmr.addr = addr;
@@ -140,7 +141,7 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
 	struct roce_dev *dev = mr->pd->dev;
 
 	pthread_mutex_lock(&dev->lock);
-	__atomic_store_n(&dev->mr_tbl[mr->key >> 8], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&dev->mr_tbl[mr->key >> ROCE_MR_GEN_BITS], NULL, __ATOMIC_RELEASE);
 	dev->nb_mr--;
 	pthread_mutex_unlock(&dev->lock);
 	roce_dev_quiesce(dev);

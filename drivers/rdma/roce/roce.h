@@ -99,6 +99,11 @@ struct roce_pd {
 	uint32_t pdn;
 };
 
+/* A key's low bits count re-registrations of its slot, so a stale key fails. */
+#define ROCE_MR_GEN_BITS 20
+#define ROCE_MR_GEN_MASK ((1U << ROCE_MR_GEN_BITS) - 1)
+_Static_assert(DROCE_MAX_MR <= 1U << (32 - ROCE_MR_GEN_BITS), "MR index must fit in a key");
+
 struct roce_mr {
 	struct ibv_mr ibmr;
 	struct roce_pd *pd;
@@ -106,7 +111,7 @@ struct roce_mr {
 	uint64_t length;
 	uint8_t *host;		/* host address of iova */
 	int access;
-	uint32_t key;		/* lkey == rkey; index << 8 | generation */
+	uint32_t key;		/* lkey == rkey; index << ROCE_MR_GEN_BITS | generation */
 };
 
 /* --- Work queue entries --- */
@@ -310,8 +315,8 @@ struct roce_dev {
 	uint32_t nb_pd, nb_cq, nb_srq, nb_ah, nb_qp, nb_mr;
 	uint32_t pdn_next;
 	uint32_t ctx_refs;
-	struct roce_mr *mr_tbl[DROCE_MAX_MR];	/* by key >> 8 */
-	uint8_t mr_gen[DROCE_MAX_MR];
+	struct roce_mr *mr_tbl[DROCE_MAX_MR];	/* by key >> ROCE_MR_GEN_BITS */
+	uint32_t mr_gen[DROCE_MAX_MR];
 	/* the facade's async event sink, set while a context is open */
 	void (*async_cb)(struct roce_dev *dev, struct ibv_async_event *ev);
 	void (*comp_cb)(struct roce_cq *cq);	/* an armed CQ got a completion */

@@ -7,7 +7,7 @@
 struct roce_mr *
 roce_mr_lookup(struct roce_dev *dev, uint32_t key)
 {
-	uint32_t idx = key >> 8;
+	uint32_t idx = key >> ROCE_MR_GEN_BITS;
 	struct roce_mr *mr;
 
 	if (unlikely(idx >= DROCE_MAX_MR))
