@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -26,6 +27,33 @@ RTE_LOG_REGISTER(droce_verbs_logtype, lib.verbs, NOTICE);
 static struct droce_device ddevs[DROCE_MAX_DEVS];
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool eal_tried;
+static bool dev_opened;		/* a device was opened: exit_linger() has a reason */
+
+#define DROCE_EXIT_LINGER_MS 100
+
+/*
+ * At the exit of a program whose EAL droce brought up. The frames a device
+ * handed to its port last (a ping-pong's final reply, the ACK of the last
+ * message) reach the peer only if it reads them before the link goes: a
+ * memif peer discards what it has not read when the connection closes,
+ * which happens as this process exits. So stay, and keep the devices still
+ * open moving, DROCE_EXIT_LINGER_MS (default 100) milliseconds first.
+ */
+static void
+exit_linger(void)
+{
+	const char *env = getenv("DROCE_EXIT_LINGER_MS");
+	long ms = env && *env ? strtol(env, NULL, 10) : DROCE_EXIT_LINGER_MS;
+	uint64_t end;
+
+	if (!__atomic_load_n(&dev_opened, __ATOMIC_RELAXED) || ms <= 0)
+		return;
+	end = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * ms;
+	while (rte_get_timer_cycles() < end) {
+		roce_progress();
+		usleep(100);
+	}
+}
 
 /* Bring EAL up from $DROCE_EAL (whitespace-separated arguments). */
 static int
@@ -34,7 +62,7 @@ eal_from_env(void)
 	const char *env = getenv("DROCE_EAL");
 	char *copy, *tok, *save = NULL;
 	char *argv[128];
-	int argc = 0, ret;
+	int argc = 0, ret, out;
 
 	if (env == NULL || *env == '\0') {
 		fprintf(stderr, "droce: no droce device: DROCE_EAL is not set "
@@ -49,13 +77,36 @@ eal_from_env(void)
 	     tok = strtok_r(NULL, " \t\n", &save))
 		argv[argc++] = tok;
 	argv[argc] = NULL;
+	/*
+	 * The program's stdout is its own (ibv_devices, ibv_devinfo, the
+	 * pingpongs print results there): EAL and droce log to stderr, and
+	 * what EAL prints during init (its usage on a bad argument) goes there
+	 * too. Only when droce brings EAL up; a DPDK program keeps its own
+	 * log stream.
+	 */
+	if (rte_lcore_count() == 0)
+		rte_openlog_stream(stderr);
+	fflush(stdout);
+	out = dup(STDOUT_FILENO);
+	if (out >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		close(out);
+		out = -1;
+	}
 	ret = rte_eal_init(argc, argv);
+	if (out >= 0) {
+		fflush(stdout);
+		dup2(out, STDOUT_FILENO);
+		close(out);
+	}
 	/* EAL keeps pointers into argv: the copy stays allocated */
 	if (ret < 0 && rte_errno != EALREADY) {
+		/* some EAL failures leave rte_errno 0 ("Cannot init config") */
 		fprintf(stderr, "droce: EAL initialisation from DROCE_EAL failed: %s\n",
-			rte_strerror(rte_errno));
+			rte_errno ? rte_strerror(rte_errno) : "see the EAL messages above");
 		return -(rte_errno ? rte_errno : EINVAL);
 	}
+	if (ret >= 0)
+		atexit(exit_linger);
 	return 0;
 }
 
@@ -75,8 +126,8 @@ ibv_get_device_list(int *num_devices)
 			pthread_mutex_unlock(&list_lock);
 			if (num_devices)
 				*num_devices = 0;
-			errno = -ret;
 			list = calloc(1, sizeof(*list));
+			errno = list ? -ret : ENOMEM;
 			return list;
 		}
 	}
@@ -84,7 +135,6 @@ ibv_get_device_list(int *num_devices)
 	if (n == 0) {
 		fprintf(stderr, "droce: no droce device was probed (is there a --vdev=droce0,ethdev=...,ip=... "
 			"and did its probe succeed? see the EAL log)\n");
-		errno = ENODEV;
 	}
 	list = calloc(n + 1, sizeof(*list));
 	if (list == NULL) {
@@ -92,6 +142,8 @@ ibv_get_device_list(int *num_devices)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (n == 0)
+		errno = ENODEV;
 	for (unsigned int i = 0; i < n; i++) {
 		struct roce_dev *rdev = roce_dev_get(i);
 		struct droce_device *d = NULL;
@@ -237,6 +289,7 @@ open_device(struct ibv_device *device)
 	dctx->rdev = d->rdev;
 	dctx->vctx.sz = sizeof(dctx->vctx);
 	dctx->vctx.query_port = droce_query_port;
+	dctx->vctx.query_device_ex = droce_query_device_ex;
 	ctx->abi_compat = (void *)UINTPTR_MAX;
 	ctx->device = device;
 	ctx->cmd_fd = -1;
@@ -266,6 +319,7 @@ open_device(struct ibv_device *device)
 	d->rdev->comp_cb = droce_comp_fire;
 	__atomic_store_n(&d->rdev->async_cb, droce_async_raise, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&d->rdev->lock);
+	__atomic_store_n(&dev_opened, true, __ATOMIC_RELAXED);
 	return ctx;
 
 err_free_ring:
@@ -360,6 +414,33 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_pkeys = DROCE_PKEY_TBL_LEN;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = 1;
+	return 0;
+}
+
+/*
+ * verbs_context op behind the ibv_query_device_ex() inline: the basic
+ * attributes, and none of the extended capabilities (no ODP, timestamps,
+ * TSO, RSS, packet pacing, tag matching, CQ moderation or device memory).
+ */
+int
+droce_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+		      struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex a;
+	int ret;
+
+	if (input && input->comp_mask)
+		return EINVAL;
+	if (attr_size < sizeof(a.orig_attr))
+		return EINVAL;
+	memset(&a, 0, sizeof(a));
+	ret = ibv_query_device(context, &a.orig_attr);
+	if (ret)
+		return ret;
+	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
+	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
+	memset(attr, 0, attr_size);
+	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	return 0;
 }
 

@@ -46,6 +46,9 @@ verbs_progress(struct roce_dev *dev)
 /* verbs_device.c */
 void droce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev);
 int droce_eventfd_wait(int fd, struct roce_dev *dev, int (*ready)(void *), void *arg);
+int droce_query_device_ex(struct ibv_context *context,
+			  const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *attr, size_t attr_size);
 
 struct roce_ah {
 	struct ibv_ah ibah;
