@@ -22,6 +22,7 @@
 #include "droce.h"
 #include "droce_test.h"
 #include "harness.h"
+#include "verbs_assert.h"
 
 #define WC_MS		5000	/* wait for one expected completion */
 #define QUIET_MS	50	/* window in which no completion may appear */
@@ -121,57 +122,6 @@ mk_ah(struct h_side *s, const struct h_side *peer)
 
 /* ------------------------------------------------------------------------- */
 /* Helpers */
-
-static long
-first_diff(const uint8_t *a, const uint8_t *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return (long)i;
-	return -1;
-}
-
-#define ASSERT_BYTES(got, exp, n) do { \
-	const uint8_t *_g = (const uint8_t *)(got), *_e = (const uint8_t *)(exp); \
-	long _d = first_diff(_g, _e, (n)); \
-	if (_d >= 0) { \
-		fprintf(stderr, "  FAIL %s:%d: %s differs from %s at byte %ld of %zu: " \
-			"0x%02x != 0x%02x\n", __FILE__, __LINE__, #got, #exp, _d, \
-			(size_t)(n), _g[_d], _e[_d]); \
-		return TEST_FAILED; \
-	} \
-} while (0)
-
-#define ASSERT_FILL(p, v, n) do { \
-	const uint8_t *_p = (const uint8_t *)(p); \
-	for (size_t _i = 0; _i < (size_t)(n); _i++) \
-		if (_p[_i] != (uint8_t)(v)) { \
-			fprintf(stderr, "  FAIL %s:%d: %s[%zu] = 0x%02x, expected 0x%02x\n", \
-				__FILE__, __LINE__, #p, _i, _p[_i], (unsigned int)(uint8_t)(v)); \
-			return TEST_FAILED; \
-		} \
-} while (0)
-
-#define ASSERT_STATUS(wc, st) do { \
-	if ((wc).status != (st)) { \
-		fprintf(stderr, "  FAIL %s:%d: wr_id %" PRIu64 " status %s (%d), expected %s\n", \
-			__FILE__, __LINE__, (uint64_t)(wc).wr_id, \
-			ibv_wc_status_str((wc).status), (wc).status, ibv_wc_status_str(st)); \
-		return TEST_FAILED; \
-	} \
-} while (0)
-
-#define POLL1(cq, wc) do { \
-	int _n = h_poll((cq), &(wc), 1, WC_MS); \
-	TEST_ASSERT(_n == 1, "no completion on " #cq " within %d ms (got %d)", WC_MS, _n); \
-} while (0)
-
-#define ASSERT_QUIET(cq, ms) do { \
-	struct ibv_wc _w; \
-	int _n = h_poll((cq), &_w, 1, (ms)); \
-	TEST_ASSERT(_n == 0, "unexpected completion on " #cq ": wr_id %" PRIu64 " status %s", \
-		    (uint64_t)_w.wr_id, ibv_wc_status_str(_w.status)); \
-} while (0)
 
 static enum ibv_qp_state
 qp_state(struct ibv_qp *qp)
