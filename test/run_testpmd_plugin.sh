@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The droce PMD, built as a plugin, loads into Debian's unmodified dpdk-testpmd
 # with -d, probes on a net_ring port and owns it (testpmd leaves it alone).
-# $1: path of librte_rdma_roce.so
+# net_impair, as a plugin too, wraps a testpmd port and drops frames.
+# $1: path of librte_rdma_roce.so, $2 (optional): path of librte_net_impair.so
 set -u
 command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd not installed"; exit 77; }
 # EAL refuses a plugin if any directory on its path is world-writable (as /tmp
@@ -15,6 +16,10 @@ done
 trap 'rm -rf "$dir"' EXIT
 chmod 755 "$dir"
 cp "$1" "$dir/" && plugin=$dir/$(basename "$1")
+impair=""
+if [ -n "${2:-}" ]; then
+	cp "$2" "$dir/" && impair=$dir/$(basename "$2")
+fi
 out=$( (echo "show port summary all"; sleep 1; echo quit) |
 	timeout 60 dpdk-testpmd -d "$plugin" --no-huge -m 256 --no-pci --no-telemetry \
 		--file-prefix=droce-tp-$$ --log-level=pmd.rdma.roce:info \
@@ -38,5 +43,16 @@ bad=$(timeout 60 dpdk-testpmd -d "$plugin" --no-huge -m 256 --no-pci --no-teleme
 	-- -i --total-num-mbufs=4096 </dev/null 2>&1)
 echo "$bad" | grep -q "missing required argument 'ethdev'" ||
 	{ echo "FAIL: missing ethdev devarg not reported"; rc=1; }
-[ $rc = 0 ] && echo "ok: plugin probes in dpdk-testpmd, owns its port, rejects bad devargs"
+# the fault injector is usable from testpmd too: it wraps a port and counts
+if [ -n "$impair" ]; then
+	out=$( (echo "start tx_first"; sleep 1; echo "stop"; echo "show port xstats 1"; sleep 1; echo quit) |
+		timeout 60 dpdk-testpmd -d "$impair" --no-huge -m 256 --no-pci --no-telemetry \
+			--file-prefix=droce-tpi-$$ --vdev=net_ring0 \
+			--vdev=net_impair0,ethdev=net_ring0,drop=0.5,seed=3 \
+			-- -i --total-num-mbufs=4096 2>&1)
+	d=$(echo "$out" | sed -n 's/^ *impair_dropped: *\([0-9]*\).*/\1/p' | head -n1)
+	[ -n "$d" ] && [ "$d" -gt 0 ] ||
+		{ echo "FAIL: net_impair in testpmd dropped nothing (xstats: ${d:-none})"; rc=1; }
+fi
+[ $rc = 0 ] && echo "ok: plugin probes in dpdk-testpmd, owns its port, rejects bad devargs; net_impair drops ${d:-?} frames in testpmd"
 exit $rc
