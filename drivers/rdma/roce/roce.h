@@ -40,6 +40,12 @@ struct roce_dev;
 struct roce_cq;
 struct roce_qp;
 struct roce_srq;
+
+/*
+ * Owed READ responses / atomic replies: up to max_dest_rd_atomic new requests,
+ * plus as many re-executions of duplicates, which never crowd out new ones.
+ */
+#define ROCE_RD_JOBS	(2 * DROCE_MAX_RD_ATOMIC)
 struct roce_pd;
 
 /* Drop and error counters, by cause; written by the engine only. */
@@ -248,9 +254,11 @@ struct roce_qp_eng {
 		uint32_t rkey;		/* READ: checked again per response */
 		uint64_t va;		/* READ: next byte to send */
 		uint8_t atomic;
+		uint8_t dup;		/* re-execution of a duplicate request */
 		uint64_t orig;		/* atomic: value before the operation */
-	} rd[DROCE_MAX_RD_ATOMIC];
+	} rd[ROCE_RD_JOBS];
 	uint32_t rd_head, rd_tail;	/* free-running */
+	uint32_t rd_ndup;		/* queued jobs that are re-executions */
 	/* atomic replay cache (IBA 9.7.5.1.3: a duplicate atomic is not re-executed) */
 	struct {
 		uint32_t psn;

@@ -167,15 +167,27 @@ ud_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 static void req_error(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn);
 
 static struct roce_rd_job *
-rd_push(struct roce_qp *qp)
+rd_push(struct roce_qp *qp, bool dup)
 {
 	struct roce_qp_eng *e = &qp->e;
-
 	uint32_t max = qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1;
+	uint32_t queued = e->rd_tail - e->rd_head;
+	struct roce_rd_job *j;
 
-	if (e->rd_tail - e->rd_head >= RTE_MIN(max, (uint32_t)DROCE_MAX_RD_ATOMIC))
-		return NULL;
-	return &e->rd[e->rd_tail++ % DROCE_MAX_RD_ATOMIC];
+	if (dup ? e->rd_ndup >= DROCE_MAX_RD_ATOMIC :
+	    queued - e->rd_ndup >= RTE_MIN(max, (uint32_t)DROCE_MAX_RD_ATOMIC))
+		return NULL;	/* a dropped duplicate is asked for again */
+	j = &e->rd[e->rd_tail++ % ROCE_RD_JOBS];
+	j->dup = dup;
+	e->rd_ndup += dup;
+	return j;
+}
+
+static inline void
+rd_pop(struct roce_qp_eng *e)
+{
+	e->rd_ndup -= e->rd[e->rd_head % ROCE_RD_JOBS].dup;
+	e->rd_head++;
 }
 
 /* RDMA READ request (new, or a duplicate to execute again). 0 or -errno. */
@@ -200,7 +212,7 @@ read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool du
 			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 		return -EACCES;
 	}
-	j = rd_push(qp);
+	j = rd_push(qp, dup);
 	if (j == NULL) {
 		/* more outstanding READs/atomics than max_dest_rd_atomic */
 		if (!dup)
@@ -236,7 +248,7 @@ atomic_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 		return -EINVAL;
 	}
-	j = rd_push(qp);
+	j = rd_push(qp, false);
 	if (j == NULL) {
 		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 		return -ENOSPC;
@@ -266,7 +278,7 @@ atomic_replay(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
 	for (unsigned int i = 0; i < DROCE_MAX_RD_ATOMIC; i++) {
 		if (qp->e.atm[i].valid && qp->e.atm[i].psn == pkt->psn) {
-			struct roce_rd_job *j = rd_push(qp);
+			struct roce_rd_job *j = rd_push(qp, true);
 
 			if (j != NULL) {
 				j->atomic = 1;
@@ -289,7 +301,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 	unsigned int budget = DROCE_BURST;
 
 	while (budget && e->rd_head != e->rd_tail) {
-		struct roce_rd_job *j = &e->rd[e->rd_head % DROCE_MAX_RD_ATOMIC];
+		struct roce_rd_job *j = &e->rd[e->rd_head % ROCE_RD_JOBS];
 		struct rte_mbuf *m;
 		uint8_t *p;
 
@@ -302,7 +314,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 					ROCE_BTH_LEN + ROCE_AETH_LEN), j->orig);
 			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
 				return;
-			e->rd_head++;
+			rd_pop(e);
 			budget--;
 			continue;
 		}
@@ -320,6 +332,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			if (pay != 0 && roce_mr_check(dev, qp->pd, j->rkey, j->va, pay,
 						      IBV_ACCESS_REMOTE_READ, &j->host) != 0) {
 				e->rd_head = e->rd_tail;
+				e->rd_ndup = 0;
 				dev->stats.naks_sent++;
 				send_aeth(dev, qp, j->psn, AETH_NAK_REM_ACC);
 				roce_qp_to_err(dev, qp);
@@ -344,7 +357,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			j->left -= pay;
 			j->psn = psn_add(j->psn, 1);
 			if (last) {
-				e->rd_head++;
+				rd_pop(e);
 				break;
 			}
 		}

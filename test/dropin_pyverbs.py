@@ -1,0 +1,239 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Debian's python3-pyverbs (rdma-core v44's Cython bindings) over the drop-in
+# libibverbs, object API only. run_dropin_pyverbs.sh starts it with
+# LD_LIBRARY_PATH=<build/dropin> and a DROCE_EAL giving one device, droce0,
+# on a net_ring port that loops back to itself, so that two QPs of droce0
+# reach each other through the ring:
+#
+#   RC: PD, MR, CQ, two RC QPs (ibv_create_qp) taken to RTS against each other
+#       through GID 0 (::ffff:<ip>); SEND with and without immediate data,
+#       RDMA WRITE and RDMA READ; every completion successful, bytes compared.
+#   UD: two UD QPs (RTS through QP(pd, init_attr, qp_attr)), an AH on GID 0,
+#       SEND with immediate; the receive buffer holds the 40-byte GRH first.
+#
+# Exit 0 if every step passed, 1 otherwise (the failing step is printed).
+import os
+import sys
+import time
+import traceback
+
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.mr import MR
+from pyverbs.cq import CQ
+from pyverbs.qp import QP, QPInitAttr, QPAttr, QPCap
+from pyverbs.wr import SendWR, RecvWR, SGE
+from pyverbs.addr import AH, AHAttr, GlobalRoute
+import pyverbs.enums as e
+
+DEV = os.environ.get('PYVERBS_DEV', 'droce0')
+PORT = 1
+GID_INDEX = 0
+QKEY = 0x11111111
+SIZE = 4096
+TIMEOUT = 10.0
+step = 'start'
+
+
+def say(*a):
+    print('dropin_pyverbs:', *a, flush=True)
+
+
+def poll(cq, what, n=1):
+    """Poll until n completions arrive; each must be successful."""
+    wcs = []
+    deadline = time.monotonic() + TIMEOUT
+    while len(wcs) < n:
+        npolled, got = cq.poll(num_entries=n - len(wcs))
+        if npolled > 0:
+            wcs.extend(got[:npolled])
+        elif time.monotonic() > deadline:
+            raise RuntimeError('%s: %d of %d completions in %.0f s' % (what, len(wcs), n, TIMEOUT))
+    for wc in wcs:
+        if wc.status != e.IBV_WC_SUCCESS:
+            raise RuntimeError('%s: wr_id %d status %d (%s), opcode %d, vendor_err %d' %
+                               (what, wc.wr_id, wc.status, wc_status_str(wc.status),
+                                wc.opcode, wc.vendor_err))
+    return wcs
+
+
+def wc_status_str(s):
+    names = [k for k in dir(e) if k.startswith('IBV_WC_') and k not in ('IBV_WC_SEND',)
+             and not k.startswith('IBV_WC_EX_') and getattr(e, k) == s
+             and (k.endswith('_ERR') or k in ('IBV_WC_SUCCESS', 'IBV_WC_WR_FLUSH_ERR'))]
+    return names[0] if names else '?'
+
+
+def pattern(seed, n):
+    return bytes((seed + i * 7 + (i >> 8)) & 0xff for i in range(n))
+
+
+def rc_test(ctx, pd, gid):
+    global step
+    access = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
+              e.IBV_ACCESS_REMOTE_READ)
+    step = 'RC: CQ'
+    cqa, cqb = CQ(ctx, 64), CQ(ctx, 64)
+    step = 'RC: MR'
+    mra, mrb = MR(pd, SIZE, access), MR(pd, SIZE, access)
+    cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1)
+    step = 'RC: QP(pd, QPInitAttr) (ibv_create_qp)'
+    qpa = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqa, rcq=cqa, cap=cap, sq_sig_all=1))
+    qpb = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqb, rcq=cqb, cap=cap, sq_sig_all=1))
+    say('RC QPs 0x%x and 0x%x on %s, GID %s' % (qpa.qp_num, qpb.qp_num, DEV, gid))
+    for me, peer, psn_me, psn_peer in ((qpa, qpb, 0x1000, 0x2000), (qpb, qpa, 0x2000, 0x1000)):
+        step = 'RC: modify to INIT'
+        a = QPAttr()
+        a.qp_state = e.IBV_QPS_INIT
+        a.pkey_index = 0
+        a.port_num = PORT
+        a.qp_access_flags = access
+        me.to_init(a)
+        step = 'RC: modify to RTR'
+        a = QPAttr()
+        a.qp_state = e.IBV_QPS_RTR
+        a.path_mtu = e.IBV_MTU_1024
+        a.dest_qp_num = peer.qp_num
+        a.rq_psn = psn_peer
+        a.max_dest_rd_atomic = 4
+        a.min_rnr_timer = 12
+        a.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=GID_INDEX, hop_limit=64),
+                           is_global=1, port_num=PORT)
+        me.to_rtr(a)
+        step = 'RC: modify to RTS'
+        a = QPAttr()
+        a.qp_state = e.IBV_QPS_RTS
+        a.timeout = 14
+        a.retry_cnt = 7
+        a.rnr_retry = 7
+        a.sq_psn = psn_me
+        a.max_rd_atomic = 4
+        me.to_rts(a)
+
+    # SEND (4096 B: four 1024-byte packets) and SEND with immediate (1 B).
+    # pyverbs passes imm_data through as the raw __be32 both ways.
+    for n, imm in ((SIZE, None), (1, 0x12345678), (1000, None)):
+        step = 'RC: SEND %d B%s' % (n, ' with immediate' if imm is not None else '')
+        data = pattern(n & 0xff, n)
+        mra.write(data, n)
+        mrb.write(b'\0' * SIZE, SIZE)
+        qpb.post_recv(RecvWR(wr_id=1, num_sge=1, sg=[SGE(mrb.buf, SIZE, mrb.lkey)]))
+        op = e.IBV_WR_SEND if imm is None else e.IBV_WR_SEND_WITH_IMM
+        wr = SendWR(wr_id=2, opcode=op, num_sge=1, sg=[SGE(mra.buf, n, mra.lkey)],
+                    send_flags=e.IBV_SEND_SIGNALED, imm_data=imm or 0)
+        qpa.post_send(wr)
+        poll(cqa, step + ' (send completion)')
+        wc, = poll(cqb, step + ' (receive completion)')
+        if wc.byte_len != n:
+            raise RuntimeError('%s: receive byte_len %d' % (step, wc.byte_len))
+        if imm is not None:
+            if not wc.wc_flags & e.IBV_WC_WITH_IMM or wc.imm_data != imm:
+                raise RuntimeError('%s: wc_flags 0x%x imm_data 0x%x' % (step, wc.wc_flags, wc.imm_data))
+        got = mrb.read(n, 0)
+        if got != data:
+            raise RuntimeError('%s: received bytes differ' % step)
+        say('ok   %s: %d bytes, wc opcode %d' % (step, wc.byte_len, wc.opcode))
+
+    # RDMA WRITE a -> b, then RDMA READ b -> a
+    step = 'RC: RDMA WRITE 3000 B'
+    data = pattern(0x5a, 3000)
+    mra.write(data, 3000)
+    mrb.write(b'\0' * SIZE, SIZE)
+    wr = SendWR(wr_id=3, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(mra.buf, 3000, mra.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(mrb.rkey, mrb.buf + 100)
+    qpa.post_send(wr)
+    poll(cqa, step)
+    if mrb.read(3000, 100) != data:
+        raise RuntimeError('%s: target bytes differ' % step)
+    say('ok   %s' % step)
+    step = 'RC: RDMA READ 2500 B'
+    data = pattern(0xa5, 2500)
+    mrb.write(data, 2500)
+    mra.write(b'\0' * SIZE, SIZE)
+    wr = SendWR(wr_id=4, opcode=e.IBV_WR_RDMA_READ, num_sge=1, sg=[SGE(mra.buf + 7, 2500, mra.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(mrb.rkey, mrb.buf)
+    qpa.post_send(wr)
+    wc, = poll(cqa, step)
+    if mra.read(2500, 7) != data:
+        raise RuntimeError('%s: read bytes differ' % step)
+    say('ok   %s: wc byte_len %d' % (step, wc.byte_len))
+    for o in (qpa, qpb, mra, mrb, cqa, cqb):
+        o.close()
+
+
+def ud_test(ctx, pd, gid):
+    global step
+    GRH = 40
+    n = 1000
+    step = 'UD: CQ, MR'
+    cqa, cqb = CQ(ctx, 64), CQ(ctx, 64)
+    mra = MR(pd, SIZE, e.IBV_ACCESS_LOCAL_WRITE)
+    mrb = MR(pd, SIZE, e.IBV_ACCESS_LOCAL_WRITE)
+    cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1)
+    qps = []
+    for cq in (cqa, cqb):
+        step = 'UD: QP(pd, QPInitAttr, QPAttr) (ibv_create_qp, to RTS)'
+        a = QPAttr()
+        a.qkey = QKEY
+        a.pkey_index = 0
+        a.port_num = PORT
+        qps.append(QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq, cap=cap, sq_sig_all=1), a))
+    qpa, qpb = qps
+    say('UD QPs 0x%x and 0x%x, states %d %d' % (qpa.qp_num, qpb.qp_num, qpa.qp_state, qpb.qp_state))
+    step = 'UD: AH (ibv_create_ah)'
+    ah = AH(pd, attr=AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=GID_INDEX, hop_limit=64),
+                            is_global=1, port_num=PORT))
+    step = 'UD: SEND %d B with immediate' % n
+    data = pattern(0x33, n)
+    mra.write(data, n)
+    mrb.write(b'\0' * SIZE, SIZE)
+    qpb.post_recv(RecvWR(wr_id=5, num_sge=1, sg=[SGE(mrb.buf, GRH + n, mrb.lkey)]))
+    wr = SendWR(wr_id=6, opcode=e.IBV_WR_SEND_WITH_IMM, num_sge=1, sg=[SGE(mra.buf, n, mra.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED, imm_data=0x0badcafe)
+    wr.set_wr_ud(ah, qpb.qp_num, QKEY)
+    qpa.post_send(wr)
+    poll(cqa, step + ' (send completion)')
+    wc, = poll(cqb, step + ' (receive completion)')
+    if wc.byte_len != GRH + n:
+        raise RuntimeError('%s: receive byte_len %d, want %d' % (step, wc.byte_len, GRH + n))
+    if wc.src_qp != qpa.qp_num:
+        raise RuntimeError('%s: src_qp 0x%x, want 0x%x' % (step, wc.src_qp, qpa.qp_num))
+    if not wc.wc_flags & e.IBV_WC_WITH_IMM or wc.imm_data != 0x0badcafe:
+        raise RuntimeError('%s: wc_flags 0x%x imm_data 0x%x' % (step, wc.wc_flags, wc.imm_data))
+    if mrb.read(n, GRH) != data:
+        raise RuntimeError('%s: received bytes differ' % step)
+    grh = mrb.read(GRH, 0)
+    say('ok   %s: byte_len %d (GRH + %d), src_qp 0x%x, GRH %s' %
+        (step, wc.byte_len, n, wc.src_qp, grh[20:40].hex()))
+    for o in (qpa, qpb, ah, mra, mrb, cqa, cqb):
+        o.close()
+
+
+def main():
+    global step
+    try:
+        step = 'Context(name=%s)' % DEV
+        ctx = Context(name=DEV)
+        step = 'query_gid'
+        gid = ctx.query_gid(PORT, GID_INDEX)
+        say('%s: GID[%d] %s' % (DEV, GID_INDEX, gid))
+        step = 'PD'
+        pd = PD(ctx)
+        rc_test(ctx, pd, gid)
+        ud_test(ctx, pd, gid)
+        pd.close()
+        ctx.close()
+    except Exception as ex:
+        say('FAIL at %s: %s: %s' % (step, type(ex).__name__, ex))
+        traceback.print_exc()
+        return 1
+    say('all steps passed')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
