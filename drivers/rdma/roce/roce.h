@@ -356,6 +356,14 @@ static inline uint32_t roce_qp_state(const struct roce_qp *qp)
 	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
 }
 
+/* READs and atomics complete with their responses, not with an ACK. */
+static inline bool
+roce_wqe_is_rd_atomic(const struct roce_send_wqe *w)
+{
+	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
 static inline uint32_t roce_mtu_bytes(enum ibv_mtu m) { return 128U << m; }
 
 #endif /* ROCE_H */

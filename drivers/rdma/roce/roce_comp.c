@@ -112,13 +112,6 @@ roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
 	}
 }
 
-static inline bool
-is_rd_atomic(const struct roce_send_wqe *w)
-{
-	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 /*
  * Complete every sent WQE whose last PSN is at or before @psn. A READ or an
  * atomic completes only with its responses: an acknowledgement beyond it
@@ -132,7 +125,7 @@ ack_upto(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, bool implied_na
 	while (e->win_head != e->win_cur) {
 		struct roce_send_wqe *w = e->win[e->win_head % qp->sq.size];
 
-		if (is_rd_atomic(w)) {
+		if (roce_wqe_is_rd_atomic(w)) {
 			if (implied_nak && psn_cmp(psn, w->first_psn) >= 0)
 				roce_req_rewind(qp, e->una);
 			return;
@@ -172,7 +165,7 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		return;
 	}
 	w = e->win[e->win_head % qp->sq.size];
-	if (!is_rd_atomic(w) || psn_cmp(pkt->psn, w->last_psn) > 0) {
+	if (!roce_wqe_is_rd_atomic(w) || psn_cmp(pkt->psn, w->last_psn) > 0) {
 		dev->stats.rx_drop_seq++;	/* not a response to what is at this PSN */
 		return;
 	}

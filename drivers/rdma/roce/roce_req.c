@@ -54,13 +54,6 @@ qp_mtu(const struct roce_dev *dev, const struct roce_qp *qp)
 	return qp->type == IBV_QPT_UD ? dev->ib_mtu : qp->mtu;
 }
 
-static inline bool
-is_rd_atomic(const struct roce_send_wqe *w)
-{
-	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 /*
  * READ request (from packet e->cur_pkt on, after a rewind) or atomic request:
  * one packet that stands for all the WQE's PSNs.
@@ -108,12 +101,12 @@ rd_atomic_allowed(const struct roce_qp *qp, const struct roce_send_wqe *wqe)
 {
 	const struct roce_qp_eng *e = &qp->e;
 	uint32_t n = 0, max = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
-	bool rd = is_rd_atomic(wqe), fence = wqe->send_flags & IBV_SEND_FENCE;
+	bool rd = roce_wqe_is_rd_atomic(wqe), fence = wqe->send_flags & IBV_SEND_FENCE;
 
 	if (!rd && !fence)
 		return true;
 	for (uint32_t i = e->win_head; i != e->win_cur; i++)
-		n += is_rd_atomic(win_at(qp, i));
+		n += roce_wqe_is_rd_atomic(win_at(qp, i));
 	return fence ? n == 0 : n < max;
 }
 
@@ -135,7 +128,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
 	struct rte_mbuf *m;
 	uint8_t *p;
 
-	if (is_rd_atomic(wqe))
+	if (roce_wqe_is_rd_atomic(wqe))
 		return send_rd_atomic(dev, qp, wqe);
 	if (qp->type == IBV_QPT_RC)
 		ackreq = last || ++e->pkts_since_ackreq >= DROCE_ACK_EVERY;
@@ -259,7 +252,7 @@ static int
 start_wqe(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
 {
 	uint32_t mtu = qp_mtu(dev, qp);
-	int access = is_rd_atomic(wqe) ? IBV_ACCESS_LOCAL_WRITE : 0;
+	int access = roce_wqe_is_rd_atomic(wqe) ? IBV_ACCESS_LOCAL_WRITE : 0;
 
 	if (!wqe->inl && roce_sge_check(dev, qp->pd, wqe->sge, wqe->num_sge, access) != 0)
 		return -EACCES;
