@@ -134,17 +134,6 @@ ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t fl
 	return 0;
 }
 
-/*
- * NULL: the QP was not created with send ops (ibv_create_qp_ex with
- * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS is not supported), as rdma-core answers
- * for such a QP.
- */
-struct ibv_qp_ex *
-ibv_qp_to_qp_ex(struct ibv_qp *qp)
-{
-	DROPIN_FAIL_PTR(EOPNOTSUPP);
-}
-
 /* ibv_register_driver@IBVERBS_1.1 (no default version): pre-v13 providers */
 void droce_compat_ibv_register_driver(const char *name, void *init_func);
 __attribute__((symver("ibv_register_driver@IBVERBS_1.1"))) void

@@ -98,8 +98,18 @@ h_side_create(struct h_side *s, struct ibv_context *ctx, const struct h_qp_opts 
 		return -1;
 	s->mr = ibv_reg_mr(s->pd, s->buf, s->buf_len, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | o->mr_access);
-	s->scq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
-	s->rcq = ibv_create_cq(ctx, cqe, NULL, o->rchan, 0);
+	if (o->wc_flags_ex) {
+		struct ibv_cq_init_attr_ex ca = { .cqe = cqe, .wc_flags = o->wc_flags_ex };
+		struct ibv_cq_ex *sx = ibv_create_cq_ex(ctx, &ca), *rx;
+
+		ca.channel = o->rchan;
+		rx = ibv_create_cq_ex(ctx, &ca);
+		s->scq = sx ? ibv_cq_ex_to_cq(sx) : NULL;
+		s->rcq = rx ? ibv_cq_ex_to_cq(rx) : NULL;
+	} else {
+		s->scq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
+		s->rcq = ibv_create_cq(ctx, cqe, NULL, o->rchan, 0);
+	}
 	if (s->mr == NULL || s->scq == NULL || s->rcq == NULL)
 		return -1;
 	qa.qp_type = o->type;
@@ -112,7 +122,17 @@ h_side_create(struct h_side *s, struct ibv_context *ctx, const struct h_qp_opts 
 	qa.cap.max_send_sge = o->max_send_sge ? o->max_send_sge : 4;
 	qa.cap.max_recv_sge = o->max_recv_sge ? o->max_recv_sge : 4;
 	qa.cap.max_inline_data = o->max_inline;
-	s->qp = ibv_create_qp(s->pd, &qa);
+	if (o->send_ops_flags) {
+		struct ibv_qp_init_attr_ex qx = { 0 };
+
+		memcpy(&qx, &qa, sizeof(qa));	/* the ex attr begins with the same fields */
+		qx.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		qx.pd = s->pd;
+		qx.send_ops_flags = o->send_ops_flags;
+		s->qp = ibv_create_qp_ex(ctx, &qx);
+	} else {
+		s->qp = ibv_create_qp(s->pd, &qa);
+	}
 	if (s->qp == NULL)
 		return -1;
 	return ibv_query_gid(ctx, 1, 0, &s->gid);

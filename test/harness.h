@@ -40,6 +40,8 @@ struct h_qp_opts {
 	struct ibv_comp_channel *rchan;	/* completion channel of the receive CQ */
 	struct ibv_pd *pd;		/* use this PD instead of a new one */
 	int mr_access;			/* extra access flags for the side's MR */
+	uint64_t send_ops_flags;	/* non-zero: ibv_create_qp_ex with these send ops */
+	uint64_t wc_flags_ex;		/* non-zero: ibv_create_cq_ex with these wc_flags */
 };
 
 /* EAL + two devices; returns 0 or -1. @argv may hold --inline / --lcore. */

@@ -7,7 +7,9 @@
 #   - ibv_devinfo -v shows droce0: transport InfiniBand, link_layer Ethernet,
 #     PORT_ACTIVE, active_mtu, GID ::ffff:10.0.0.1 (RoCE v2), board_id;
 #   - DROCE_EAL unset, or EAL arguments EAL refuses: a clear message on
-#     stderr, an empty list, a clean exit and nothing from EAL on stdout.
+#     stderr, an empty list, a clean exit and nothing from EAL on stdout;
+#   - ibv_xsrq_pingpong (XRC) and ibv_rc_pingpong -t (timestamps) fail
+#     cleanly with their own messages: droce has neither.
 # Usage: run_dropin_devices.sh <dropin dir>
 # Exit 0 on success, 77 if ibverbs-utils is not installed.
 set -u
@@ -119,6 +121,17 @@ run bad_vdev "-l 0 --no-huge -m 256 --no-pci --no-telemetry --file-prefix=${PFX}
 expect_rc bad_vdev 0
 expect bad_vdev err 'no droce device was probed'
 refuse bad_vdev out 'droce0'
+
+# What droce lacks fails cleanly, with the program's own message: XRC
+# (ibv_open_xrcd -> EOPNOTSUPP, 95) and completion timestamps.
+if command -v ibv_xsrq_pingpong >/dev/null; then
+	run xsrq "$EAL --file-prefix=${PFX}e" ibv_xsrq_pingpong -d droce0 -g 0 -p $((30000 + $$ % 20000))
+	expect_rc xsrq 1
+	expect xsrq err "^Couldn't Open the XRC Domain $(python3 -c 'import errno; print(errno.EOPNOTSUPP)')\$"
+fi
+run rc_ts "$EAL --file-prefix=${PFX}f" ibv_rc_pingpong -d droce0 -g 0 -t -p $((30001 + $$ % 20000))
+expect_rc rc_ts 1
+expect rc_ts err "^The device isn't completion timestamp capable\$"
 
 if [ $fails -eq 0 ]; then
 	echo "run_dropin_devices: passed"

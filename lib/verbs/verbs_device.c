@@ -290,6 +290,7 @@ open_device(struct ibv_device *device)
 	dctx->vctx.sz = sizeof(dctx->vctx);
 	dctx->vctx.query_port = droce_query_port;
 	dctx->vctx.query_device_ex = droce_query_device_ex;
+	droce_ex_ops_set(&dctx->vctx);
 	ctx->abi_compat = (void *)UINTPTR_MAX;
 	ctx->device = device;
 	ctx->cmd_fd = -1;

@@ -55,13 +55,23 @@ struct roce_ah {
 	struct roce_av av;
 };
 
+/* verbs_ex.c */
+void droce_ex_ops_set(struct verbs_context *vctx);
+void droce_wr_batch_free(struct roce_qp *qp);
+
 /* verbs_obj.c */
+struct roce_cq *droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
+				struct ibv_comp_channel *channel, int comp_vector);
+struct roce_qp *droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr);
 const struct roce_av *droce_ah_av(struct ibv_ah *ah);
 void droce_comp_fire(struct roce_cq *cq);
 int droce_query_port(struct ibv_context *context, uint8_t port_num,
 		     struct ibv_port_attr *attr, size_t attr_len);
 
 /* verbs_post.c */
+int droce_send_wr_check(const struct roce_qp *qp, const struct ibv_send_wr *wr);
+int droce_sq_state_check(const struct roce_qp *qp);
+int droce_send_wr_enqueue(struct roce_qp *qp, const struct ibv_send_wr *wr);
 int droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);

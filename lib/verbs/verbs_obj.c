@@ -234,9 +234,10 @@ ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	pthread_mutex_unlock(&cq->mutex);
 }
 
-struct ibv_cq *
-ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-	      struct ibv_comp_channel *channel, int comp_vector)
+/* ibv_create_cq and the create_cq_ex op: NULL with errno set on failure. */
+struct roce_cq *
+droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
+		struct ibv_comp_channel *channel, int comp_vector)
 {
 	struct roce_dev *dev = DEV_OF(context);
 	char name[RTE_RING_NAMESIZE];
@@ -278,7 +279,7 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	pthread_cond_init(&cq->ibcq.cond, NULL);
 	if (channel)
 		__atomic_fetch_add(&channel->refcnt, 1, __ATOMIC_RELAXED);
-	return &cq->ibcq;
+	return cq;
 
 err_free_cq:
 	rte_free(cq);
@@ -287,6 +288,15 @@ err_count:
 	dev->nb_cq--;
 	pthread_mutex_unlock(&dev->lock);
 	return NULL;
+}
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct roce_cq *cq = droce_cq_create(context, cqe, cq_context, channel, comp_vector);
+
+	return cq ? &cq->ibcq : NULL;
 }
 
 int
@@ -486,8 +496,9 @@ droce_ah_av(struct ibv_ah *ah)
 }
 
 /* --- QP --- */
-struct ibv_qp *
-ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+/* ibv_create_qp and the create_qp_ex op: NULL with errno set on failure. */
+struct roce_qp *
+droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 {
 	struct roce_pd *pd = to_roce_pd(ibpd);
 	struct roce_dev *dev = pd->dev;
@@ -582,7 +593,7 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	if (idx + 1 > dev->qp_hi)
 		__atomic_store_n(&dev->qp_hi, idx + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
-	return &qp->ibqp;
+	return qp;
 
 err_free_win:
 	rte_free(qp->e.win);
@@ -718,6 +729,14 @@ ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 	return 0;
 }
 
+struct ibv_qp *
+ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+{
+	struct roce_qp *qp = droce_qp_create(ibpd, attr);
+
+	return qp ? &qp->ibqp : NULL;
+}
+
 int
 ibv_destroy_qp(struct ibv_qp *ibqp)
 {
@@ -735,6 +754,7 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (qp->srq == NULL)
 		roce_wq_fini(&qp->rq);
 	rte_free(qp->e.win);
+	droce_wr_batch_free(qp);
 	rte_free(qp);
 	return 0;
 }

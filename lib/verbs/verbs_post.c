@@ -50,10 +50,10 @@ check_flags(const struct roce_qp *qp, const struct ibv_send_wr *wr)
 	return 0;
 }
 
-static int
-post_one_send(struct roce_qp *qp, struct ibv_send_wr *wr)
+/* The post-time checks of one send WR: 0, or the errno ibv_post_send returns. */
+int
+droce_send_wr_check(const struct roce_qp *qp, const struct ibv_send_wr *wr)
 {
-	struct roce_send_wqe *wqe;
 	uint64_t len = 0;
 	int ret;
 
@@ -77,9 +77,20 @@ post_one_send(struct roce_qp *qp, struct ibv_send_wr *wr)
 	if ((wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
 	    (len != 8 || (wr->wr.atomic.remote_addr & 7)))
 		return EINVAL;
+	return 0;
+}
+
+/* Queue a checked WR: 0, or ENOMEM when the send queue is full. */
+int
+droce_send_wr_enqueue(struct roce_qp *qp, const struct ibv_send_wr *wr)
+{
+	struct roce_send_wqe *wqe;
+	uint32_t len = 0;
+
 	if (rte_ring_dequeue(qp->sq.free, (void **)&wqe) != 0)
 		return ENOMEM;
-
+	for (int i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
 	wqe->wr_id = wr->wr_id;
 	wqe->opcode = wr->opcode;
 	wqe->send_flags = wr->send_flags;
@@ -121,24 +132,33 @@ post_one_send(struct roce_qp *qp, struct ibv_send_wr *wr)
 	return 0;
 }
 
+/* IBA C10-29: sends are posted from RTS on (ERR: they flush). 0 or EINVAL. */
+int
+droce_sq_state_check(const struct roce_qp *qp)
+{
+	uint32_t st = roce_qp_state(qp);
+
+	return st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR ? EINVAL : 0;
+}
+
 int
 droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct roce_qp *qp = to_roce_qp(ibqp);
-	uint32_t st = roce_qp_state(qp);
 	int ret = 0;
 
 	if (wr == NULL) {
 		*bad = NULL;
 		return EINVAL;
 	}
-	/* IBA C10-29: sends are posted from RTS on (ERR: they flush) */
-	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR) {
+	if (droce_sq_state_check(qp)) {
 		*bad = wr;
 		return EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
-		ret = post_one_send(qp, wr);
+		ret = droce_send_wr_check(qp, wr);
+		if (ret == 0)
+			ret = droce_send_wr_enqueue(qp, wr);
 		if (ret) {
 			*bad = wr;
 			break;

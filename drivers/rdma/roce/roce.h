@@ -181,7 +181,12 @@ struct roce_wq {
 struct roce_comp_channel;
 
 struct roce_cq {
-	struct ibv_cq ibcq;
+	union {				/* ibv_cq_ex starts with the ibv_cq fields */
+		struct ibv_cq ibcq;
+		struct ibv_cq_ex ibcq_ex;	/* created by ibv_create_cq_ex */
+	};
+	struct ibv_wc cur;		/* ibv_start_poll/next_poll: the current one */
+	uint64_t wc_flags;		/* ibv_create_cq_ex: the fields it may read */
 	struct roce_dev *dev;
 	struct rte_ring *ring;		/* struct ibv_wc elements */
 	uint32_t cqe;
@@ -268,8 +273,14 @@ struct roce_qp_eng {
 	uint32_t atm_next;
 };
 
+struct droce_wr_batch;
+
 struct roce_qp {
-	struct ibv_qp ibqp;
+	union {				/* ibv_qp_ex starts with an ibv_qp */
+		struct ibv_qp ibqp;
+		struct ibv_qp_ex ibqp_ex;	/* created with send ops flags */
+	};
+	struct droce_wr_batch *batch;	/* the ibv_wr_* WRs being built, or NULL */
 	struct roce_dev *dev;
 	struct roce_pd *pd;
 	struct roce_cq *scq;

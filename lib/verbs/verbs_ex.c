@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The extended verbs behind the verbs.h inlines: ibv_create_cq_ex with
+ * ibv_start_poll/next_poll/end_poll and the ibv_wc_read_* accessors,
+ * ibv_create_qp_ex with send ops and the ibv_wr_* builder, ibv_create_srq_ex,
+ * and ibv_post_srq_ops. What droce does not implement (parent domains,
+ * completion timestamps, XRC, tag matching, memory windows, TSO) fails with
+ * EOPNOTSUPP at creation, never later.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_spinlock.h>
+
+#include "verbs_loc.h"
+
+/* --- Extended CQ --- */
+#define CQ_EX_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+#define to_roce_cq_ex(p) container_of(p, struct roce_cq, ibcq_ex)
+
+static int
+cq_next(struct ibv_cq_ex *ibcq)
+{
+	struct roce_cq *cq = to_roce_cq_ex(ibcq);
+
+	if (rte_ring_dequeue_elem(cq->ring, &cq->cur, sizeof(cq->cur)) != 0)
+		return ENOENT;
+	ibcq->status = cq->cur.status;
+	ibcq->wr_id = cq->cur.wr_id;
+	return 0;
+}
+
+static int
+cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
+{
+	if (attr && attr->comp_mask)
+		return EINVAL;
+	verbs_progress(to_roce_cq_ex(ibcq)->dev);
+	return cq_next(ibcq);
+}
+
+/* Completions are copied out as they are polled: nothing to release. */
+static void
+cq_end_poll(struct ibv_cq_ex *ibcq)
+{
+	RTE_SET_USED(ibcq);
+}
+
+#define CUR(ibcq) (&to_roce_cq_ex(ibcq)->cur)
+
+static enum ibv_wc_opcode cq_read_opcode(struct ibv_cq_ex *c) { return CUR(c)->opcode; }
+static uint32_t cq_read_vendor_err(struct ibv_cq_ex *c) { return CUR(c)->vendor_err; }
+static uint32_t cq_read_byte_len(struct ibv_cq_ex *c) { return CUR(c)->byte_len; }
+static __be32 cq_read_imm_data(struct ibv_cq_ex *c) { return CUR(c)->imm_data; }
+static uint32_t cq_read_qp_num(struct ibv_cq_ex *c) { return CUR(c)->qp_num; }
+static uint32_t cq_read_src_qp(struct ibv_cq_ex *c) { return CUR(c)->src_qp; }
+static unsigned int cq_read_wc_flags(struct ibv_cq_ex *c) { return CUR(c)->wc_flags; }
+static uint32_t cq_read_slid(struct ibv_cq_ex *c) { return CUR(c)->slid; }
+static uint8_t cq_read_sl(struct ibv_cq_ex *c) { return CUR(c)->sl; }
+static uint8_t cq_read_dlid_path_bits(struct ibv_cq_ex *c) { return CUR(c)->dlid_path_bits; }
+
+static struct ibv_cq_ex *
+create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
+{
+	struct roce_cq *cq;
+	struct ibv_cq_ex *x;
+
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD) ||
+	    attr->cqe > INT32_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* parent domains, overrun-ignoring CQs, timestamps, flow tags, TM info */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
+	    (attr->wc_flags & ~(uint64_t)CQ_EX_WC_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = droce_cq_create(context, attr->cqe, attr->cq_context, attr->channel,
+			     attr->comp_vector);
+	if (cq == NULL)
+		return NULL;
+	cq->wc_flags = attr->wc_flags;
+	x = &cq->ibcq_ex;
+	x->start_poll = cq_start_poll;
+	x->next_poll = cq_next;
+	x->end_poll = cq_end_poll;
+	x->read_opcode = cq_read_opcode;
+	x->read_vendor_err = cq_read_vendor_err;
+	x->read_wc_flags = cq_read_wc_flags;
+	if (attr->wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		x->read_byte_len = cq_read_byte_len;
+	if (attr->wc_flags & IBV_WC_EX_WITH_IMM)
+		x->read_imm_data = cq_read_imm_data;
+	if (attr->wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		x->read_qp_num = cq_read_qp_num;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		x->read_src_qp = cq_read_src_qp;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)
+		x->read_slid = cq_read_slid;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SL)
+		x->read_sl = cq_read_sl;
+	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		x->read_dlid_path_bits = cq_read_dlid_path_bits;
+	return x;
+}
+
+/* --- Extended QP: the ibv_wr_* builder --- */
+#define SEND_OPS_UD	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define SEND_OPS_UC	(SEND_OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+#define SEND_OPS_RC	(SEND_OPS_UC | IBV_QP_EX_WITH_RDMA_READ | \
+			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+
+/*
+ * The WRs built between ibv_wr_start() and ibv_wr_complete(): at most a
+ * send queue's worth, with their SGEs and inline data copied (the caller's
+ * buffers and lists are its own again as each call returns). The first error
+ * is kept and returned by ibv_wr_complete(), which then posts nothing.
+ */
+struct droce_wr_batch {
+	rte_spinlock_t lock;		/* held from wr_start to wr_complete/abort */
+	uint32_t cap;			/* WRs: the send queue size */
+	uint32_t max_sge;
+	uint32_t max_inline;
+	uint32_t n;			/* WRs built */
+	int err;
+	struct ibv_send_wr *cur;	/* the WR the wr_set_* calls apply to */
+	struct ibv_send_wr *wr;		/* [cap] */
+	struct ibv_sge *sge;		/* [cap * max_sge] */
+	uint8_t *inl;			/* [cap * max_inline] */
+};
+
+#define to_roce_qp_ex(p) container_of(p, struct roce_qp, ibqp_ex)
+
+static void
+batch_fail(struct droce_wr_batch *b, int err)
+{
+	if (b->err == 0)
+		b->err = err;
+	b->cur = NULL;
+}
+
+static struct ibv_send_wr *
+wr_new(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op)
+{
+	struct droce_wr_batch *b = to_roce_qp_ex(qpx)->batch;
+	struct ibv_send_wr *wr;
+
+	if (b->n == b->cap) {
+		batch_fail(b, ENOMEM);
+		return NULL;
+	}
+	wr = &b->wr[b->n];
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = qpx->wr_id;
+	wr->send_flags = qpx->wr_flags;
+	wr->opcode = op;
+	wr->sg_list = &b->sge[b->n * b->max_sge];
+	b->n++;
+	b->cur = wr;
+	return wr;
+}
+
+static void
+wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr,
+	__be32 imm)
+{
+	struct ibv_send_wr *wr = wr_new(qpx, op);
+
+	if (wr == NULL)
+		return;
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = addr;
+	wr->imm_data = imm;
+}
+
+static void
+wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
+{
+	wr_rdma(qpx, IBV_WR_RDMA_WRITE, rkey, addr, 0);
+}
+
+static void
+wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, __be32 imm)
+{
+	wr_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, addr, imm);
+}
+
+static void
+wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
+{
+	wr_rdma(qpx, IBV_WR_RDMA_READ, rkey, addr, 0);
+}
+
+static void
+wr_send(struct ibv_qp_ex *qpx)
+{
+	wr_new(qpx, IBV_WR_SEND);
+}
+
+static void
+wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
+{
+	struct ibv_send_wr *wr = wr_new(qpx, IBV_WR_SEND_WITH_IMM);
+
+	if (wr)
+		wr->imm_data = imm;
+}
+
+static void
+wr_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr,
+	  uint64_t compare_add, uint64_t swap)
+{
+	struct ibv_send_wr *wr = wr_new(qpx, op);
+
+	if (wr == NULL)
+		return;
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.remote_addr = addr;
+	wr->wr.atomic.compare_add = compare_add;
+	wr->wr.atomic.swap = swap;
+}
+
+static void
+wr_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t compare, uint64_t swap)
+{
+	wr_atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, addr, compare, swap);
+}
+
+static void
+wr_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t add)
+{
+	wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
+}
+
+/* Memory windows, invalidation, TSO, XRC and atomic write: refused at creation. */
+static void
+wr_unsupported(struct ibv_qp_ex *qpx)
+{
+	batch_fail(to_roce_qp_ex(qpx)->batch, EOPNOTSUPP);
+}
+
+static void
+wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
+	   const struct ibv_mw_bind_info *info)
+{
+	RTE_SET_USED(mw), RTE_SET_USED(rkey), RTE_SET_USED(info);
+	wr_unsupported(qpx);
+}
+
+static void
+wr_rkey_op(struct ibv_qp_ex *qpx, uint32_t rkey)	/* local_inv, send_inv, set_xrc_srqn */
+{
+	RTE_SET_USED(rkey);
+	wr_unsupported(qpx);
+}
+
+static void
+wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint16_t mss)
+{
+	RTE_SET_USED(hdr), RTE_SET_USED(hdr_sz), RTE_SET_USED(mss);
+	wr_unsupported(qpx);
+}
+
+static void
+wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, const void *data)
+{
+	RTE_SET_USED(rkey), RTE_SET_USED(addr), RTE_SET_USED(data);
+	wr_unsupported(qpx);
+}
+
+/* The current WR, or NULL (and the batch failed) when there is none. */
+static struct ibv_send_wr *
+wr_cur(struct droce_wr_batch *b)
+{
+	if (b->cur == NULL)
+		batch_fail(b, b->err ? b->err : EINVAL);
+	return b->cur;
+}
+
+static void
+wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct ibv_send_wr *wr = wr_cur(to_roce_qp_ex(qpx)->batch);
+
+	if (wr == NULL)
+		return;
+	wr->wr.ud.ah = ah;
+	wr->wr.ud.remote_qpn = remote_qpn;
+	wr->wr.ud.remote_qkey = remote_qkey;
+}
+
+static void
+wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge, const struct ibv_sge *sg_list)
+{
+	struct droce_wr_batch *b = to_roce_qp_ex(qpx)->batch;
+	struct ibv_send_wr *wr = wr_cur(b);
+
+	if (wr == NULL)
+		return;
+	if (num_sge > b->max_sge) {
+		batch_fail(b, EINVAL);
+		return;
+	}
+	memcpy(wr->sg_list, sg_list, num_sge * sizeof(*sg_list));
+	wr->num_sge = num_sge;
+	wr->send_flags &= ~(unsigned int)IBV_SEND_INLINE;
+}
+
+static void
+wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	wr_set_sge_list(qpx, 1, &sge);
+}
+
+/* Inline data is copied now; the WR carries it as one SGE over the copy. */
+static void
+wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf, const struct ibv_data_buf *bufs)
+{
+	struct droce_wr_batch *b = to_roce_qp_ex(qpx)->batch;
+	struct ibv_send_wr *wr = wr_cur(b);
+	uint8_t *dst;
+	size_t len = 0;
+
+	if (wr == NULL)
+		return;
+	dst = &b->inl[(size_t)(wr - b->wr) * b->max_inline];
+	for (size_t i = 0; i < num_buf; i++) {
+		if (bufs[i].length > b->max_inline - len) {
+			batch_fail(b, EINVAL);
+			return;
+		}
+		memcpy(dst + len, bufs[i].addr, bufs[i].length);
+		len += bufs[i].length;
+	}
+	wr->sg_list[0] = (struct ibv_sge){ .addr = (uintptr_t)dst, .length = len };
+	wr->num_sge = 1;
+	wr->send_flags |= IBV_SEND_INLINE;
+}
+
+static void
+wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	wr_set_inline_data_list(qpx, 1, &buf);
+}
+
+static void
+wr_start(struct ibv_qp_ex *qpx)
+{
+	struct droce_wr_batch *b = to_roce_qp_ex(qpx)->batch;
+
+	rte_spinlock_lock(&b->lock);
+	b->n = 0;
+	b->err = 0;
+	b->cur = NULL;
+}
+
+static void
+wr_abort(struct ibv_qp_ex *qpx)
+{
+	struct droce_wr_batch *b = to_roce_qp_ex(qpx)->batch;
+
+	b->n = 0;
+	rte_spinlock_unlock(&b->lock);
+}
+
+/*
+ * All or nothing: every WR passes ibv_post_send's checks and fits in the
+ * send queue, or none is posted and the first error is returned.
+ */
+static int
+wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct roce_qp *qp = to_roce_qp_ex(qpx);
+	struct droce_wr_batch *b = qp->batch;
+	int ret = b->err;
+
+	if (ret == 0 && b->n)
+		ret = droce_sq_state_check(qp);
+	for (uint32_t i = 0; ret == 0 && i < b->n; i++)
+		ret = droce_send_wr_check(qp, &b->wr[i]);
+	if (ret == 0 && rte_ring_count(qp->sq.free) < b->n)
+		ret = ENOMEM;
+	for (uint32_t i = 0; ret == 0 && i < b->n; i++)
+		ret = droce_send_wr_enqueue(qp, &b->wr[i]);
+	b->n = 0;
+	rte_spinlock_unlock(&b->lock);
+	verbs_progress(qp->dev);
+	return ret;
+}
+
+static int
+batch_alloc(struct roce_qp *qp)
+{
+	uint32_t cap = qp->sq.size, max_sge = qp->sq.max_sge, max_inline = qp->max_inline;
+	size_t sz = sizeof(struct droce_wr_batch) + cap * sizeof(struct ibv_send_wr) +
+		    (size_t)cap * max_sge * sizeof(struct ibv_sge) + (size_t)cap * max_inline;
+	struct droce_wr_batch *b = calloc(1, sz);
+
+	if (b == NULL)
+		return -ENOMEM;
+	rte_spinlock_init(&b->lock);
+	b->cap = cap;
+	b->max_sge = max_sge;
+	b->max_inline = max_inline;
+	b->wr = (struct ibv_send_wr *)(b + 1);
+	b->sge = (struct ibv_sge *)(b->wr + cap);
+	b->inl = (uint8_t *)(b->sge + (size_t)cap * max_sge);
+	qp->batch = b;
+	return 0;
+}
+
+void
+droce_wr_batch_free(struct roce_qp *qp)
+{
+	free(qp->batch);
+	qp->batch = NULL;
+}
+
+static void
+qp_ex_init(struct ibv_qp_ex *x)
+{
+	x->wr_atomic_cmp_swp = wr_cmp_swp;
+	x->wr_atomic_fetch_add = wr_fetch_add;
+	x->wr_bind_mw = wr_bind_mw;
+	x->wr_local_inv = wr_rkey_op;
+	x->wr_rdma_read = wr_rdma_read;
+	x->wr_rdma_write = wr_rdma_write;
+	x->wr_rdma_write_imm = wr_rdma_write_imm;
+	x->wr_send = wr_send;
+	x->wr_send_imm = wr_send_imm;
+	x->wr_send_inv = wr_rkey_op;
+	x->wr_send_tso = wr_send_tso;
+	x->wr_set_ud_addr = wr_set_ud_addr;
+	x->wr_set_xrc_srqn = wr_rkey_op;
+	x->wr_set_inline_data = wr_set_inline_data;
+	x->wr_set_inline_data_list = wr_set_inline_data_list;
+	x->wr_set_sge = wr_set_sge;
+	x->wr_set_sge_list = wr_set_sge_list;
+	x->wr_start = wr_start;
+	x->wr_complete = wr_complete;
+	x->wr_abort = wr_abort;
+	x->wr_atomic_write = wr_atomic_write;
+}
+
+static uint64_t
+send_ops_supported(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_RC: return SEND_OPS_RC;
+	case IBV_QPT_UC: return SEND_OPS_UC;
+	case IBV_QPT_UD: return SEND_OPS_UD;
+	default: return 0;
+	}
+}
+
+static struct ibv_qp *
+create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
+{
+	uint32_t mask = attr->comp_mask;
+	struct roce_qp *qp;
+
+	RTE_SET_USED(context);
+	if ((mask & ~(uint32_t)(IBV_QP_INIT_ATTR_SEND_OPS_FLAGS * 2 - 1)) ||
+	    !(mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* XRC domains, TSO, RSS, creation flags, send ops droce lacks */
+	if ((mask & (IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
+		     IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH)) ||
+	    ((mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags) ||
+	    ((mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	     (attr->send_ops_flags & ~send_ops_supported(attr->qp_type)))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* ibv_qp_init_attr_ex begins with the fields of ibv_qp_init_attr */
+	qp = droce_qp_create(attr->pd, (struct ibv_qp_init_attr *)attr);
+	if (qp == NULL)
+		return NULL;
+	if (mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		if (batch_alloc(qp) != 0) {
+			ibv_destroy_qp(&qp->ibqp);
+			errno = ENOMEM;
+			return NULL;
+		}
+		qp->ibqp_ex.comp_mask = 0;
+		qp_ex_init(&qp->ibqp_ex);
+	}
+	return &qp->ibqp;
+}
+
+/* rdma-core: NULL unless the QP was created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS. */
+struct ibv_qp_ex *
+ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
+{
+	struct roce_qp *qp = to_roce_qp(ibqp);
+
+	if (qp->batch == NULL) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return &qp->ibqp_ex;
+}
+
+/* --- Extended SRQ --- */
+static struct ibv_srq *
+create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr)
+{
+	uint32_t mask = attr->comp_mask;
+
+	RTE_SET_USED(context);
+	if ((mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_RESERVED - 1)) ||
+	    !(mask & IBV_SRQ_INIT_ATTR_PD) || attr->pd == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* XRC and tag-matching SRQs */
+	if ((mask & (IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_TM)) ||
+	    ((mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* ibv_srq_init_attr_ex begins with the fields of ibv_srq_init_attr */
+	return ibv_create_srq(attr->pd, (struct ibv_srq_init_attr *)attr);
+}
+
+/*
+ * Tag matching needs a tag-matching SRQ, which create_srq_ex refuses: as
+ * rxe answers, EOPNOTSUPP for the first operation.
+ */
+static int
+post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op)
+{
+	RTE_SET_USED(srq);
+	*bad_op = op;
+	return EOPNOTSUPP;
+}
+
+void
+droce_ex_ops_set(struct verbs_context *vctx)
+{
+	vctx->create_cq_ex = create_cq_ex;
+	vctx->create_qp_ex = create_qp_ex;
+	vctx->create_srq_ex = create_srq_ex;
+	vctx->post_srq_ops = post_srq_ops;
+}
