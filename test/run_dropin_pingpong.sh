@@ -131,7 +131,7 @@ for s in 1 1024 4096; do
 done
 run_case ibv_rc_pingpong -m 1024 -s 65536 -n 200 || fails=$((fails + 1))
 run_case ibv_rc_pingpong -m 1024 -s 4096 -n $ITERS -e || fails=$((fails + 1))
-# -N: ibv_create_qp_ex with send ops, the ibv_wr_* API and an extended CQ
+# -N: ibv_create_qp_ex with send ops and the ibv_wr_* API
 run_case ibv_rc_pingpong -m 1024 -s 4096 -n $ITERS -N || fails=$((fails + 1))
 run_case ibv_rc_pingpong -m 1024 -s 65536 -n 200 -N -e || fails=$((fails + 1))
 for s in 1 1024 4096; do

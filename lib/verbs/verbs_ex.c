@@ -544,9 +544,35 @@ post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad
 	return EOPNOTSUPP;
 }
 
+/* --- XRC: not implemented; the domain is refused, so nothing else is reached --- */
+static struct ibv_xrcd *
+open_xrcd(struct ibv_context *context, struct ibv_xrcd_init_attr *attr)
+{
+	RTE_SET_USED(context), RTE_SET_USED(attr);
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+static int
+close_xrcd(struct ibv_xrcd *xrcd)
+{
+	RTE_SET_USED(xrcd);
+	return EOPNOTSUPP;
+}
+
+static int
+get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
+{
+	RTE_SET_USED(srq), RTE_SET_USED(srq_num);
+	return EOPNOTSUPP;	/* only XRC SRQs have a number */
+}
+
 void
 droce_ex_ops_set(struct verbs_context *vctx)
 {
+	vctx->open_xrcd = open_xrcd;
+	vctx->close_xrcd = close_xrcd;
+	vctx->get_srq_num = get_srq_num;
 	vctx->create_cq_ex = create_cq_ex;
 	vctx->create_qp_ex = create_qp_ex;
 	vctx->create_srq_ex = create_srq_ex;
