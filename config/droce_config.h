@@ -40,6 +40,12 @@
 #define DROCE_ARP_RETRY_MS	200
 #define DROCE_ACK_EVERY		64	/* AckReq at least every N packets */
 #define DROCE_ASYNC_RING	256	/* pending async events per context */
+#define DROCE_LINK_POLL_MS	100	/* link polling, for ports without a link interrupt */
+/* Inline progress while the application sleeps (the waker thread) */
+#define DROCE_WAKE_MIN_US	10	/* sleep after a round that moved packets */
+#define DROCE_WAKE_FAST_US	1000	/* longest sleep while a CQ is armed or a thread waits */
+#define DROCE_WAKE_SLOW_US	20000	/* longest sleep while the device only has QPs */
+#define DROCE_WAIT_SPIN_US	20	/* a blocking wait progresses itself this long first */
 
 #define DROCE_MIN_MTU		256
 #define DROCE_MAX_MTU		4096

@@ -209,7 +209,7 @@ h_connect(struct h_side *s, const struct h_side *peer, const struct h_qp_opts *o
 		a.timeout = o->timeout ? o->timeout : 14;
 		a.retry_cnt = o->retry_cnt_p1 ? o->retry_cnt_p1 - 1 : 7;
 		a.rnr_retry = o->rnr_retry_p1 ? o->rnr_retry_p1 - 1 : 7;
-		a.max_rd_atomic = 1;
+		a.max_rd_atomic = o->max_rd_atomic ? o->max_rd_atomic : 1;
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 	}
 	return ibv_modify_qp(s->qp, &a, mask) ? -1 : 0;

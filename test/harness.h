@@ -40,6 +40,7 @@ struct h_qp_opts {
 	struct ibv_comp_channel *rchan;	/* completion channel of the receive CQ */
 	struct ibv_pd *pd;		/* use this PD instead of a new one */
 	int mr_access;			/* extra access flags for the side's MR */
+	uint8_t max_rd_atomic;		/* RC: READs/atomics in flight as requester; 0: 1 */
 	uint64_t send_ops_flags;	/* non-zero: ibv_create_qp_ex with these send ops */
 	uint64_t wc_flags_ex;		/* non-zero: ibv_create_cq_ex with these wc_flags */
 };

@@ -16,7 +16,8 @@
 # 1024: -m 1024 (the programs' default, given explicitly), and UD messages
 # of at most 1024 B (ibv_ud_pingpong caps its size to the active MTU).
 # With one lcore (-l 0) droce progresses inline: a blocking
-# ibv_get_cq_event() spins and drives the device, so -e works.
+# ibv_get_cq_event() sleeps on the channel fd while droce's waker thread
+# drives the device, so -e works.
 # The server sends the last UC/UD message and exits: droce lingers 100 ms
 # at exit (DROCE_EXIT_LINGER_MS) so that the client reads it before the
 # memif connection closes and memif discards what is unread.

@@ -2,15 +2,12 @@
 /*
  * Devices and contexts: the device list (EAL brought up from DROCE_EAL for
  * programs that are not DPDK programs), open/close, device/port/GID/P_Key
- * queries and asynchronous events.
+ * queries (events: verbs_event.c).
  */
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <stddef.h>
 #include <unistd.h>
 
@@ -213,60 +210,6 @@ ibv_fork_init(void)
 	return 0;
 }
 
-/* Engine side: deliver to the context that owns the object. */
-void
-droce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev)
-{
-	struct ibv_context *ctx;
-	struct droce_context *dctx;
-	uint64_t one = 1;
-
-	switch (ev->event_type) {
-	case IBV_EVENT_SRQ_LIMIT_REACHED:
-	case IBV_EVENT_SRQ_ERR:
-		ctx = ev->element.srq->context;
-		break;
-	case IBV_EVENT_CQ_ERR:
-		ctx = ev->element.cq->context;
-		break;
-	default:
-		ctx = ev->element.qp->context;
-		break;
-	}
-	dctx = to_dctx(ctx);
-
-	if (rte_ring_enqueue_elem(dctx->async, ev, sizeof(*ev)) == 0 &&
-	    write(dctx->vctx.context.async_fd, &one, sizeof(one)) < 0)
-		VERBS_LOG(DEBUG, "async eventfd write failed");
-}
-
-/*
- * Wait until ready(arg). With inline progress nobody else moves the device,
- * so the wait drives it; otherwise it blocks on the eventfd. A non-blocking
- * fd makes it return -1/EAGAIN instead of waiting.
- */
-int
-droce_eventfd_wait(int fd, struct roce_dev *dev, int (*ready)(void *), void *arg)
-{
-	bool nonblock = fcntl(fd, F_GETFL) & O_NONBLOCK;
-	uint64_t v;
-
-	for (;;) {
-		verbs_progress(dev);
-		if (ready(arg))
-			return 0;
-		if (dev->engine == NULL) {
-			if (nonblock) {
-				errno = EAGAIN;
-				return -1;
-			}
-			continue;
-		}
-		if (read(fd, &v, sizeof(v)) < 0 && errno != EINTR)
-			return -1;
-	}
-}
-
 static struct ibv_context *
 open_device(struct ibv_device *device)
 {
@@ -301,32 +244,28 @@ open_device(struct ibv_device *device)
 	ctx->ops.post_srq_recv = droce_post_srq_recv;
 	ctx->ops.poll_cq = droce_poll_cq;
 	ctx->ops.req_notify_cq = droce_req_notify_cq;
-	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
-	if (ctx->async_fd < 0)
-		goto err_free_ctx;
 	snprintf(name, sizeof(name), "droce_as_%p", (void *)dctx);
-	dctx->async = rte_ring_create_elem(name, sizeof(struct ibv_async_event),
-					   DROCE_ASYNC_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
-	if (dctx->async == NULL) {
-		errno = rte_errno;
-		goto err_close_fd;
+	ret = droce_evq_init(&dctx->async, name, sizeof(struct ibv_async_event), DROCE_ASYNC_RING);
+	if (ret) {
+		errno = -ret;
+		goto err_free_ctx;
 	}
+	ctx->async_fd = dctx->async.fd;
 	ret = roce_dev_open(d->rdev);
 	if (ret) {
 		errno = -ret;
-		goto err_free_ring;
+		goto err_fini_async;
 	}
 	pthread_mutex_lock(&d->rdev->lock);
 	d->rdev->comp_cb = droce_comp_fire;
 	__atomic_store_n(&d->rdev->async_cb, droce_async_raise, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&d->rdev->lock);
+	droce_ctx_add(dctx);
 	__atomic_store_n(&dev_opened, true, __ATOMIC_RELAXED);
 	return ctx;
 
-err_free_ring:
-	rte_ring_free(dctx->async);
-err_close_fd:
-	close(ctx->async_fd);
+err_fini_async:
+	droce_evq_fini(&dctx->async);
 err_free_ctx:
 	free(dctx);
 	return NULL;
@@ -344,40 +283,16 @@ ibv_close_device(struct ibv_context *context)
 	struct droce_context *dctx = to_dctx(context);
 	struct roce_dev *rdev = dctx->rdev;
 
+	droce_ctx_del(dctx);
 	pthread_mutex_lock(&rdev->lock);
 	if (rdev->ctx_refs == 1)	/* the last context */
 		__atomic_store_n(&rdev->async_cb, NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&rdev->lock);
 	roce_dev_quiesce(rdev);
 	roce_dev_close(rdev);
-	rte_ring_free(dctx->async);
-	close(context->async_fd);
+	droce_evq_fini(&dctx->async);
 	free(dctx);
 	return 0;
-}
-
-static int
-async_ready(void *arg)
-{
-	return !rte_ring_empty(arg);
-}
-
-int
-ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
-{
-	struct droce_context *dctx = to_dctx(context);
-
-	for (;;) {
-		if (rte_ring_dequeue_elem(dctx->async, event, sizeof(*event)) == 0)
-			return 0;
-		if (droce_eventfd_wait(context->async_fd, dctx->rdev, async_ready, dctx->async) < 0)
-			return -1;
-	}
-}
-
-void
-ibv_ack_async_event(struct ibv_async_event *event)
-{
 }
 
 int
@@ -464,14 +379,17 @@ droce_query_port(struct ibv_context *context, uint8_t port_num,
 	struct roce_dev *rdev = to_dctx(context)->rdev;
 	struct ibv_port_attr a = { 0 };
 	struct rte_eth_link link = { 0 };
+	bool up;
 
 	if (port_num != 1) {
 		errno = EINVAL;
 		return EINVAL;
 	}
+	/* the state announced by IBV_EVENT_PORT_ACTIVE/ERR, a change announced first */
+	up = roce_port_check(rdev);
 	rte_eth_link_get_nowait(rdev->port_id, &link);
-	a.state = link.link_status ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
-	a.phys_state = link.link_status ? 5 : 3;	/* LinkUp / Disabled */
+	a.state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	a.phys_state = up ? 5 : 3;	/* LinkUp / Disabled */
 	a.max_mtu = IBV_MTU_4096;
 	a.active_mtu = mtu_enum(rdev->ib_mtu);
 	a.gid_tbl_len = 1;

@@ -4,6 +4,7 @@
 #define VERBS_LOC_H
 
 #include <errno.h>
+#include <sys/queue.h>
 #include <infiniband/verbs.h>
 #include <rte_log.h>
 
@@ -18,15 +19,24 @@ struct droce_device {
 	struct roce_dev *rdev;
 };
 
+/* An event queue (verbs_event.c): a ring, and an eventfd readable while it holds events. */
+struct droce_evq {
+	struct rte_ring *ring;
+	unsigned int esize;		/* bytes per event */
+	int fd;
+	pthread_mutex_t lock;		/* consumers take one at a time */
+};
+
 struct droce_context {
 	struct verbs_context vctx;
 	struct roce_dev *rdev;
-	struct rte_ring *async;		/* struct ibv_async_event elements */
+	struct droce_evq async;		/* struct ibv_async_event; fd = async_fd */
+	TAILQ_ENTRY(droce_context) next;	/* every open context (port events) */
 };
 
 struct roce_comp_channel {
 	struct ibv_comp_channel ch;
-	struct rte_ring *fired;		/* CQs whose armed event fired */
+	struct droce_evq fired;		/* CQs whose armed event fired; fd = ch.fd */
 };
 
 static inline struct droce_context *
@@ -44,8 +54,6 @@ verbs_progress(struct roce_dev *dev)
 }
 
 /* verbs_device.c */
-void droce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev);
-int droce_eventfd_wait(int fd, struct roce_dev *dev, int (*ready)(void *), void *arg);
 int droce_query_device_ex(struct ibv_context *context,
 			  const struct ibv_query_device_ex_input *input,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
@@ -54,6 +62,16 @@ struct roce_ah {
 	struct ibv_ah ibah;
 	struct roce_av av;
 };
+
+/* verbs_event.c */
+int droce_evq_init(struct droce_evq *q, const char *name, unsigned int esize, unsigned int count);
+void droce_evq_fini(struct droce_evq *q);
+void droce_evq_put(struct droce_evq *q, const void *ev);
+int droce_evq_take(struct droce_evq *q, struct roce_dev *dev, void *ev);
+void droce_ctx_add(struct droce_context *dctx);
+void droce_ctx_del(struct droce_context *dctx);
+void droce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev);
+void droce_comp_fire(struct roce_cq *cq);
 
 /* verbs_ex.c */
 void droce_ex_ops_set(struct verbs_context *vctx);
@@ -64,7 +82,6 @@ struct roce_cq *droce_cq_create(struct ibv_context *context, int cqe, void *cq_c
 				struct ibv_comp_channel *channel, int comp_vector);
 struct roce_qp *droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr);
 const struct roce_av *droce_ah_av(struct ibv_ah *ah);
-void droce_comp_fire(struct roce_cq *cq);
 int droce_query_port(struct ibv_context *context, uint8_t port_num,
 		     struct ibv_port_attr *attr, size_t attr_len);
 

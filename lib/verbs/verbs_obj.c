@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Verbs objects: PD, MR, completion channel, CQ, SRQ, QP and AH. Control
+ * Verbs objects: PD, MR, CQ, SRQ, QP and AH. Control
  * path: validates fully, takes the device lock, and publishes objects to the
  * engine with release stores; teardown waits for the engine to quiesce.
  */
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
@@ -149,91 +146,7 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
 	return 0;
 }
 
-/* --- Completion channel and CQ --- */
-struct ibv_comp_channel *
-ibv_create_comp_channel(struct ibv_context *context)
-{
-	struct roce_comp_channel *c = calloc(1, sizeof(*c));
-	char name[RTE_RING_NAMESIZE];
-
-	if (c == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	c->ch.context = context;
-	c->ch.fd = eventfd(0, EFD_CLOEXEC);
-	if (c->ch.fd < 0)
-		goto err_free;
-	snprintf(name, sizeof(name), "droce_ch_%p", (void *)c);
-	c->fired = rte_ring_create(name, DROCE_MAX_CQ, SOCKET_ID_ANY, RING_F_SC_DEQ | RING_F_EXACT_SZ);
-	if (c->fired == NULL) {
-		errno = rte_errno;
-		close(c->ch.fd);
-		goto err_free;
-	}
-	return &c->ch;
-err_free:
-	free(c);
-	return NULL;
-}
-
-int
-ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
-{
-	struct roce_comp_channel *c = container_of(channel, struct roce_comp_channel, ch);
-
-	if (channel->refcnt)
-		return EBUSY;
-	rte_ring_free(c->fired);
-	close(channel->fd);
-	free(c);
-	return 0;
-}
-
-void
-droce_comp_fire(struct roce_cq *cq)
-{
-	uint64_t one = 1;
-
-	if (cq->chan && rte_ring_enqueue(cq->chan->fired, cq) == 0 &&
-	    write(cq->chan->ch.fd, &one, sizeof(one)) < 0)
-		VERBS_LOG(DEBUG, "channel eventfd write failed");
-}
-
-static int
-chan_ready(void *arg)
-{
-	return !rte_ring_empty(arg);
-}
-
-int
-ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
-{
-	struct roce_comp_channel *c = container_of(channel, struct roce_comp_channel, ch);
-	struct roce_dev *dev = DEV_OF(channel->context);
-	struct roce_cq *rcq;
-
-	for (;;) {
-		if (rte_ring_dequeue(c->fired, (void **)&rcq) == 0)
-			break;
-		if (droce_eventfd_wait(channel->fd, dev, chan_ready, c->fired) < 0)
-			return -1;
-	}
-	*cq = &rcq->ibcq;
-	*cq_context = rcq->ibcq.cq_context;
-	__atomic_fetch_add(&rcq->ibcq.comp_events_completed, 1, __ATOMIC_RELAXED);
-	return 0;
-}
-
-void
-ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
-{
-	pthread_mutex_lock(&cq->mutex);
-	cq->async_events_completed += nevents;
-	pthread_cond_broadcast(&cq->cond);
-	pthread_mutex_unlock(&cq->mutex);
-}
-
+/* --- CQ (completion channels: verbs_event.c) --- */
 /* ibv_create_cq and the create_cq_ex op: NULL with errno set on failure. */
 struct roce_cq *
 droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
@@ -317,6 +230,7 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 	dev->nb_cq--;
 	pthread_mutex_unlock(&dev->lock);
 	roce_dev_quiesce(dev);
+	roce_cq_disarm(cq);
 	if (ibcq->channel)
 		__atomic_fetch_sub(&ibcq->channel->refcnt, 1, __ATOMIC_RELAXED);
 	rte_ring_free(cq->ring);
@@ -593,6 +507,7 @@ droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	if (idx + 1 > dev->qp_hi)
 		__atomic_store_n(&dev->qp_hi, idx + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
+	roce_wake_kick(dev);	/* its async events may be waited for */
 	return qp;
 
 err_free_win:

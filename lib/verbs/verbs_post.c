@@ -246,9 +246,7 @@ droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 int
 droce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
-	struct roce_cq *cq = to_roce_cq(ibcq);
-
-	__atomic_store_n(&cq->armed, solicited_only ? 2 : 1, __ATOMIC_RELEASE);
+	roce_cq_arm(to_roce_cq(ibcq), solicited_only ? 2 : 1);
 	return 0;
 }
 

@@ -340,6 +340,15 @@ struct roce_dev {
 	void (*async_cb)(struct roce_dev *dev, struct ibv_async_event *ev);
 	void (*comp_cb)(struct roce_cq *cq);	/* an armed CQ got a completion */
 
+	/* port 1 (roce_port.c): the link state last announced, while a context is open */
+	pthread_mutex_t port_lock;
+	bool port_up;
+	bool port_lsc;			/* the ethdev interrupts link changes; else polled */
+	/* inline progress while the application sleeps (the waker, roce_poll.c) */
+	uint32_t wake_armed;		/* CQs with a channel, armed and not fired */
+	uint32_t wake_waiters;		/* threads blocked in a verbs wait */
+	uint64_t wake_epoch;		/* the waker's: epoch after its last look */
+
 	/* published to the engine with release stores */
 	struct roce_qp *qp_tbl[DROCE_MAX_QP];
 	uint32_t qp_hi;			/* highest used index + 1 */

@@ -46,17 +46,43 @@ roce_comp_send_wqe(struct roce_qp *qp, struct roce_send_wqe *wqe, enum ibv_wc_st
 		roce_cq_push(qp->scq, &wc, false);
 }
 
-/* Engine-initiated move to ERR; a concurrent modify to RESET wins. */
-void
+/*
+ * Engine-initiated move to ERR; a concurrent modify to RESET wins. True when
+ * this call moved the QP (it was neither in RESET nor already in ERR).
+ */
+bool
 roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp)
 {
 	uint32_t st = roce_qp_state(qp);
 
-	while (st != IBV_QPS_RESET && st != IBV_QPS_ERR &&
-	       !__atomic_compare_exchange_n(&qp->state, &st, IBV_QPS_ERR, false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
-		;
-	qp->ibqp.state = IBV_QPS_ERR;
+	while (st != IBV_QPS_RESET && st != IBV_QPS_ERR) {
+		if (__atomic_compare_exchange_n(&qp->state, &st, IBV_QPS_ERR, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE)) {
+			qp->ibqp.state = IBV_QPS_ERR;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A QP error no completion reports (IBA 11.6.3.1, affiliated asynchronous
+ * errors): the QP goes to ERR and its context gets @type, once.
+ * IBV_EVENT_QP_REQ_ERR: the responder saw an invalid request;
+ * IBV_EVENT_QP_ACCESS_ERR: the responder saw an access violation (R_Key,
+ * bounds, access rights); IBV_EVENT_QP_FATAL: a local catastrophic error (a
+ * completion was lost to a CQ overrun).
+ */
+void
+roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type type)
+{
+	struct ibv_async_event ev = {
+		.element.qp = &qp->ibqp,
+		.event_type = type,
+	};
+
+	if (roce_qp_to_err(dev, qp))
+		roce_async_raise(dev, &ev);
 }
 
 static void
@@ -99,16 +125,13 @@ roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
 			flush_recv(qp, w);
 	} else if (!e->last_wqe_raised) {
 		/* IBA 11.6.3: a QP on an SRQ reports that it takes no more WQEs */
-		void (*cb)(struct roce_dev *, struct ibv_async_event *) =
-			__atomic_load_n(&dev->async_cb, __ATOMIC_ACQUIRE);
 		struct ibv_async_event ev = {
 			.element.qp = &qp->ibqp,
 			.event_type = IBV_EVENT_QP_LAST_WQE_REACHED,
 		};
 
 		e->last_wqe_raised = 1;
-		if (cb)
-			cb(dev, &ev);
+		roce_async_raise(dev, &ev);
 	}
 }
 

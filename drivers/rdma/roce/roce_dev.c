@@ -267,6 +267,9 @@ port_setup(struct roce_dev *dev, const struct probe_args *a)
 	}
 
 	conf.rxmode.mtu = mtu;
+	/* link changes become port events: by interrupt where the PMD has one */
+	dev->port_lsc = (*info.dev_flags & RTE_ETH_DEV_INTR_LSC) != 0;
+	conf.intr_conf.lsc = dev->port_lsc;
 	ret = rte_eth_dev_configure(dev->port_id, 1, 1, &conf);
 	if (ret) {
 		ROCE_LOG(ERR, "%s: cannot configure %s: %s", dev->name, dev->ethdev_name, rte_strerror(-ret));
@@ -357,6 +360,7 @@ roce_probe(struct rte_vdev_device *vdev)
 	dev->tsc_hz = rte_get_timer_hz();
 	rte_spinlock_init(&dev->inline_lock);
 	pthread_mutex_init(&dev->lock, NULL);
+	pthread_mutex_init(&dev->port_lock, NULL);
 
 	ret = rte_eth_dev_get_port_by_name(a.ethdev, &dev->port_id);
 	if (ret) {
@@ -437,6 +441,7 @@ roce_remove(struct rte_vdev_device *vdev)
 		return -ENODEV;
 	if (dev->ctx_refs)
 		ROCE_LOG(WARNING, "%s: removed while %u contexts are open", name, dev->ctx_refs);
+	roce_port_monitor_stop(dev);
 	roce_engine_detach(dev);
 	rte_eth_dev_stop(dev->port_id);
 	rte_eth_dev_owner_unset(dev->port_id, dev->owner.id);
@@ -449,7 +454,7 @@ roce_remove(struct rte_vdev_device *vdev)
 	return 0;
 }
 
-/* First context opened: start progress (an engine lcore or inline). */
+/* First context opened: start progress (an engine lcore or inline) and port events. */
 int
 roce_dev_open(struct roce_dev *dev)
 {
@@ -460,6 +465,8 @@ roce_dev_open(struct roce_dev *dev)
 		ret = roce_engine_attach(dev);
 		if (ret)
 			dev->ctx_refs--;
+		else
+			roce_port_monitor_start(dev);
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return ret;
@@ -469,8 +476,10 @@ void
 roce_dev_close(struct roce_dev *dev)
 {
 	pthread_mutex_lock(&dev->lock);
-	if (dev->ctx_refs && --dev->ctx_refs == 0)
+	if (dev->ctx_refs && --dev->ctx_refs == 0) {
+		roce_port_monitor_stop(dev);
 		roce_engine_detach(dev);
+	}
 	pthread_mutex_unlock(&dev->lock);
 }
 

@@ -19,6 +19,20 @@ struct roce_pkt {
 	uint8_t opcode;
 };
 
+/*
+ * Hand an async event to the facade, if a context is open. Lock-free and
+ * allocation-free: the engine raises QP, CQ and SRQ events through it.
+ */
+static inline void
+roce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev)
+{
+	void (*cb)(struct roce_dev *, struct ibv_async_event *) =
+		__atomic_load_n(&dev->async_cb, __ATOMIC_ACQUIRE);
+
+	if (cb != NULL)
+		cb(dev, ev);
+}
+
 /* roce_dev.c */
 unsigned int roce_dev_count(void);
 struct roce_dev *roce_dev_get(unsigned int idx);
@@ -33,6 +47,9 @@ void roce_progress(void);
 int roce_engine_attach(struct roce_dev *dev);
 void roce_engine_detach(struct roce_dev *dev);
 void roce_dev_quiesce(struct roce_dev *dev);
+void roce_wake_kick(struct roce_dev *dev);
+void roce_wait_begin(struct roce_dev *dev);
+void roce_wait_end(struct roce_dev *dev);
 struct rte_mbuf *roce_pkt_alloc(struct roce_dev *dev);
 void roce_xmit(struct roce_dev *dev, struct rte_mbuf *m);
 int roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
@@ -60,10 +77,18 @@ void roce_resp_run(struct roce_dev *dev, struct roce_qp *qp);
 void roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt);
 void roce_comp_send_wqe(struct roce_qp *qp, struct roce_send_wqe *wqe, enum ibv_wc_status st);
 void roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp);
-void roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp);
+bool roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp);
+void roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type ev);
 
 /* roce_cq.c */
 void roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, bool solicited);
+void roce_cq_arm(struct roce_cq *cq, uint32_t how);
+void roce_cq_disarm(struct roce_cq *cq);
+
+/* roce_port.c */
+bool roce_port_check(struct roce_dev *dev);
+void roce_port_monitor_start(struct roce_dev *dev);
+void roce_port_monitor_stop(struct roce_dev *dev);
 
 /* roce_mr.c */
 struct roce_mr *roce_mr_lookup(struct roce_dev *dev, uint32_t key);

@@ -77,7 +77,7 @@ send_aeth(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, uint8_t syn)
 		roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl);
 }
 
-/* The coalesced ACK owed since the last burst. */
+/* The coalesced ACK owed since the last burst (or a fatal NAK, see nak_fatal). */
 void
 roce_resp_send_ack(struct roce_dev *dev, struct roce_qp *qp)
 {
@@ -85,13 +85,14 @@ roce_resp_send_ack(struct roce_dev *dev, struct roce_qp *qp)
 	if (!qp->e.ack_pending || qp->e.rd_head != qp->e.rd_tail)
 		return;
 	qp->e.ack_pending = 0;
-	send_aeth(dev, qp, qp->e.ack_psn, AETH_ACK | AETH_CREDIT_INVALID);
+	send_aeth(dev, qp, qp->e.ack_psn, qp->e.ack_syn);
 }
 
 static void
 owe_ack(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn)
 {
 	qp->e.ack_psn = psn;
+	qp->e.ack_syn = AETH_ACK | AETH_CREDIT_INVALID;
 	if (qp->e.ack_pending)
 		return;
 	if (dev->nb_ack == RTE_DIM(dev->ack_qp)) {
@@ -103,15 +104,35 @@ owe_ack(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn)
 	dev->ack_qp[dev->nb_ack++] = qp;
 }
 
-/* RC fatal request error: NAK it and take the QP to ERR (IBA 9.7.5.2.x). */
+/*
+ * RC fatal request error: NAK it and take the QP to ERR (IBA 9.7.5.2.x). The
+ * local consumer learns of it from the receive WQE's error completion when
+ * one was consumed (@wc_reported), else from an affiliated async event.
+ */
 static void
-nak_fatal(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn)
+nak_fatal(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn,
+	  bool wc_reported)
 {
 	dev->stats.naks_sent++;
-	/* the NAK acknowledges everything before it; no ACK may follow it */
-	qp->e.ack_pending = 0;
-	send_aeth(dev, qp, pkt->psn, syn);
-	roce_qp_to_err(dev, qp);
+	if (qp->e.rd_head != qp->e.rd_tail) {
+		/*
+		 * Responses go out in PSN order: the NAK follows the READ
+		 * responses and atomic replies owed for earlier requests, in
+		 * place of the pending ACK (roce_resp_run).
+		 */
+		qp->e.ack_pending = 1;
+		qp->e.ack_psn = pkt->psn;
+		qp->e.ack_syn = syn;
+	} else {
+		/* the NAK acknowledges everything before it; no ACK may follow it */
+		qp->e.ack_pending = 0;
+		send_aeth(dev, qp, pkt->psn, syn);
+	}
+	if (wc_reported)
+		roce_qp_to_err(dev, qp);
+	else
+		roce_qp_error(dev, qp, syn == AETH_NAK_REM_ACC ? IBV_EVENT_QP_ACCESS_ERR :
+				       IBV_EVENT_QP_REQ_ERR);
 }
 
 static void
@@ -164,7 +185,14 @@ ud_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		      imm, deth_sqp(deth), bth_se(pkt->bth));
 }
 
-static void req_error(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn);
+static void req_fail(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn,
+		     bool wc_reported);
+
+static inline void
+req_error(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn)
+{
+	req_fail(dev, qp, pkt, syn, false);
+}
 
 static struct roce_rd_job *
 rd_push(struct roce_qp *qp, bool dup)
@@ -335,7 +363,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 				e->rd_ndup = 0;
 				dev->stats.naks_sent++;
 				send_aeth(dev, qp, j->psn, AETH_NAK_REM_ACC);
-				roce_qp_to_err(dev, qp);
+				roce_qp_error(dev, qp, IBV_EVENT_QP_ACCESS_ERR);
 				return;
 			}
 			m = roce_pkt_alloc(dev);
@@ -425,10 +453,11 @@ check_seq(struct roce_qp *qp, struct roce_pkt *pkt)
 
 /* Error path of an RC/UC request; @syn is the NAK an RC QP sends. */
 static void
-req_error(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn)
+req_fail(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn,
+	 bool wc_reported)
 {
 	if (qp->type == IBV_QPT_RC) {
-		nak_fatal(dev, qp, pkt, syn);
+		nak_fatal(dev, qp, pkt, syn, wc_reported);
 	} else {
 		abort_msg(qp);
 		qp->e.drop_msg = 1;
@@ -469,7 +498,7 @@ send_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 				complete_recv(qp, e->rwqe, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV,
 					      0, 0, 0, 0, false);
 				e->rwqe = NULL;
-				req_error(dev, qp, pkt, AETH_NAK_REM_OP);
+				req_fail(dev, qp, pkt, AETH_NAK_REM_OP, true);
 				return -EACCES;
 			}
 		}
@@ -478,7 +507,7 @@ send_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			     pkt->payload, pkt->paylen) != 0) {
 		complete_recv(qp, e->rwqe, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, 0, 0, false);
 		e->rwqe = NULL;
-		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+		req_fail(dev, qp, pkt, AETH_NAK_INV_REQ, true);
 		return -EMSGSIZE;
 	}
 	e->roff += pkt->paylen;
@@ -605,6 +634,7 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	e->epsn = psn_add(pkt->psn, 1);
 	if (pkt->opf & ROCE_OPF_LAST)
 		e->msn = (e->msn + 1) & 0xffffff;
-	if (qp->type == IBV_QPT_RC && bth_ackreq(pkt->bth))
+	/* not for a message whose completion a CQ overrun lost (the QP is in ERR) */
+	if (qp->type == IBV_QPT_RC && bth_ackreq(pkt->bth) && roce_qp_state(qp) != IBV_QPS_ERR)
 		owe_ack(dev, qp, pkt->psn);
 }

@@ -14,13 +14,13 @@ roce_srq_get(struct roce_dev *dev, struct roce_srq *srq)
 	limit = __atomic_load_n(&srq->limit, __ATOMIC_ACQUIRE);
 	if (unlikely(limit) && rte_ring_count(srq->rq.posted) < limit &&
 	    __atomic_compare_exchange_n(&srq->limit, &limit, 0, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED) && dev->async_cb) {
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 		struct ibv_async_event ev = {
 			.element.srq = &srq->ibsrq,
 			.event_type = IBV_EVENT_SRQ_LIMIT_REACHED,
 		};
 
-		dev->async_cb(dev, &ev);
+		roce_async_raise(dev, &ev);
 	}
 	return wqe;
 }

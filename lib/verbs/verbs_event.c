@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Events: asynchronous events (ibv_get_async_event) and completion channels
+ * (ibv_get_cq_event). Each is an event queue: a ring its producer fills (the
+ * engine for QP, CQ, SRQ and completion events, a control thread for port
+ * events) and an eventfd that is readable exactly while the ring holds
+ * events, so that applications may poll/epoll the fd. With inline progress a
+ * blocking wait moves the device itself for DROCE_WAIT_SPIN_US, then sleeps
+ * on the fd while the waker thread (roce_poll.c) moves it.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+
+#include "verbs_loc.h"
+
+/* Every open context, for the unaffiliated (port) events of its device. */
+static TAILQ_HEAD(, droce_context) ctx_list = TAILQ_HEAD_INITIALIZER(ctx_list);
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* --- Event queues --- */
+
+/* 0, or a negative errno. */
+int
+droce_evq_init(struct droce_evq *q, const char *name, unsigned int esize, unsigned int count)
+{
+	q->esize = esize;
+	q->fd = eventfd(0, EFD_CLOEXEC);
+	if (q->fd < 0)
+		return -errno;
+	q->ring = rte_ring_create_elem(name, esize, count, SOCKET_ID_ANY,
+				       RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (q->ring == NULL) {
+		close(q->fd);
+		return -rte_errno;
+	}
+	pthread_mutex_init(&q->lock, NULL);
+	return 0;
+}
+
+void
+droce_evq_fini(struct droce_evq *q)
+{
+	rte_ring_free(q->ring);
+	close(q->fd);
+	pthread_mutex_destroy(&q->lock);
+}
+
+/* Producer side: lock-free, the engine calls it. A full queue drops the event. */
+void
+droce_evq_put(struct droce_evq *q, const void *ev)
+{
+	uint64_t one = 1;
+
+	if (rte_ring_enqueue_elem(q->ring, (void *)(uintptr_t)ev, q->esize) == 0 &&
+	    write(q->fd, &one, sizeof(one)) < 0)
+		VERBS_LOG(DEBUG, "event fd write failed");
+}
+
+/*
+ * Under q->lock, after a take: the fd stays readable exactly while events
+ * remain. Producers enqueue before they write, so an event enqueued while
+ * the count is cleared is seen by the second look.
+ */
+static void
+evq_settle(struct droce_evq *q)
+{
+	struct pollfd p = { .fd = q->fd, .events = POLLIN };
+	uint64_t v, one = 1;
+
+	if (!rte_ring_empty(q->ring))
+		return;
+	/* only q->lock's holder reads the fd: after POLLIN the read cannot block */
+	if (poll(&p, 1, 0) == 1 && read(q->fd, &v, sizeof(v)) < 0)
+		VERBS_LOG(DEBUG, "event fd read failed");
+	if (!rte_ring_empty(q->ring) && write(q->fd, &one, sizeof(one)) < 0)
+		VERBS_LOG(DEBUG, "event fd write failed");
+}
+
+/*
+ * Take the oldest event into @ev: 0, or -1 with errno (EAGAIN: none and the
+ * fd is O_NONBLOCK). Blocks otherwise, as ibv_get_cq_event does.
+ */
+int
+droce_evq_take(struct droce_evq *q, struct roce_dev *dev, void *ev)
+{
+	bool nonblock = fcntl(q->fd, F_GETFL) & O_NONBLOCK;
+	uint64_t spin_end = 0, v;
+	bool asleep = false;
+	int ret = 0;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		if (rte_ring_dequeue_elem(q->ring, ev, q->esize) == 0)
+			break;
+		if (dev->engine == NULL) {
+			if (spin_end == 0)
+				spin_end = rte_get_timer_cycles() +
+					   rte_get_timer_hz() / 1000000 * DROCE_WAIT_SPIN_US;
+			roce_progress();
+			if (rte_ring_dequeue_elem(q->ring, ev, q->esize) == 0)
+				break;
+			if (!nonblock && rte_get_timer_cycles() < spin_end)
+				continue;
+		}
+		if (nonblock) {
+			/* clear a stale count, unless an event raced in */
+			if (read(q->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				VERBS_LOG(DEBUG, "event fd read failed");
+			if (!rte_ring_empty(q->ring))
+				continue;
+			errno = EAGAIN;
+			ret = -1;
+			break;
+		}
+		if (!asleep) {
+			roce_wait_begin(dev);	/* inline: the waker moves the device */
+			asleep = true;
+		}
+		if (read(q->fd, &v, sizeof(v)) < 0 && errno != EINTR) {
+			ret = -1;
+			break;
+		}
+	}
+	if (asleep)
+		roce_wait_end(dev);
+	if (ret == 0)
+		evq_settle(q);
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
+
+/* --- Asynchronous events --- */
+
+void
+droce_ctx_add(struct droce_context *dctx)
+{
+	pthread_mutex_lock(&ctx_lock);
+	TAILQ_INSERT_TAIL(&ctx_list, dctx, next);
+	pthread_mutex_unlock(&ctx_lock);
+}
+
+/* Once this returns no port event reaches @dctx. */
+void
+droce_ctx_del(struct droce_context *dctx)
+{
+	pthread_mutex_lock(&ctx_lock);
+	TAILQ_REMOVE(&ctx_list, dctx, next);
+	pthread_mutex_unlock(&ctx_lock);
+}
+
+/*
+ * The device's async_cb. An affiliated event goes to the context owning its
+ * object (lock-free: the engine raises those); a port event, raised on the
+ * control path, goes to every context open on the device.
+ */
+void
+droce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev)
+{
+	struct droce_context *dctx;
+	struct ibv_context *ctx;
+
+	switch (ev->event_type) {
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+		pthread_mutex_lock(&ctx_lock);
+		TAILQ_FOREACH(dctx, &ctx_list, next)
+			if (dctx->rdev == dev)
+				droce_evq_put(&dctx->async, ev);
+		pthread_mutex_unlock(&ctx_lock);
+		return;
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+	case IBV_EVENT_SRQ_ERR:
+		ctx = ev->element.srq->context;
+		break;
+	case IBV_EVENT_CQ_ERR:
+		ctx = ev->element.cq->context;
+		break;
+	default:
+		ctx = ev->element.qp->context;
+		break;
+	}
+	droce_evq_put(&to_dctx(ctx)->async, ev);
+}
+
+int
+ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	struct droce_context *dctx = to_dctx(context);
+
+	return droce_evq_take(&dctx->async, dctx->rdev, event);
+}
+
+/* Count the acknowledgement on the object, as rdma-core does. */
+static void
+ack_one(pthread_mutex_t *mutex, pthread_cond_t *cond, uint32_t *completed)
+{
+	pthread_mutex_lock(mutex);
+	++*completed;
+	pthread_cond_signal(cond);
+	pthread_mutex_unlock(mutex);
+}
+
+void
+ibv_ack_async_event(struct ibv_async_event *event)
+{
+	switch (event->event_type) {
+	case IBV_EVENT_CQ_ERR: {
+		struct ibv_cq *cq = event->element.cq;
+
+		ack_one(&cq->mutex, &cq->cond, &cq->async_events_completed);
+		return;
+	}
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED: {
+		struct ibv_qp *qp = event->element.qp;
+
+		ack_one(&qp->mutex, &qp->cond, &qp->events_completed);
+		return;
+	}
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED: {
+		struct ibv_srq *srq = event->element.srq;
+
+		ack_one(&srq->mutex, &srq->cond, &srq->events_completed);
+		return;
+	}
+	default:	/* port and device events concern no object */
+		return;
+	}
+}
+
+/* --- Completion channels --- */
+
+struct ibv_comp_channel *
+ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct roce_comp_channel *c = calloc(1, sizeof(*c));
+	char name[RTE_RING_NAMESIZE];
+	int ret;
+
+	if (c == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "droce_ch_%p", (void *)c);
+	/* a CQ is queued at most once per arming */
+	ret = droce_evq_init(&c->fired, name, sizeof(struct roce_cq *), DROCE_MAX_CQ);
+	if (ret) {
+		free(c);
+		errno = -ret;
+		return NULL;
+	}
+	c->ch.context = context;
+	c->ch.fd = c->fired.fd;
+	return &c->ch;
+}
+
+int
+ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct roce_comp_channel *c = container_of(channel, struct roce_comp_channel, ch);
+
+	if (channel->refcnt)
+		return EBUSY;
+	droce_evq_fini(&c->fired);
+	free(c);
+	return 0;
+}
+
+/* The device's comp_cb: an armed CQ got a completion (engine side). */
+void
+droce_comp_fire(struct roce_cq *cq)
+{
+	if (cq->chan != NULL)
+		droce_evq_put(&cq->chan->fired, &cq);
+}
+
+int
+ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+{
+	struct roce_comp_channel *c = container_of(channel, struct roce_comp_channel, ch);
+	struct roce_cq *rcq;
+
+	if (droce_evq_take(&c->fired, to_dctx(channel->context)->rdev, &rcq) != 0)
+		return -1;
+	*cq = &rcq->ibcq;
+	*cq_context = rcq->ibcq.cq_context;
+	return 0;
+}
+
+void
+ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
