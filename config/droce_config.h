@@ -21,6 +21,10 @@
 #define DROCE_MAX_CQE		65536
 #define DROCE_MAX_SRQ		256
 #define DROCE_MAX_SRQ_WR	4096
+#define DROCE_MAX_TM_SRQ	16	/* tag-matching SRQs per device */
+#define DROCE_TM_MAX_TAGS	4095	/* tags in one TM SRQ's list */
+#define DROCE_TM_MAX_OPS	1024	/* list operations in flight */
+#define DROCE_TM_RNDV_HDR	64	/* bytes of TMH + RVH + metadata */
 #define DROCE_MAX_PD		1024
 #define DROCE_MAX_MR		4096
 #define DROCE_MAX_MR_SIZE	(1ULL << 40)

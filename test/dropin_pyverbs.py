@@ -12,6 +12,12 @@
 #       RDMA WRITE and RDMA READ; every completion successful, bytes compared.
 #   UD: two UD QPs (RTS through QP(pd, init_attr, qp_attr)), an AH on GID 0,
 #       SEND with immediate; the receive buffer holds the 40-byte GRH first.
+#   TM: tag matching as rdma-core's own tests drive it: an extended CQ with
+#       TM info, a TM SRQ, a server RC QP on it with no send queue of its own;
+#       ADD, an expected eager message (MATCH | DATA_VALID, the payload
+#       without its TMH), an unexpected one (whole, in the SRQ WQE) and the
+#       SYNC after it, and a rendezvous: MATCH, the engine's RDMA READ of the
+#       sender's data, the FIN the sender receives, DATA_VALID.
 #
 # Exit 0 if every step passed, 1 otherwise (the failing step is printed).
 import os
@@ -22,7 +28,8 @@ import traceback
 from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.mr import MR
-from pyverbs.cq import CQ
+from pyverbs.cq import CQ, CQEX, CqInitAttrEx, PollCqAttr
+from pyverbs.srq import SRQ, SrqInitAttrEx, OpsWr
 from pyverbs.qp import QP, QPInitAttr, QPAttr, QPCap
 from pyverbs.wr import SendWR, RecvWR, SGE
 from pyverbs.addr import AH, AHAttr, GlobalRoute
@@ -70,19 +77,9 @@ def pattern(seed, n):
     return bytes((seed + i * 7 + (i >> 8)) & 0xff for i in range(n))
 
 
-def rc_test(ctx, pd, gid):
+def connect_rc(qpa, qpb, gid, access):
+    """Take two RC QPs of one device to RTS against each other."""
     global step
-    access = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
-              e.IBV_ACCESS_REMOTE_READ)
-    step = 'RC: CQ'
-    cqa, cqb = CQ(ctx, 64), CQ(ctx, 64)
-    step = 'RC: MR'
-    mra, mrb = MR(pd, SIZE, access), MR(pd, SIZE, access)
-    cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1)
-    step = 'RC: QP(pd, QPInitAttr) (ibv_create_qp)'
-    qpa = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqa, rcq=cqa, cap=cap, sq_sig_all=1))
-    qpb = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqb, rcq=cqb, cap=cap, sq_sig_all=1))
-    say('RC QPs 0x%x and 0x%x on %s, GID %s' % (qpa.qp_num, qpb.qp_num, DEV, gid))
     for me, peer, psn_me, psn_peer in ((qpa, qpb, 0x1000, 0x2000), (qpb, qpa, 0x2000, 0x1000)):
         step = 'RC: modify to INIT'
         a = QPAttr()
@@ -111,6 +108,22 @@ def rc_test(ctx, pd, gid):
         a.sq_psn = psn_me
         a.max_rd_atomic = 4
         me.to_rts(a)
+
+
+def rc_test(ctx, pd, gid):
+    global step
+    access = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
+              e.IBV_ACCESS_REMOTE_READ)
+    step = 'RC: CQ'
+    cqa, cqb = CQ(ctx, 64), CQ(ctx, 64)
+    step = 'RC: MR'
+    mra, mrb = MR(pd, SIZE, access), MR(pd, SIZE, access)
+    cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1)
+    step = 'RC: QP(pd, QPInitAttr) (ibv_create_qp)'
+    qpa = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqa, rcq=cqa, cap=cap, sq_sig_all=1))
+    qpb = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqb, rcq=cqb, cap=cap, sq_sig_all=1))
+    say('RC QPs 0x%x and 0x%x on %s, GID %s' % (qpa.qp_num, qpb.qp_num, DEV, gid))
+    connect_rc(qpa, qpb, gid, access)
 
     # SEND (4096 B: four 1024-byte packets) and SEND with immediate (1 B).
     # pyverbs passes imm_data through as the raw __be32 both ways.
@@ -212,6 +225,120 @@ def ud_test(ctx, pd, gid):
     for o in (qpa, qpb, ah, mra, mrb, cqa, cqb):
         o.close()
 
+def tm_poll(cqx, what, opcode, flags=None):
+    """One completion of the extended CQ: (wr_id, byte_len, wc_flags, tag)."""
+    deadline = time.monotonic() + TIMEOUT
+    attr = PollCqAttr()
+    while True:
+        try:
+            cqx.start_poll(attr)
+            break
+        except Exception:
+            # pyverbs raises on ENOENT in some versions; poll again
+            if time.monotonic() > deadline:
+                raise RuntimeError('%s: no completion in %.0f s' % (what, TIMEOUT))
+    try:
+        got = (cqx.status, cqx.wr_id, cqx.read_opcode(), cqx.read_byte_len(),
+               cqx.read_wc_flags(), cqx.read_tm_info().tag)
+    finally:
+        cqx.end_poll()
+    status, wr_id, op, byte_len, wc_flags, tag = got
+    if status != e.IBV_WC_SUCCESS or op != opcode or (flags is not None and
+                                                       wc_flags & 0x7f != flags):
+        raise RuntimeError('%s: status %d opcode %d wc_flags 0x%x (want opcode %d flags %s)' %
+                           (what, status, op, wc_flags, opcode, flags))
+    return wr_id, byte_len, wc_flags, tag
+
+
+def tmh(op, tag, ctx=0):
+    return bytes([op, 0, 0, 0]) + ctx.to_bytes(4, 'big') + tag.to_bytes(8, 'big')
+
+
+def tm_test(ctx, pd, gid):
+    global step
+    TMH = 16
+    access = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
+              e.IBV_ACCESS_REMOTE_READ)
+    step = 'TM: query_device_ex().tm_caps'
+    caps = ctx.query_device_ex().tm_caps
+    if not caps.flags & e.IBV_TM_CAP_RC:
+        raise RuntimeError('%s: no IBV_TM_CAP_RC' % step)
+    step = 'TM: CQEX with IBV_WC_EX_WITH_TM_INFO'
+    cqx = CQEX(ctx, CqInitAttrEx(cqe=64, wc_flags=e.IBV_WC_EX_WITH_TM_INFO |
+                                 e.IBV_WC_STANDARD_FLAGS))
+    cqa = CQ(ctx, 64)
+    step = 'TM: SRQ(ctx, SrqInitAttrEx) of type IBV_SRQT_TM'
+    sa = SrqInitAttrEx(max_wr=16, max_sge=1)
+    sa.comp_mask = (e.IBV_SRQ_INIT_ATTR_TYPE | e.IBV_SRQ_INIT_ATTR_PD |
+                    e.IBV_SRQ_INIT_ATTR_CQ | e.IBV_SRQ_INIT_ATTR_TM)
+    sa.srq_type = e.IBV_SRQT_TM
+    sa.pd = pd
+    sa.cq = cqx
+    sa.max_num_tags = 16
+    sa.max_ops = 8
+    srq = SRQ(ctx, sa)
+    mra, mrb = MR(pd, 2 * SIZE, access), MR(pd, 2 * SIZE, access)
+    step = 'TM: QPs (the server one on the TM SRQ, without a send queue)'
+    qpa = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqa, rcq=cqa, sq_sig_all=1,
+                            cap=QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)))
+    qpb = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqx, rcq=cqx, srq=srq,
+                            cap=QPCap(max_send_wr=0, max_recv_wr=0, max_send_sge=0, max_recv_sge=0)))
+    connect_rc(qpa, qpb, gid, access)
+    for i in range(4):      # SRQ WQEs for unexpected messages: mrb + SIZE + i * 512
+        srq.post_recv(RecvWR(wr_id=100 + i, num_sge=1, sg=[SGE(mrb.buf + SIZE + i * 512, 512, mrb.lkey)]))
+
+    def add(tag, wr_id, unexp=0):
+        srq.post_srq_ops(OpsWr(wr_id=wr_id, opcode=e.IBV_WR_TAG_ADD, flags=e.IBV_OPS_SIGNALED,
+                               unexpected_cnt=unexp, recv_wr_id=wr_id, num_sge=1, tag=tag,
+                               mask=0xffff, sg_list=[SGE(mrb.buf, SIZE, mrb.lkey)]))
+        tm_poll(cqx, step + ' (TM_ADD)', e.IBV_WC_TM_ADD)
+
+    def send(data):
+        mra.write(data, len(data))
+        qpa.post_send(SendWR(wr_id=9, opcode=e.IBV_WR_SEND, num_sge=1,
+                             sg=[SGE(mra.buf, len(data), mra.lkey)], send_flags=e.IBV_SEND_SIGNALED))
+        poll(cqa, step + ' (send completion)')
+
+    step = 'TM: expected eager message'
+    add(7, 1)
+    data = pattern(0x21, 700)
+    send(tmh(e.IBV_TMH_EAGER, 7, 0x99) + data)
+    wr_id, n, _, tag = tm_poll(cqx, step, e.IBV_WC_TM_RECV, e.IBV_WC_TM_MATCH | e.IBV_WC_TM_DATA_VALID)
+    if wr_id != 1 or n != 700 or tag != 7 or mrb.read(700, 0) != data:
+        raise RuntimeError('%s: wr_id %d byte_len %d tag %d, or the tagged buffer differs' %
+                           (step, wr_id, n, tag))
+    say('ok   %s: TM_RECV MATCH|DATA_VALID, %d bytes without the TMH, tag %d' % (step, n, tag))
+
+    step = 'TM: unexpected eager message, then SYNC'
+    msg = tmh(e.IBV_TMH_EAGER, 0x1234) + pattern(0x42, 100)
+    send(msg)
+    wr_id, n, _, _ = tm_poll(cqx, step, e.IBV_WC_TM_RECV, 0)
+    if wr_id != 100 or n != len(msg) or mrb.read(len(msg), SIZE) != msg:
+        raise RuntimeError('%s: wr_id %d byte_len %d, or the SRQ WQE differs' % (step, wr_id, n))
+    srq.post_srq_ops(OpsWr(wr_id=27, opcode=e.IBV_WR_TAG_SYNC, unexpected_cnt=1, recv_wr_id=27,
+                           flags=e.IBV_OPS_SIGNALED | e.IBV_OPS_TM_SYNC))
+    tm_poll(cqx, step + ' (TM_SYNC)', e.IBV_WC_TM_SYNC)
+    say('ok   %s: whole message (%d bytes) in SRQ WQE %d, TM_SYNC' % (step, n, wr_id))
+
+    step = 'TM: rendezvous'
+    add(8, 2, unexp=1)
+    data = pattern(0x77, 3000)
+    mra.write(data, 3000, 1024)
+    qpa.post_recv(RecvWR(wr_id=55, num_sge=1, sg=[SGE(mra.buf + SIZE, 64, mra.lkey)]))
+    rvh = (mra.buf + 1024).to_bytes(8, 'big') + mra.rkey.to_bytes(4, 'big') + (3000).to_bytes(4, 'big')
+    send(tmh(e.IBV_TMH_RNDV, 8, 3) + rvh + bytes(32))
+    tm_poll(cqx, step + ' (MATCH)', e.IBV_WC_TM_RECV, e.IBV_WC_TM_MATCH)
+    wc, = poll(cqa, step + ' (the FIN at the sender)')
+    fin = mra.read(TMH, SIZE)
+    if wc.wr_id != 55 or wc.byte_len != TMH or fin != tmh(e.IBV_TMH_FIN, 8, 3):
+        raise RuntimeError('%s: FIN wr_id %d byte_len %d: %s' % (step, wc.wr_id, wc.byte_len, fin.hex()))
+    wr_id, n, _, tag = tm_poll(cqx, step + ' (DATA_VALID)', e.IBV_WC_TM_RECV, e.IBV_WC_TM_DATA_VALID)
+    if wr_id != 2 or n != 3000 or mrb.read(3000, 0) != data:
+        raise RuntimeError('%s: wr_id %d byte_len %d, or the data differs' % (step, wr_id, n))
+    say('ok   %s: MATCH, FIN at the sender, DATA_VALID with %d bytes read' % (step, n))
+    for o in (qpa, qpb, srq, mra, mrb, cqa, cqx):
+        o.close()
+
 
 def main():
     global step
@@ -225,6 +352,7 @@ def main():
         pd = PD(ctx)
         rc_test(ctx, pd, gid)
         ud_test(ctx, pd, gid)
+        tm_test(ctx, pd, gid)
         pd.close()
         ctx.close()
     except Exception as ex:

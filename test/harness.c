@@ -110,8 +110,11 @@ h_side_create(struct h_side *s, struct ibv_context *ctx, const struct h_qp_opts 
 		s->scq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
 		s->rcq = ibv_create_cq(ctx, cqe, NULL, o->rchan, 0);
 	}
-	if (s->mr == NULL || s->scq == NULL || s->rcq == NULL)
+	if (s->mr == NULL || s->scq == NULL || s->rcq == NULL) {
+		fprintf(stderr, "h_side_create: %s: %s\n", s->mr == NULL ? "ibv_reg_mr" :
+			"ibv_create_cq", strerror(errno));
 		return -1;
+	}
 	qa.qp_type = o->type;
 	qa.send_cq = s->scq;
 	qa.recv_cq = s->rcq;
@@ -133,8 +136,10 @@ h_side_create(struct h_side *s, struct ibv_context *ctx, const struct h_qp_opts 
 	} else {
 		s->qp = ibv_create_qp(s->pd, &qa);
 	}
-	if (s->qp == NULL)
+	if (s->qp == NULL) {
+		fprintf(stderr, "h_side_create: create QP: %s\n", strerror(errno));
 		return -1;
+	}
 	return ibv_query_gid(ctx, 1, 0, &s->gid);
 }
 

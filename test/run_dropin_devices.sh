@@ -93,7 +93,8 @@ expect devinfo out '^[[:space:]]+state:[[:space:]]+PORT_ACTIVE \(4\)$'
 expect devinfo out '^[[:space:]]+active_mtu:[[:space:]]+(256|512|1024|2048|4096) \([1-5]\)$'
 expect devinfo out '^[[:space:]]+link_layer:[[:space:]]+Ethernet$'
 expect devinfo out '^[[:space:]]+GID\[  0\]:[[:space:]]+::ffff:10\.0\.0\.1, RoCE v2$'
-expect devinfo out '^[[:space:]]+tag matching not supported$'
+expect devinfo out '^[[:space:]]+max_num_tags:[[:space:]]+4095$'
+expect devinfo out '^[[:space:]]+IBV_TM_CAP_RC$'
 if [ -n "$guid" ]; then
 	g=$(echo "$guid" | sed -E 's/(....)(....)(....)(....)/\1:\2:\3:\4/')
 	expect devinfo out "^[[:space:]]+node_guid:[[:space:]]+$g\$"

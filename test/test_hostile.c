@@ -2687,7 +2687,8 @@ test_arp_malformed(void)
 	CHECK(settle());
 	TEST_ASSERT_EQ(sdelta(&s, "rx_arp"), k);
 	TEST_ASSERT_EQ(sdelta(&s, "tx_arp"), 0);
-	CHECK(drops_only(&s, NULL, 0));
+	/* all but the well-formed one for another IP count as malformed */
+	CHECK(drops_only(&s, "rx_drop_bad_arp", k - 1));
 	CHECK(expect_silence());
 
 	/* a well-formed request is answered */

@@ -3,8 +3,8 @@
  * The extended verbs: ibv_create_cq_ex with ibv_start_poll/next_poll/
  * end_poll and the ibv_wc_read_* accessors, ibv_create_qp_ex with the
  * ibv_wr_* builder (all-or-nothing ibv_wr_complete, data copied at set
- * time), ibv_create_srq_ex, and what droce refuses (XRC, tag matching,
- * timestamps, parent domains) with EOPNOTSUPP.
+ * time), ibv_create_srq_ex, and what droce refuses (XRC, timestamps, flow
+ * tags, VLANs, parent domains) with EOPNOTSUPP.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -386,7 +386,9 @@ test_create_cq_ex_refuses_what_droce_lacks(void)
 	struct ibv_cq_ex *cq;
 
 	EXPECT_NULL_ERRNO(ibv_create_cq_ex(a.ctx, &ca), EOPNOTSUPP);
-	ca.wc_flags = IBV_WC_EX_WITH_TM_INFO;
+	ca.wc_flags = IBV_WC_EX_WITH_FLOW_TAG;
+	EXPECT_NULL_ERRNO(ibv_create_cq_ex(a.ctx, &ca), EOPNOTSUPP);
+	ca.wc_flags = IBV_WC_EX_WITH_CVLAN;
 	EXPECT_NULL_ERRNO(ibv_create_cq_ex(a.ctx, &ca), EOPNOTSUPP);
 	ca.wc_flags = IBV_WC_EX_WITH_BYTE_LEN;
 	ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
@@ -408,7 +410,7 @@ test_create_cq_ex_refuses_what_droce_lacks(void)
 }
 
 static int
-test_srq_ex_basic_works_xrc_and_tm_refused(void)
+test_srq_ex_basic_and_tm_work_xrc_refused(void)
 {
 	struct ibv_srq_init_attr_ex sa = {
 		.attr = { .max_wr = 16, .max_sge = 1 },
@@ -424,16 +426,21 @@ test_srq_ex_basic_works_xrc_and_tm_refused(void)
 	srq = ibv_create_srq_ex(a.ctx, &sa);
 	TEST_ASSERT(srq != NULL, "create_srq_ex(BASIC): %s", strerror(errno));
 	TEST_ASSERT_EQ(ibv_get_srq_num(srq, &srqn), EOPNOTSUPP);
-	TEST_ASSERT_EQ(ibv_post_srq_ops(srq, &op, &bad), EOPNOTSUPP);
+	/* a basic SRQ has no tag list (test_tm covers the TM SRQ) */
+	TEST_ASSERT_EQ(ibv_post_srq_ops(srq, &op, &bad), EINVAL);
 	TEST_ASSERT_PTR_EQ(bad, &op);
 	TEST_ASSERT_EQ(ibv_destroy_srq(srq), 0);
 	sa.srq_type = IBV_SRQT_XRC;
 	EXPECT_NULL_ERRNO(ibv_create_srq_ex(a.ctx, &sa), EOPNOTSUPP);
+	/* TM SRQs need the TM attributes */
 	sa.srq_type = IBV_SRQT_TM;
+	EXPECT_NULL_ERRNO(ibv_create_srq_ex(a.ctx, &sa), EINVAL);
 	sa.comp_mask |= IBV_SRQ_INIT_ATTR_TM;
 	sa.tm_cap.max_num_tags = 16;
 	sa.tm_cap.max_ops = 16;
-	EXPECT_NULL_ERRNO(ibv_create_srq_ex(a.ctx, &sa), EOPNOTSUPP);
+	srq = ibv_create_srq_ex(a.ctx, &sa);
+	TEST_ASSERT(srq != NULL, "create_srq_ex(TM): %s", strerror(errno));
+	TEST_ASSERT_EQ(ibv_destroy_srq(srq), 0);
 	sa.srq_type = IBV_SRQT_BASIC;
 	sa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_CQ;	/* no PD */
 	EXPECT_NULL_ERRNO(ibv_create_srq_ex(a.ctx, &sa), EINVAL);
@@ -451,7 +458,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_ud_send_through_wr_api),
 	TEST_CASE(test_create_qp_ex_refuses_what_droce_lacks),
 	TEST_CASE(test_create_cq_ex_refuses_what_droce_lacks),
-	TEST_CASE(test_srq_ex_basic_works_xrc_and_tm_refused),
+	TEST_CASE(test_srq_ex_basic_and_tm_work_xrc_refused),
 };
 
 int

@@ -335,8 +335,9 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 
 /*
  * verbs_context op behind the ibv_query_device_ex() inline: the basic
- * attributes, and none of the extended capabilities (no ODP, timestamps,
- * TSO, RSS, packet pacing, tag matching, CQ moderation or device memory).
+ * attributes and tag matching (RC), and none of the other extended
+ * capabilities (no ODP, timestamps, TSO, RSS, packet pacing, CQ moderation
+ * or device memory).
  */
 int
 droce_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
@@ -354,6 +355,11 @@ droce_query_device_ex(struct ibv_context *context, const struct ibv_query_device
 	if (ret)
 		return ret;
 	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
+	a.tm_caps.max_rndv_hdr_size = DROCE_TM_RNDV_HDR;
+	a.tm_caps.max_num_tags = DROCE_TM_MAX_TAGS;
+	a.tm_caps.flags = IBV_TM_CAP_RC;
+	a.tm_caps.max_ops = DROCE_TM_MAX_OPS;
+	a.tm_caps.max_sge = 1;
 	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	memset(attr, 0, attr_size);
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));

@@ -2,20 +2,55 @@
 /*
  * The extended verbs behind the verbs.h inlines: ibv_create_cq_ex with
  * ibv_start_poll/next_poll/end_poll and the ibv_wc_read_* accessors,
- * ibv_create_qp_ex with send ops and the ibv_wr_* builder, ibv_create_srq_ex,
- * and ibv_post_srq_ops. What droce does not implement (parent domains,
- * completion timestamps, XRC, tag matching, memory windows, TSO) fails with
+ * ibv_create_qp_ex with send ops and the ibv_wr_* builder, ibv_create_srq_ex
+ * with tag-matching SRQs and ibv_post_srq_ops (the engine side is
+ * drivers/rdma/roce/roce_tm.c). What droce does not implement (parent
+ * domains, completion timestamps, XRC, memory windows, TSO) fails with
  * EOPNOTSUPP at creation, never later.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_malloc.h>
 #include <rte_spinlock.h>
 
 #include "verbs_loc.h"
 
+/* --- Tag matching: completions --- */
+/*
+ * A tag-matching completion is being polled: take out its tag and app_ctx
+ * (into @info, if given), give a tagged buffer's handle back to its SRQ, and
+ * clear the fields that carried them (roce_wc_tm_set).
+ */
+void
+droce_tm_polled(struct roce_dev *dev, struct ibv_wc *wc, struct ibv_wc_tm_info *info)
+{
+	uint32_t release = (uint32_t)wc->sl << 8 | wc->dlid_path_bits;
+
+	if (info != NULL) {
+		info->tag = (uint64_t)wc->src_qp << 32 | wc->vendor_err;
+		info->priv = (uint32_t)wc->slid << 16 | wc->pkey_index;
+	}
+	if (release != 0) {
+		uint32_t idx = (release - 1) >> ROCE_TM_HANDLE_BITS;
+		uintptr_t h = (release - 1) & ((1u << ROCE_TM_HANDLE_BITS) - 1);
+		struct roce_srq *srq = idx < DROCE_MAX_TM_SRQ ?
+			__atomic_load_n(&dev->tm_tbl[idx], __ATOMIC_ACQUIRE) : NULL;
+
+		if (srq != NULL)
+			rte_ring_enqueue(srq->tm->free, (void *)h);
+	}
+	wc->src_qp = 0;
+	wc->vendor_err = 0;
+	wc->slid = 0;
+	wc->pkey_index = 0;
+	wc->sl = 0;
+	wc->dlid_path_bits = 0;
+}
+
 /* --- Extended CQ --- */
-#define CQ_EX_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+#define CQ_EX_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO)
 #define to_roce_cq_ex(p) container_of(p, struct roce_cq, ibcq_ex)
 
 static int
@@ -25,6 +60,10 @@ cq_next(struct ibv_cq_ex *ibcq)
 
 	if (rte_ring_dequeue_elem(cq->ring, &cq->cur, sizeof(cq->cur)) != 0)
 		return ENOENT;
+	if (unlikely(cq->tm_users) && roce_wc_is_tm(&cq->cur))
+		droce_tm_polled(cq->dev, &cq->cur, &cq->cur_tm);
+	else
+		cq->cur_tm = (struct ibv_wc_tm_info){ 0 };
 	ibcq->status = cq->cur.status;
 	ibcq->wr_id = cq->cur.wr_id;
 	return 0;
@@ -59,6 +98,12 @@ static uint32_t cq_read_slid(struct ibv_cq_ex *c) { return CUR(c)->slid; }
 static uint8_t cq_read_sl(struct ibv_cq_ex *c) { return CUR(c)->sl; }
 static uint8_t cq_read_dlid_path_bits(struct ibv_cq_ex *c) { return CUR(c)->dlid_path_bits; }
 
+static void
+cq_read_tm_info(struct ibv_cq_ex *c, struct ibv_wc_tm_info *info)
+{
+	*info = to_roce_cq_ex(c)->cur_tm;
+}
+
 static struct ibv_cq_ex *
 create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 {
@@ -70,7 +115,7 @@ create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	/* parent domains, overrun-ignoring CQs, timestamps, flow tags, TM info */
+	/* parent domains, overrun-ignoring CQs, timestamps, flow tags, VLANs */
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
@@ -104,6 +149,8 @@ create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 		x->read_sl = cq_read_sl;
 	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
 		x->read_dlid_path_bits = cq_read_dlid_path_bits;
+	if (attr->wc_flags & IBV_WC_EX_WITH_TM_INFO)
+		x->read_tm_info = cq_read_tm_info;
 	return x;
 }
 
@@ -510,7 +557,117 @@ ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 	return &qp->ibqp_ex;
 }
 
-/* --- Extended SRQ --- */
+/* --- Extended SRQ, and the tag-matching SRQ --- */
+static void
+tm_free(struct roce_tm *tm)
+{
+	rte_ring_free(tm->ops);
+	rte_ring_free(tm->free);
+	rte_free(tm->tags);
+	rte_free(tm);
+}
+
+static struct roce_tm *
+tm_alloc(const struct ibv_srq_init_attr_ex *attr)
+{
+	uint32_t ntags = attr->tm_cap.max_num_tags;
+	char name[RTE_RING_NAMESIZE];
+	struct roce_tm *tm;
+
+	tm = rte_zmalloc("droce_tm", sizeof(*tm), RTE_CACHE_LINE_SIZE);
+	if (tm == NULL)
+		return NULL;
+	tm->cq = to_roce_cq(attr->cq);
+	tm->max_tags = ntags;
+	tm->max_ops = attr->tm_cap.max_ops;
+	tm->head = tm->tail = UINT32_MAX;
+	tm->tags = rte_zmalloc("droce_tm_tags", sizeof(*tm->tags) * ntags, RTE_CACHE_LINE_SIZE);
+	snprintf(name, sizeof(name), "dtmo%p", (void *)tm);
+	tm->ops = rte_ring_create_elem(name, sizeof(struct roce_tm_op), tm->max_ops,
+				       SOCKET_ID_ANY, RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	snprintf(name, sizeof(name), "dtmf%p", (void *)tm);
+	tm->free = rte_ring_create(name, ntags, SOCKET_ID_ANY, RING_F_EXACT_SZ);
+	if (tm->tags == NULL || tm->ops == NULL || tm->free == NULL) {
+		tm_free(tm);
+		return NULL;
+	}
+	for (uintptr_t h = 0; h < ntags; h++) {
+		tm->tags[h].prev = tm->tags[h].next = UINT32_MAX;
+		rte_ring_enqueue(tm->free, (void *)h);
+	}
+	return tm;
+}
+
+/*
+ * A TM SRQ: a basic SRQ (its WQEs take unexpected messages) plus the tag
+ * list, registered with the device so that the engine applies its list
+ * operations even before a QP uses it.
+ */
+static struct ibv_srq *
+create_tm_srq(struct ibv_srq_init_attr_ex *attr)
+{
+	const uint32_t need = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			      IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+	struct roce_dev *dev;
+	struct roce_srq *srq;
+	struct ibv_srq *ibsrq;
+	struct roce_tm *tm;
+	uint32_t idx;
+
+	if ((attr->comp_mask & need) != need || attr->srq_type != IBV_SRQT_TM || attr->cq == NULL ||
+	    attr->tm_cap.max_num_tags < 1 || attr->tm_cap.max_num_tags > DROCE_TM_MAX_TAGS ||
+	    attr->tm_cap.max_ops < 1 || attr->tm_cap.max_ops > DROCE_TM_MAX_OPS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ibsrq = ibv_create_srq(attr->pd, (struct ibv_srq_init_attr *)attr);
+	if (ibsrq == NULL)
+		return NULL;
+	srq = to_roce_srq(ibsrq);
+	dev = srq->dev;
+	tm = tm_alloc(attr);
+	if (tm == NULL) {
+		ibv_destroy_srq(ibsrq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	srq->tm = tm;
+	pthread_mutex_lock(&dev->lock);
+	for (idx = 0; idx < DROCE_MAX_TM_SRQ && dev->tm_tbl[idx]; idx++)
+		;
+	if (idx == DROCE_MAX_TM_SRQ) {
+		pthread_mutex_unlock(&dev->lock);
+		srq->tm = NULL;
+		tm_free(tm);
+		ibv_destroy_srq(ibsrq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	tm->idx = idx;
+	__atomic_fetch_add(&tm->cq->tm_users, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&dev->tm_tbl[idx], srq, __ATOMIC_RELEASE);
+	if (idx + 1 > dev->tm_hi)
+		__atomic_store_n(&dev->tm_hi, idx + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
+	return ibsrq;
+}
+
+/* ibv_destroy_srq of a TM SRQ, once no QP uses it: the engine lets go first. */
+void
+droce_tm_srq_fini(struct roce_srq *srq)
+{
+	struct roce_tm *tm = srq->tm;
+	struct roce_dev *dev = srq->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	__atomic_store_n(&dev->tm_tbl[tm->idx], NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
+	roce_dev_quiesce(dev);
+	__atomic_fetch_sub(&tm->cq->tm_users, 1, __ATOMIC_RELAXED);
+	srq->tm = NULL;
+	tm_free(tm);
+}
+
 static struct ibv_srq *
 create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr)
 {
@@ -522,26 +679,87 @@ create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	/* XRC and tag-matching SRQs */
+	if ((mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type == IBV_SRQT_TM)
+		return create_tm_srq(attr);
+	/* XRC SRQs */
 	if ((mask & (IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_TM)) ||
 	    ((mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC)) {
-		errno = EOPNOTSUPP;
+		errno = mask & IBV_SRQ_INIT_ATTR_TM ? EINVAL : EOPNOTSUPP;
 		return NULL;
 	}
 	/* ibv_srq_init_attr_ex begins with the fields of ibv_srq_init_attr */
 	return ibv_create_srq(attr->pd, (struct ibv_srq_init_attr *)attr);
 }
 
-/*
- * Tag matching needs a tag-matching SRQ, which create_srq_ex refuses: as
- * rxe answers, EOPNOTSUPP for the first operation.
- */
+/* One list operation: checked, given a handle (ADD) and queued to the engine. */
 static int
-post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op)
+post_one_op(struct roce_tm *tm, struct ibv_ops_wr *op)
 {
-	RTE_SET_USED(srq);
-	*bad_op = op;
-	return EOPNOTSUPP;
+	struct roce_tm_op o = {
+		.wr_id = op->wr_id,
+		.opcode = op->opcode,
+		.flags = op->flags,
+		.unexpected_cnt = op->tm.unexpected_cnt,
+	};
+	void *h = NULL;
+
+	if ((unsigned int)op->flags & ~(unsigned int)(IBV_OPS_SIGNALED | IBV_OPS_TM_SYNC))
+		return EINVAL;
+	switch (op->opcode) {
+	case IBV_WR_TAG_ADD:
+		if (op->tm.add.num_sge < 0 || op->tm.add.num_sge > 1 ||
+		    (op->tm.add.num_sge && op->tm.add.sg_list == NULL))
+			return EINVAL;
+		if (rte_ring_dequeue(tm->free, &h) != 0)
+			return ENOMEM;		/* max_num_tags tags are posted */
+		o.handle = (uintptr_t)h;
+		o.recv_wr_id = op->tm.add.recv_wr_id;
+		o.tag = op->tm.add.tag;
+		o.mask = op->tm.add.mask;
+		o.num_sge = op->tm.add.num_sge;
+		if (o.num_sge)
+			o.sge = op->tm.add.sg_list[0];
+		op->tm.handle = o.handle;
+		break;
+	case IBV_WR_TAG_DEL:
+		if (op->tm.handle >= tm->max_tags)
+			return EINVAL;
+		o.handle = op->tm.handle;
+		break;
+	case IBV_WR_TAG_SYNC:
+		break;
+	default:
+		return EINVAL;
+	}
+	if (rte_ring_enqueue_elem(tm->ops, &o, sizeof(o)) != 0) {
+		/* max_ops operations are in flight */
+		if (op->opcode == IBV_WR_TAG_ADD)
+			rte_ring_enqueue(tm->free, h);
+		return ENOMEM;
+	}
+	return 0;
+}
+
+/* The list stops at the first operation that fails; *bad_op names it. */
+static int
+post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op)
+{
+	struct roce_srq *srq = to_roce_srq(ibsrq);
+	int ret = 0;
+
+	if (srq->tm == NULL || op == NULL) {
+		*bad_op = op;
+		return EINVAL;		/* not a tag-matching SRQ */
+	}
+	for (; op != NULL; op = op->next) {
+		ret = post_one_op(srq->tm, op);
+		if (ret) {
+			*bad_op = op;
+			break;
+		}
+	}
+	verbs_progress(srq->dev);
+	return ret;
 }
 
 /* --- XRC: not implemented; the domain is refused, so nothing else is reached --- */

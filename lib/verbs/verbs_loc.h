@@ -76,6 +76,8 @@ void droce_comp_fire(struct roce_cq *cq);
 /* verbs_ex.c */
 void droce_ex_ops_set(struct verbs_context *vctx);
 void droce_wr_batch_free(struct roce_qp *qp);
+void droce_tm_polled(struct roce_dev *dev, struct ibv_wc *wc, struct ibv_wc_tm_info *info);
+void droce_tm_srq_fini(struct roce_srq *srq);
 
 /* verbs_obj.c */
 struct roce_cq *droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,

@@ -218,6 +218,9 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 	struct roce_cq *cq = to_roce_cq(ibcq);
 	struct roce_dev *dev = cq->dev;
 
+	/* a QP or a tag-matching SRQ still completes into it */
+	if (__atomic_load_n(&cq->tm_users, __ATOMIC_RELAXED))
+		return EBUSY;
 	pthread_mutex_lock(&dev->lock);
 	for (uint32_t i = 0; i < DROCE_MAX_QP; i++) {
 		struct roce_qp *qp = dev->qp_tbl[i];
@@ -335,6 +338,8 @@ ibv_destroy_srq(struct ibv_srq *ibsrq)
 	}
 	dev->nb_srq--;
 	pthread_mutex_unlock(&dev->lock);
+	if (srq->tm != NULL)
+		droce_tm_srq_fini(srq);
 	roce_wq_fini(&srq->rq);
 	rte_free(srq);
 	return 0;
@@ -410,6 +415,26 @@ droce_ah_av(struct ibv_ah *ah)
 }
 
 /* --- QP --- */
+/*
+ * A QP of a tag-matching SRQ gets ROCE_TM_QP_WQES send slots more than it
+ * asked for, kept apart for the engine's rendezvous READs and FINs.
+ */
+static int
+tm_pool_init(struct roce_qp *qp)
+{
+	char name[RTE_RING_NAMESIZE];
+	void *w;
+
+	snprintf(name, sizeof(name), "dtmp%u_%.8s", qp->qpn, qp->dev->name);
+	qp->tm_pool = rte_ring_create(name, ROCE_TM_QP_WQES, SOCKET_ID_ANY,
+				      RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (qp->tm_pool == NULL)
+		return -rte_errno;
+	for (int i = 0; i < ROCE_TM_QP_WQES && rte_ring_dequeue(qp->sq.free, &w) == 0; i++)
+		rte_ring_enqueue(qp->tm_pool, w);
+	return 0;
+}
+
 /* ibv_create_qp and the create_qp_ex op: NULL with errno set on failure. */
 struct roce_qp *
 droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
@@ -418,6 +443,7 @@ droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	struct roce_dev *dev = pd->dev;
 	struct ibv_qp_cap *cap = &attr->cap;
 	char name[RTE_RING_NAMESIZE];
+	bool tm = attr->srq && to_roce_srq(attr->srq)->tm;
 	struct roce_qp *qp;
 	uint32_t idx;
 	int ret;
@@ -427,7 +453,9 @@ droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* tag matching is defined for RC */
 	if (attr->send_cq == NULL || attr->recv_cq == NULL ||
+	    (tm && attr->qp_type != IBV_QPT_RC) ||
 	    cap->max_send_wr > DROCE_MAX_QP_WR || cap->max_send_sge > DROCE_MAX_SGE ||
 	    cap->max_inline_data > DROCE_MAX_INLINE ||
 	    (attr->srq == NULL && (cap->max_recv_wr > DROCE_MAX_QP_WR ||
@@ -466,10 +494,15 @@ droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	/* UDP source port from the QPN, in the range RoCEv2 suggests (0xc000+) */
 	qp->sport = 0xc000 | ((qp->qpn * 0x9e37u) & 0x3fff);
 	snprintf(name, sizeof(name), "dsq%u_%.8s", qp->qpn, dev->name);
-	ret = roce_wq_init(&qp->sq, name, RTE_MAX(cap->max_send_wr, 1U),
+	ret = roce_wq_init(&qp->sq, name, RTE_MAX(cap->max_send_wr, 1U) + (tm ? ROCE_TM_QP_WQES : 0),
 			   RTE_MAX(cap->max_send_sge, 1U), sizeof(struct roce_send_wqe), SOCKET_ID_ANY);
 	if (ret)
 		goto err_release_slot;
+	if (tm) {
+		ret = tm_pool_init(qp);
+		if (ret)
+			goto err_fini_sq;
+	}
 	cap->max_send_sge = qp->sq.max_sge;
 	qp->e.win = rte_zmalloc("droce_win", sizeof(void *) * qp->sq.size, 0);
 	if (qp->e.win == NULL) {
@@ -513,6 +546,7 @@ droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 err_free_win:
 	rte_free(qp->e.win);
 err_fini_sq:
+	rte_ring_free(qp->tm_pool);
 	roce_wq_fini(&qp->sq);
 err_release_slot:
 	pthread_mutex_lock(&dev->lock);
@@ -665,6 +699,7 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_unlock(&dev->lock);
 	roce_dev_quiesce(dev);
 	roce_qp_reset_engine(qp);
+	rte_ring_free(qp->tm_pool);
 	roce_wq_fini(&qp->sq);
 	if (qp->srq == NULL)
 		roce_wq_fini(&qp->rq);

@@ -240,7 +240,12 @@ droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (n < 0)
 		return -EINVAL;
 	verbs_progress(cq->dev);
-	return rte_ring_dequeue_burst_elem(cq->ring, wc, sizeof(*wc), n, NULL);
+	n = rte_ring_dequeue_burst_elem(cq->ring, wc, sizeof(*wc), n, NULL);
+	if (unlikely(cq->tm_users))
+		for (int i = 0; i < n; i++)
+			if (roce_wc_is_tm(&wc[i]))
+				droce_tm_polled(cq->dev, &wc[i], NULL);
+	return n;
 }
 
 int

@@ -69,6 +69,7 @@ struct roce_stats {
 	uint64_t rx_drop_bad_len;	/* payload length wrong for the opcode */
 	uint64_t rx_dup;		/* RC duplicate requests */
 	uint64_t rx_arp;
+	uint64_t rx_drop_bad_arp;	/* ARP droce cannot use: malformed, not IPv4 */
 	uint64_t tx_arp;
 	uint64_t tx_drop_no_mbuf;
 	uint64_t tx_drop_full;		/* ethdev did not take it */
@@ -151,6 +152,8 @@ struct roce_send_wqe {
 	uint32_t last_psn;
 	uint32_t npkts;
 	uint8_t inl;			/* data is in inline_data */
+	uint8_t tm;			/* enum roce_tm_wqe: the engine's own, for rendezvous */
+	uint32_t tm_handle;		/* its tag */
 	union {
 		struct ibv_sge sge[DROCE_MAX_SGE];
 		uint8_t inline_data[DROCE_MAX_INLINE];
@@ -186,6 +189,8 @@ struct roce_cq {
 		struct ibv_cq_ex ibcq_ex;	/* created by ibv_create_cq_ex */
 	};
 	struct ibv_wc cur;		/* ibv_start_poll/next_poll: the current one */
+	struct ibv_wc_tm_info cur_tm;	/* its tag and app_ctx */
+	uint32_t tm_users;		/* TM SRQs completing here */
 	uint64_t wc_flags;		/* ibv_create_cq_ex: the fields it may read */
 	struct roce_dev *dev;
 	struct rte_ring *ring;		/* struct ibv_wc elements */
@@ -198,6 +203,108 @@ struct roce_cq {
 	uint64_t events;			/* completion events raised */
 };
 
+/* --- Tag matching (rdma-core Documentation/tag_matching.md) --- */
+/* A tag list operation, handed from ibv_post_srq_ops() to the engine. */
+struct roce_tm_op {
+	uint64_t wr_id;
+	uint64_t recv_wr_id;
+	uint64_t tag;
+	uint64_t mask;
+	struct ibv_sge sge;
+	uint32_t num_sge;
+	uint32_t handle;
+	uint32_t unexpected_cnt;
+	uint16_t opcode;		/* enum ibv_ops_wr_opcode */
+	uint16_t flags;			/* enum ibv_ops_flags */
+};
+
+enum roce_tm_tag_state {
+	TMT_FREE,			/* the application's, or its ADD is in flight */
+	TMT_POSTED,			/* in the matching list */
+	TMT_BUSY,			/* matched, data still arriving */
+};
+
+/* A tagged buffer; the engine owns it from its ADD to its last completion. */
+struct roce_tm_tag {
+	struct roce_recv_wqe rw;	/* wr_id = recv_wr_id, one SGE */
+	uint64_t tag;
+	uint64_t mask;
+	uint32_t prev, next;		/* list links (handles), UINT32_MAX = none */
+	uint8_t state;
+	uint8_t rndv;			/* matched a rendezvous request: enum roce_tm_rndv */
+	uint64_t msg_tag;		/* the matched message's TMH tag and app_ctx */
+	uint32_t msg_ctx;
+	uint64_t rv_va;			/* ROCE_RNDV_HW: the RVH */
+	uint32_t rv_rkey;
+	uint32_t rv_len;
+};
+
+enum roce_tm_rndv {
+	ROCE_RNDV_NONE,
+	ROCE_RNDV_HW,			/* the engine reads the data and sends the FIN */
+	ROCE_RNDV_SW,			/* left to software: IBV_WC_TM_RNDV_INCOMPLETE */
+};
+
+/* Send WQEs the engine posts on a QP of a TM SRQ. */
+enum roce_tm_wqe {
+	ROCE_TMW_NONE,
+	ROCE_TMW_READ,			/* rendezvous: RDMA READ of the sender's data */
+	ROCE_TMW_FIN,			/* rendezvous: the FIN that frees the sender's buffer */
+};
+#define ROCE_TM_QP_WQES	DROCE_MAX_RD_ATOMIC	/* rendezvous in flight per QP */
+
+/* What the SEND in progress on a QP of a TM SRQ is. */
+enum roce_tm_kind {
+	ROCE_TM_PLAIN,			/* no TMH (shorter than one): an SRQ WQE, IBV_WC_RECV */
+	ROCE_TM_NO_TAG,			/* an SRQ WQE, IBV_WC_TM_NO_TAG */
+	ROCE_TM_UNEXPECTED,		/* an SRQ WQE, IBV_WC_TM_RECV without MATCH */
+	ROCE_TM_EXPECTED,		/* a tagged buffer */
+};
+
+/*
+ * A tag-matching completion carries its tag, app_ctx and the tag handle the
+ * poll releases in ibv_wc fields that RC completions do not use; the facade
+ * reads and clears them as the completion is polled. @release is
+ * 1 + (dev->tm_tbl index << 12 | handle), 0 for none.
+ */
+#define ROCE_TM_HANDLE_BITS	12
+static inline void
+roce_wc_tm_set(struct ibv_wc *wc, uint64_t tag, uint32_t priv, uint32_t release)
+{
+	wc->src_qp = tag >> 32;
+	wc->vendor_err = (uint32_t)tag;
+	wc->slid = priv >> 16;
+	wc->pkey_index = priv & 0xffff;
+	wc->sl = release >> 8;
+	wc->dlid_path_bits = release & 0xff;
+}
+
+static inline bool
+roce_wc_is_tm(const struct ibv_wc *wc)
+{
+	return wc->opcode >= IBV_WC_TM_ADD && wc->opcode <= IBV_WC_TM_NO_TAG;
+}
+
+/*
+ * A tag-matching SRQ. The application posts list operations into @ops and
+ * takes handles from @free; the engine applies the operations in order,
+ * matches arriving messages against the list and completes on @cq. A handle
+ * goes back to @free when the application polls its last completion.
+ */
+struct roce_tm {
+	struct roce_cq *cq;
+	struct rte_ring *ops;		/* struct roce_tm_op, size max_ops */
+	struct rte_ring *free;		/* handles (uintptr_t) */
+	uint32_t max_tags;
+	uint32_t max_ops;
+	uint32_t idx;			/* in dev->tm_tbl */
+	/* engine */
+	struct roce_tm_tag *tags;	/* [max_tags], by handle */
+	uint32_t head, tail;		/* the matching list, first posted first */
+	uint32_t hw_cnt;		/* unexpected messages delivered */
+	uint32_t sw_cnt;		/* unexpected messages software reported */
+};
+
 /* --- SRQ --- */
 struct roce_srq {
 	struct ibv_srq ibsrq;
@@ -206,6 +313,7 @@ struct roce_srq {
 	struct roce_wq rq;
 	uint32_t limit;			/* armed limit, 0 = not armed */
 	uint32_t srqn;
+	struct roce_tm *tm;		/* a tag-matching SRQ, else NULL */
 };
 
 /* --- QP --- */
@@ -243,6 +351,9 @@ struct roce_qp_eng {
 	uint32_t ack_psn;
 	struct roce_recv_wqe *rwqe;	/* receive WQE being filled */
 	uint32_t roff;			/* bytes written into it */
+	/* tag matching: what the message in progress is, for a TM SRQ */
+	uint8_t tm_kind;		/* enum roce_tm_kind */
+	struct roce_tm_tag *tm_tag;	/* ROCE_TM_EXPECTED: the matched tag */
 	uint8_t *w_host;		/* RDMA WRITE in progress: next byte */
 	uint32_t w_left;		/* bytes of the RETH length still due */
 	uint32_t w_len;			/* the RETH length */
@@ -292,6 +403,7 @@ struct roce_qp {
 	bool sq_sig_all;
 	uint32_t max_inline;
 	struct roce_wq sq;		/* struct roce_send_wqe slots */
+	struct rte_ring *tm_pool;	/* on a TM SRQ: slots kept for rendezvous */
 	struct roce_wq rq;		/* struct roce_recv_wqe slots; unused with an SRQ */
 
 	/* attributes, written by modify_qp before the state that uses them */
@@ -352,6 +464,8 @@ struct roce_dev {
 	/* published to the engine with release stores */
 	struct roce_qp *qp_tbl[DROCE_MAX_QP];
 	uint32_t qp_hi;			/* highest used index + 1 */
+	struct roce_srq *tm_tbl[DROCE_MAX_TM_SRQ];	/* tag-matching SRQs */
+	uint32_t tm_hi;
 
 	/* engine */
 	uint64_t epoch __rte_cache_aligned;	/* odd while an iteration runs */
@@ -382,6 +496,13 @@ roce_wqe_is_rd_atomic(const struct roce_send_wqe *w)
 {
 	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Receive completions of a QP on a TM SRQ go to the SRQ's CQ. */
+static inline struct roce_cq *
+roce_qp_recv_cq(const struct roce_qp *qp)
+{
+	return qp->srq && qp->srq->tm ? qp->srq->tm->cq : qp->rcq;
 }
 
 static inline uint32_t roce_mtu_bytes(enum ibv_mtu m) { return 128U << m; }

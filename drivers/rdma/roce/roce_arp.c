@@ -84,12 +84,14 @@ roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m)
 
 	dev->stats.rx_arp++;
 	if (m->data_len < RTE_ETHER_HDR_LEN + sizeof(*arp))
-		goto drop;
+		goto malformed;
 	arp = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, RTE_ETHER_HDR_LEN);
 	if (arp->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
 	    arp->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
-	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4)
-		goto drop;
+	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4 ||
+	    (arp->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
+	     arp->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REPLY)))
+		goto malformed;
 	if (arp->arp_data.arp_tip != dev->ip) {
 		/* not for us, but a reply from a peer we asked about still teaches us */
 		if (arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY) &&
@@ -101,6 +103,10 @@ roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m)
 		roce_neigh_add(dev, arp->arp_data.arp_sip, &arp->arp_data.arp_sha, false);
 	if (arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST))
 		arp_send(dev, RTE_ARP_OP_REPLY, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
+	goto drop;
+malformed:
+	/* not Ethernet/IPv4 ARP, truncated, or an opcode droce has no use for */
+	dev->stats.rx_drop_bad_arp++;
 drop:
 	rte_pktmbuf_free(m);
 }

@@ -40,6 +40,10 @@ roce_comp_send_wqe(struct roce_qp *qp, struct roce_send_wqe *wqe, enum ibv_wc_st
 	};
 	bool report = st != IBV_WC_SUCCESS || wqe->signaled;
 
+	if (unlikely(wqe->tm)) {
+		roce_tm_wqe_done(qp, wqe, st);
+		return;
+	}
 	/* the slot is free before the application can see the completion */
 	rte_ring_enqueue(qp->sq.free, wqe);
 	if (report)
@@ -95,6 +99,10 @@ flush_recv(struct roce_qp *qp, struct roce_recv_wqe *r)
 		.qp_num = qp->qpn,
 	};
 
+	if (qp->srq && qp->srq->tm) {
+		roce_tm_recv_done(qp, r, &wc, false);
+		return;
+	}
 	rte_ring_enqueue(qp->srq ? qp->srq->rq.free : qp->rq.free, r);
 	roce_cq_push(qp->rcq, &wc, false);
 }
@@ -161,6 +169,14 @@ ack_upto(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, bool implied_na
 		roce_comp_send_wqe(qp, w, IBV_WC_SUCCESS);
 		e->win_head++;
 		e->una = psn_add(w->last_psn, 1);
+	}
+	/* the message being sent: what of it has arrived is acknowledged too */
+	if (e->cur_pkt != 0) {
+		struct roce_send_wqe *w = e->win[e->win_cur % qp->sq.size];
+
+		if (!roce_wqe_is_rd_atomic(w) && psn_cmp(psn, w->first_psn) >= 0 &&
+		    psn_cmp(psn_add(psn, 1), e->una) > 0)
+			e->una = psn_add(psn, 1);
 	}
 }
 

@@ -80,6 +80,15 @@ void roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp);
 bool roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp);
 void roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type ev);
 
+/* roce_tm.c */
+void roce_tm_ops_run(struct roce_srq *srq);
+int roce_tm_rcv_first(struct roce_dev *dev, struct roce_qp *qp, const struct roce_pkt *pkt);
+void roce_tm_recv_done(struct roce_qp *qp, struct roce_recv_wqe *w, struct ibv_wc *wc,
+		       bool solicited);
+void roce_tm_drop(struct roce_qp *qp);
+void roce_tm_wqe_done(struct roce_qp *qp, struct roce_send_wqe *w, enum ibv_wc_status st);
+void roce_send_wqe_release(struct roce_qp *qp, struct roce_send_wqe *w);
+
 /* roce_cq.c */
 void roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, bool solicited);
 void roce_cq_arm(struct roce_cq *cq, uint32_t how);

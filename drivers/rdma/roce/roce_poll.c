@@ -176,6 +176,13 @@ roce_dev_poll(struct roce_dev *dev)
 		roce_resp_send_ack(dev, dev->ack_qp[i]);
 	dev->nb_ack = 0;
 
+	hi = __atomic_load_n(&dev->tm_hi, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < hi; i++) {
+		struct roce_srq *srq = __atomic_load_n(&dev->tm_tbl[i], __ATOMIC_ACQUIRE);
+
+		if (srq != NULL)
+			roce_tm_ops_run(srq);
+	}
 	hi = __atomic_load_n(&dev->qp_hi, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < hi; i++) {
 		struct roce_qp *qp = __atomic_load_n(&dev->qp_tbl[i], __ATOMIC_ACQUIRE);

@@ -59,10 +59,15 @@ roce_qp_reset_engine(struct roce_qp *qp)
 {
 	struct roce_qp_eng *e = &qp->e;
 	struct roce_send_wqe **win = e->win;
+	void *w;
 
 	for (uint32_t i = e->win_head; i != e->win_tail; i++)
-		rte_ring_enqueue(qp->sq.free, win[i % qp->sq.size]);
-	if (e->rwqe != NULL)
+		roce_send_wqe_release(qp, win[i % qp->sq.size]);
+	while (rte_ring_dequeue(qp->sq.posted, &w) == 0)
+		roce_send_wqe_release(qp, w);
+	if (e->tm_tag != NULL && e->rwqe == &e->tm_tag->rw)
+		roce_tm_drop(qp);
+	else if (e->rwqe != NULL)
 		rte_ring_enqueue(qp->srq ? qp->srq->rq.free : qp->rq.free, e->rwqe);
 	memset(e, 0, sizeof(*e));
 	e->win = win;

@@ -48,6 +48,10 @@ complete_recv(struct roce_qp *qp, struct roce_recv_wqe *w, enum ibv_wc_status st
 		.imm_data = imm,
 	};
 
+	if (unlikely(qp->srq && qp->srq->tm)) {
+		roce_tm_recv_done(qp, w, &wc, solicited);
+		return;
+	}
 	put_rwqe(qp, w);
 	roce_cq_push(qp->rcq, &wc, solicited);
 }
@@ -483,12 +487,19 @@ static int
 send_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
 	struct roce_qp_eng *e = &qp->e;
+	uint32_t skip = 0;
 
 	if (pkt->opf & ROCE_OPF_FIRST) {
 		e->roff = 0;
 		/* UC: an aborted message's WQE (already checked) is reused */
 		if (e->rwqe == NULL) {
-			e->rwqe = get_rwqe(dev, qp);
+			if (unlikely(qp->srq && qp->srq->tm)) {
+				int ret = roce_tm_rcv_first(dev, qp, pkt);
+
+				skip = ret > 0 ? ret : 0;
+			} else {
+				e->rwqe = get_rwqe(dev, qp);
+			}
 			if (e->rwqe == NULL) {
 				rnr(dev, qp, pkt);
 				return -EAGAIN;
@@ -504,13 +515,13 @@ send_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		}
 	}
 	if (roce_copy_to_sge(e->rwqe->sge, e->rwqe->num_sge, e->roff,
-			     pkt->payload, pkt->paylen) != 0) {
+			     pkt->payload + skip, pkt->paylen - skip) != 0) {
 		complete_recv(qp, e->rwqe, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, 0, 0, false);
 		e->rwqe = NULL;
 		req_fail(dev, qp, pkt, AETH_NAK_INV_REQ, true);
 		return -EMSGSIZE;
 	}
-	e->roff += pkt->paylen;
+	e->roff += pkt->paylen - skip;
 	if (pkt->opf & ROCE_OPF_LAST) {
 		unsigned int flags = 0;
 		rte_be32_t imm = 0;

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Tag matching on a TM SRQ, the engine side (rdma-core's
+ * Documentation/tag_matching.md, man ibv_post_srq_ops). The engine applies
+ * the application's list operations in order, and matches each SEND that
+ * arrives at an RC QP of the SRQ by the TMH in its first bytes:
+ *   - EAGER whose tag matches: the payload after the TMH goes to the tagged
+ *     buffer; IBV_WC_TM_RECV with MATCH and DATA_VALID (a multi-packet
+ *     message: a MATCH completion first, DATA_VALID with the last packet);
+ *   - RNDV whose tag matches: IBV_WC_TM_RECV with MATCH; the engine RDMA
+ *     READs the RVH's data into the tagged buffer on the QP that received
+ *     the request, sends the FIN (a SEND of the TMH with opcode FIN), and
+ *     completes IBV_WC_TM_RECV with DATA_VALID. When the data does not fit
+ *     the tagged buffer, or the request is longer than max_rndv_hdr_size,
+ *     the TMH, RVH and metadata go to the buffer instead and complete as
+ *     IBV_WC_TM_RNDV_INCOMPLETE with MATCH: software reads and sends the FIN;
+ *   - EAGER or RNDV without a match, or while software has not reported
+ *     every unexpected message (phase sync): the whole message goes to an
+ *     SRQ WQE, IBV_WC_TM_RECV without flags, and counts as unexpected;
+ *   - NO_TAG: the whole message to an SRQ WQE, IBV_WC_TM_NO_TAG;
+ *   - anything shorter than a TMH, or FIN: an SRQ WQE, IBV_WC_RECV.
+ */
+#include <stddef.h>
+#include <infiniband/tm_types.h>
+
+#include "roce_loc.h"
+
+#define NONE UINT32_MAX
+
+static inline uint32_t
+handle_of(const struct roce_tm *tm, const struct roce_tm_tag *t)
+{
+	return t - tm->tags;
+}
+
+static inline uint32_t
+release_of(const struct roce_tm *tm, uint32_t handle)
+{
+	return 1 + (tm->idx << ROCE_TM_HANDLE_BITS | handle);
+}
+
+static void
+list_append(struct roce_tm *tm, uint32_t h)
+{
+	struct roce_tm_tag *t = &tm->tags[h];
+
+	t->next = NONE;
+	t->prev = tm->tail;
+	if (tm->tail == NONE)
+		tm->head = h;
+	else
+		tm->tags[tm->tail].next = h;
+	tm->tail = h;
+}
+
+static void
+list_remove(struct roce_tm *tm, uint32_t h)
+{
+	struct roce_tm_tag *t = &tm->tags[h];
+
+	if (t->prev == NONE)
+		tm->head = t->next;
+	else
+		tm->tags[t->prev].next = t->next;
+	if (t->next == NONE)
+		tm->tail = t->prev;
+	else
+		tm->tags[t->next].prev = t->prev;
+	t->prev = t->next = NONE;
+}
+
+/* The first posted tag that matches: (TMH.tag & mask) == tag. */
+static struct roce_tm_tag *
+match(struct roce_tm *tm, uint64_t tag)
+{
+	for (uint32_t h = tm->head; h != NONE; h = tm->tags[h].next)
+		if ((tag & tm->tags[h].mask) == tm->tags[h].tag)
+			return &tm->tags[h];
+	return NULL;
+}
+
+static void
+op_complete(struct roce_tm *tm, const struct roce_tm_op *op, enum ibv_wc_status st,
+	    uint32_t release)
+{
+	struct ibv_wc wc = {
+		.wr_id = op->wr_id,
+		.status = st,
+		.opcode = op->opcode == IBV_WR_TAG_ADD ? IBV_WC_TM_ADD :
+			  op->opcode == IBV_WR_TAG_DEL ? IBV_WC_TM_DEL : IBV_WC_TM_SYNC,
+	};
+
+	/* software has not yet reported every unexpected message */
+	if (tm->sw_cnt != tm->hw_cnt)
+		wc.wc_flags = IBV_WC_TM_SYNC_REQ;
+	roce_wc_tm_set(&wc, 0, 0, release);
+	roce_cq_push(tm->cq, &wc, false);
+}
+
+/* Apply the list operations posted so far, in order. */
+void
+roce_tm_ops_run(struct roce_srq *srq)
+{
+	struct roce_tm *tm = srq->tm;
+	struct roce_tm_op op;
+
+	while (rte_ring_dequeue_elem(tm->ops, &op, sizeof(op)) == 0) {
+		struct roce_tm_tag *t = &tm->tags[op.handle % tm->max_tags];
+		enum ibv_wc_status st = IBV_WC_SUCCESS;
+		uint32_t release = 0;
+
+		if ((op.flags & IBV_OPS_TM_SYNC) || op.opcode == IBV_WR_TAG_SYNC)
+			tm->sw_cnt = op.unexpected_cnt;
+		if (op.opcode == IBV_WR_TAG_ADD) {
+			t->rw.wr_id = op.recv_wr_id;
+			t->rw.num_sge = op.num_sge;
+			t->rw.sge[0] = op.sge;
+			t->rw.length = op.num_sge ? op.sge.length : 0;
+			t->tag = op.tag;
+			t->mask = op.mask;
+			t->state = TMT_POSTED;
+			list_append(tm, op.handle);
+		} else if (op.opcode == IBV_WR_TAG_DEL) {
+			if (t->state == TMT_POSTED) {
+				list_remove(tm, op.handle);
+				t->state = TMT_FREE;
+				if (op.flags & IBV_OPS_SIGNALED)
+					release = release_of(tm, op.handle);
+				else	/* no completion to poll: the handle is free now */
+					rte_ring_enqueue(tm->free, (void *)(uintptr_t)op.handle);
+			} else {
+				st = IBV_WC_TM_ERR;	/* consumed (or never added) */
+			}
+		}
+		if (st != IBV_WC_SUCCESS || (op.flags & IBV_OPS_SIGNALED))
+			op_complete(tm, &op, st, release);
+	}
+}
+
+/*
+ * A matched rendezvous request: the engine fetches the data when the request
+ * is one packet of at most max_rndv_hdr_size bytes, the data fits the
+ * tagged buffer and the QP has a rendezvous slot; else software does.
+ */
+static uint8_t
+rndv_mode(const struct roce_qp *qp, struct roce_tm_tag *t, const struct roce_pkt *pkt)
+{
+	struct ibv_rvh rvh;
+
+	if (!(pkt->opf & ROCE_OPF_LAST) || pkt->paylen < sizeof(struct ibv_tmh) + sizeof(rvh) ||
+	    pkt->paylen > DROCE_TM_RNDV_HDR || qp->tm_pool == NULL ||
+	    rte_ring_count(qp->tm_pool) == 0)
+		return ROCE_RNDV_SW;
+	memcpy(&rvh, pkt->payload + sizeof(struct ibv_tmh), sizeof(rvh));
+	t->rv_va = rte_be_to_cpu_64(rvh.va);
+	t->rv_rkey = rte_be_to_cpu_32(rvh.rkey);
+	t->rv_len = rte_be_to_cpu_32(rvh.len);
+	if (t->rv_len > (t->rw.num_sge ? t->rw.sge[0].length : 0))
+		return ROCE_RNDV_SW;
+	return ROCE_RNDV_HW;
+}
+
+/* Rendezvous: READ the sender's data into the tagged buffer. */
+static void
+rndv_start(struct roce_qp *qp, struct roce_tm_tag *t)
+{
+	struct roce_send_wqe *w;
+
+	/* rndv_mode saw a free slot, and only the engine takes them */
+	if (rte_ring_dequeue(qp->tm_pool, (void **)&w) != 0)
+		return;
+	memset(w, 0, offsetof(struct roce_send_wqe, sge));
+	w->opcode = IBV_WR_RDMA_READ;
+	w->length = t->rv_len;
+	w->num_sge = 1;
+	w->sge[0] = t->rw.sge[0];
+	w->sge[0].length = t->rv_len;
+	w->wr.rdma.remote_addr = t->rv_va;
+	w->wr.rdma.rkey = t->rv_rkey;
+	w->tm = ROCE_TMW_READ;
+	w->tm_handle = handle_of(qp->srq->tm, t);
+	rte_ring_enqueue(qp->sq.posted, w);	/* sized for every slot */
+}
+
+/*
+ * A send WQE of the engine's own completed (or flushed): after the READ,
+ * send the FIN from the same slot and complete the tag with DATA_VALID.
+ */
+void
+roce_tm_wqe_done(struct roce_qp *qp, struct roce_send_wqe *w, enum ibv_wc_status st)
+{
+	struct roce_tm *tm = qp->srq->tm;
+	struct roce_tm_tag *t;
+	struct ibv_wc wc;
+	struct ibv_tmh fin;
+	uint32_t h;
+
+	if (w->tm != ROCE_TMW_READ) {
+		rte_ring_enqueue(qp->tm_pool, w);
+		return;
+	}
+	h = w->tm_handle;
+	t = &tm->tags[h];
+	wc = (struct ibv_wc){
+		.wr_id = t->rw.wr_id,
+		.status = st,
+		.opcode = IBV_WC_TM_RECV,
+		.qp_num = qp->qpn,
+		.byte_len = st == IBV_WC_SUCCESS ? w->length : 0,
+		.wc_flags = st == IBV_WC_SUCCESS ? IBV_WC_TM_DATA_VALID : 0,
+	};
+	if (st == IBV_WC_SUCCESS) {
+		fin = (struct ibv_tmh){
+			.opcode = IBV_TMH_FIN,
+			.app_ctx = rte_cpu_to_be_32(t->msg_ctx),
+			.tag = rte_cpu_to_be_64(t->msg_tag),
+		};
+		memset(w, 0, offsetof(struct roce_send_wqe, sge));
+		w->opcode = IBV_WR_SEND;
+		w->length = sizeof(fin);
+		w->inl = 1;
+		memcpy(w->inline_data, &fin, sizeof(fin));
+		w->tm = ROCE_TMW_FIN;
+		rte_ring_enqueue(qp->sq.posted, w);
+	} else {
+		rte_ring_enqueue(qp->tm_pool, w);
+	}
+	roce_wc_tm_set(&wc, t->msg_tag, t->msg_ctx, release_of(tm, h));
+	t->state = TMT_FREE;
+	roce_cq_push(tm->cq, &wc, false);
+}
+
+/* QP reset: a send WQE goes back where it came from. */
+void
+roce_send_wqe_release(struct roce_qp *qp, struct roce_send_wqe *w)
+{
+	if (unlikely(w->tm)) {
+		if (w->tm == ROCE_TMW_READ) {	/* its tag is lost with the QP */
+			qp->srq->tm->tags[w->tm_handle].state = TMT_FREE;
+			rte_ring_enqueue(qp->srq->tm->free, (void *)(uintptr_t)w->tm_handle);
+		}
+		rte_ring_enqueue(qp->tm_pool, w);
+	} else {
+		rte_ring_enqueue(qp->sq.free, w);
+	}
+}
+
+/*
+ * The first packet of a SEND to a QP of a TM SRQ: choose where the message
+ * goes (qp->e.rwqe, qp->e.tm_kind). Returns how many payload bytes to skip
+ * (the TMH of an expected eager message), or -EAGAIN when it needs an SRQ
+ * WQE and there is none (RNR: nothing was consumed or counted).
+ */
+int
+roce_tm_rcv_first(struct roce_dev *dev, struct roce_qp *qp, const struct roce_pkt *pkt)
+{
+	struct roce_qp_eng *e = &qp->e;
+	struct roce_tm *tm = qp->srq->tm;
+	enum roce_tm_kind kind = ROCE_TM_PLAIN;
+	struct roce_tm_tag *t = NULL;
+	struct ibv_tmh tmh;
+
+	roce_tm_ops_run(qp->srq);	/* the tags posted so far take part */
+	if (pkt->paylen >= sizeof(tmh)) {
+		memcpy(&tmh, pkt->payload, sizeof(tmh));
+		if (tmh.opcode == IBV_TMH_NO_TAG) {
+			kind = ROCE_TM_NO_TAG;
+		} else if (tmh.opcode == IBV_TMH_EAGER || tmh.opcode == IBV_TMH_RNDV) {
+			kind = ROCE_TM_UNEXPECTED;
+			/* phase sync: no match until software has seen every unexpected one */
+			if (tm->sw_cnt == tm->hw_cnt)
+				t = match(tm, rte_be_to_cpu_64(tmh.tag));
+		}
+	}
+	e->tm_tag = NULL;
+	if (t != NULL) {
+		list_remove(tm, handle_of(tm, t));
+		t->state = TMT_BUSY;
+		t->rndv = tmh.opcode == IBV_TMH_RNDV ? rndv_mode(qp, t, pkt) : ROCE_RNDV_NONE;
+		t->msg_tag = rte_be_to_cpu_64(tmh.tag);
+		t->msg_ctx = rte_be_to_cpu_32(tmh.app_ctx);
+		e->tm_kind = ROCE_TM_EXPECTED;
+		e->tm_tag = t;
+		e->rwqe = &t->rw;
+		if (t->rndv == ROCE_RNDV_HW)
+			return pkt->paylen;	/* nothing of the request is placed */
+		/* a multi-packet eager message: MATCH now, DATA_VALID at its end */
+		if (t->rndv == ROCE_RNDV_NONE && !(pkt->opf & ROCE_OPF_LAST)) {
+			struct ibv_wc wc = {
+				.wr_id = t->rw.wr_id,
+				.opcode = IBV_WC_TM_RECV,
+				.qp_num = qp->qpn,
+				.wc_flags = IBV_WC_TM_MATCH,
+			};
+
+			roce_wc_tm_set(&wc, t->msg_tag, t->msg_ctx, 0);
+			roce_cq_push(tm->cq, &wc, false);
+		}
+		return t->rndv == ROCE_RNDV_SW ? 0 : (int)sizeof(tmh);
+	}
+	e->rwqe = roce_srq_get(dev, qp->srq);
+	if (e->rwqe == NULL)
+		return -EAGAIN;
+	e->tm_kind = kind;
+	if (kind == ROCE_TM_UNEXPECTED)
+		tm->hw_cnt++;
+	return 0;
+}
+
+/*
+ * The receive completion of a message on a TM SRQ (@wc as for a plain
+ * receive of @w): its TM opcode, flags and tag; the SRQ WQE goes
+ * back to its free ring, a tagged buffer's handle to the application when
+ * it polls this completion.
+ */
+void
+roce_tm_recv_done(struct roce_qp *qp, struct roce_recv_wqe *w, struct ibv_wc *wc, bool solicited)
+{
+	struct roce_qp_eng *e = &qp->e;
+	struct roce_tm *tm = qp->srq->tm;
+	struct roce_tm_tag *t = e->tm_tag;
+
+	if (t != NULL && w == &t->rw) {
+		wc->opcode = IBV_WC_TM_RECV;
+		e->tm_tag = NULL;
+		e->tm_kind = ROCE_TM_PLAIN;
+		if (t->rndv == ROCE_RNDV_HW && wc->status == IBV_WC_SUCCESS) {
+			/* MATCH now; DATA_VALID once the READ is done */
+			wc->wc_flags |= IBV_WC_TM_MATCH;
+			wc->byte_len = 0;
+			roce_wc_tm_set(wc, t->msg_tag, t->msg_ctx, 0);
+			roce_cq_push(tm->cq, wc, solicited);
+			rndv_start(qp, t);
+			return;
+		}
+		if (t->rndv == ROCE_RNDV_SW) {
+			/* software reads the data and sends the FIN */
+			if (wc->status == IBV_WC_SUCCESS)
+				wc->status = IBV_WC_TM_RNDV_INCOMPLETE;
+			wc->wc_flags |= IBV_WC_TM_MATCH;
+		} else if (wc->status == IBV_WC_SUCCESS) {
+			wc->wc_flags |= IBV_WC_TM_DATA_VALID;
+			if (e->roff + sizeof(struct ibv_tmh) <= qp->mtu)	/* one packet */
+				wc->wc_flags |= IBV_WC_TM_MATCH;
+		}
+		roce_wc_tm_set(wc, t->msg_tag, t->msg_ctx, release_of(tm, handle_of(tm, t)));
+		t->state = TMT_FREE;
+	} else {
+		rte_ring_enqueue(qp->srq->rq.free, w);
+		if (e->tm_kind == ROCE_TM_UNEXPECTED)
+			wc->opcode = IBV_WC_TM_RECV;
+		else if (e->tm_kind == ROCE_TM_NO_TAG)
+			wc->opcode = IBV_WC_TM_NO_TAG;
+		roce_wc_tm_set(wc, 0, 0, 0);
+		e->tm_kind = ROCE_TM_PLAIN;
+	}
+	roce_cq_push(tm->cq, wc, solicited);
+}
+
+/* QP reset: a tagged buffer being filled is lost; its handle is free again. */
+void
+roce_tm_drop(struct roce_qp *qp)
+{
+	struct roce_tm_tag *t = qp->e.tm_tag;
+	struct roce_tm *tm = qp->srq->tm;
+
+	t->state = TMT_FREE;
+	rte_ring_enqueue(tm->free, (void *)(uintptr_t)handle_of(tm, t));
+	qp->e.tm_tag = NULL;
+}

@@ -1,0 +1,617 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Tag matching (man ibv_post_srq_ops, rdma-core Documentation/
+ * tag_matching.md): a client RC QP on droce0 sends TMH-framed SENDs to a
+ * server RC QP on droce1 attached to a TM SRQ. Checked: expected eager
+ * messages land in the tagged buffer without the TMH (one and several
+ * packets), unexpected and NO_TAG ones whole in an SRQ WQE, phase sync,
+ * first-posted-wins and masks, DEL, rendezvous (the engine READs the data and
+ * sends the FIN; too big for the buffer: left to software),
+ * handles given back on poll, and the errno and *bad_op of bad operations.
+ */
+#include <errno.h>
+#include <string.h>
+#include <infiniband/tm_types.h>
+
+#include "droce_test.h"
+#include "harness.h"
+
+#define TAGS	8
+#define SRQ_WR	32
+#define SLOT	8192			/* SRQ WQE i: srv.buf + i * SLOT */
+#define TAGBUF	(SRQ_WR * SLOT)		/* tagged buffers: srv.buf + TAGBUF + k * SLOT */
+
+static struct h_side cli, srv;
+static struct ibv_cq_ex *tcq;		/* the TM SRQ's CQ */
+static struct ibv_srq *srq;
+static struct ibv_pd *spd;
+static uint32_t unexp;			/* unexpected messages software handled */
+
+static const struct h_qp_opts copts = { .type = IBV_QPT_RC, .buf_len = 1 << 20 };
+
+static int
+setup(void)
+{
+	struct ibv_context *cc = h_open(0), *sc = h_open(1);
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 256, .wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO,
+	};
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = SRQ_WR, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ |
+			     IBV_SRQ_INIT_ATTR_TM,
+		.srq_type = IBV_SRQT_TM,
+		.tm_cap = { .max_num_tags = TAGS, .max_ops = 16 },
+	};
+	struct h_qp_opts sopts = { .type = IBV_QPT_RC, .buf_len = TAGBUF + TAGS * SLOT };
+
+	if (cc == NULL || sc == NULL)
+		return -1;
+	spd = ibv_alloc_pd(sc);
+	tcq = ibv_create_cq_ex(sc, &ca);
+	if (spd == NULL || tcq == NULL)
+		return -1;
+	sa.pd = spd;
+	sa.cq = ibv_cq_ex_to_cq(tcq);
+	srq = ibv_create_srq_ex(sc, &sa);
+	if (srq == NULL)
+		return -1;
+	sopts.pd = spd;
+	sopts.srq = srq;
+	unexp = 0;
+	if (h_side_create(&cli, cc, &copts) || h_side_create(&srv, sc, &sopts) ||
+	    h_connect(&cli, &srv, &copts) || h_connect(&srv, &cli, &sopts))
+		return -1;
+	for (uint32_t i = 0; i < SRQ_WR; i++) {
+		struct ibv_sge sge = { (uintptr_t)srv.buf + i * SLOT, SLOT, srv.mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 1000 + i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		if (ibv_post_srq_recv(srq, &wr, &bad))
+			return -1;
+	}
+	return 0;
+}
+
+static void
+teardown(void)
+{
+	struct ibv_context *cc = cli.ctx, *sc = srv.ctx;
+
+	h_side_destroy(&cli);
+	h_side_destroy(&srv);
+	if (srq)
+		ibv_destroy_srq(srq);
+	if (tcq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(tcq));
+	if (spd)
+		ibv_dealloc_pd(spd);
+	ibv_close_device(cc);
+	ibv_close_device(sc);
+	srq = NULL;
+	tcq = NULL;
+	spd = NULL;
+}
+
+struct tmwc {
+	uint64_t wr_id;
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint32_t byte_len;
+	unsigned int flags;
+	struct ibv_wc_tm_info tm;
+};
+
+/* One completion of the TM CQ, within 5 s; 0 or -1. */
+static int
+tm_poll(struct tmwc *w)
+{
+	struct ibv_poll_cq_attr pa = { 0 };
+	uint64_t end = h_now_ms() + 5000;
+	int ret;
+
+	while ((ret = ibv_start_poll(tcq, &pa)) == ENOENT && h_now_ms() < end)
+		;
+	if (ret != 0)
+		return -1;
+	w->wr_id = tcq->wr_id;
+	w->status = tcq->status;
+	w->opcode = ibv_wc_read_opcode(tcq);
+	w->byte_len = ibv_wc_read_byte_len(tcq);
+	w->flags = ibv_wc_read_wc_flags(tcq);
+	ibv_wc_read_tm_info(tcq, &w->tm);
+	ibv_end_poll(tcq);
+	return 0;
+}
+
+static int
+tm_none(void)
+{
+	struct ibv_poll_cq_attr pa = { 0 };
+	uint64_t end = h_now_ms() + 50;
+
+	while (h_now_ms() < end) {
+		if (ibv_start_poll(tcq, &pa) == 0) {
+			ibv_end_poll(tcq);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+post_op(struct ibv_ops_wr *op)
+{
+	struct ibv_ops_wr *bad = NULL;
+
+	return ibv_post_srq_ops(srq, op, &bad);
+}
+
+/* ADD (signaled) of tagged buffer @k; returns its handle, checks the completion. */
+static int
+add_tag(uint64_t tag, uint64_t mask, int k, uint64_t recv_wr_id, uint32_t *handle,
+	unsigned int *cflags)
+{
+	struct ibv_sge sge = { (uintptr_t)srv.buf + TAGBUF + k * SLOT, SLOT, srv.mr->lkey };
+	struct ibv_ops_wr op = {
+		.wr_id = 500 + k, .opcode = IBV_WR_TAG_ADD, .flags = IBV_OPS_SIGNALED,
+		.tm = { .unexpected_cnt = unexp,
+			.add = { .recv_wr_id = recv_wr_id, .sg_list = &sge, .num_sge = 1,
+				 .tag = tag, .mask = mask } },
+	};
+	struct tmwc w;
+
+	TEST_ASSERT_EQ(post_op(&op), 0);
+	*handle = op.tm.handle;
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_ADD);
+	TEST_ASSERT_EQ(w.wr_id, 500 + k);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "ADD: %s", ibv_wc_status_str(w.status));
+	if (cflags)
+		*cflags = w.flags;
+	return TEST_SUCCESS;
+}
+
+static int
+sync_cnt(void)
+{
+	struct ibv_ops_wr op = { .wr_id = 27, .opcode = IBV_WR_TAG_SYNC,
+				 .flags = IBV_OPS_SIGNALED | IBV_OPS_TM_SYNC,
+				 .tm = { .unexpected_cnt = unexp } };
+	struct tmwc w;
+
+	TEST_ASSERT_EQ(post_op(&op), 0);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_SYNC);
+	TEST_ASSERT_EQ(w.wr_id, 27);
+	TEST_ASSERT(!(w.flags & IBV_WC_TM_SYNC_REQ), "still out of sync after SYNC");
+	return TEST_SUCCESS;
+}
+
+/* The client sends a TMH (op, tag, ctx) followed by @len bytes of pattern @seed. */
+static int
+send_tm(uint8_t op, uint64_t tag, uint32_t ctx, uint32_t len, uint32_t seed)
+{
+	struct ibv_tmh tmh = { .opcode = op, .app_ctx = htobe32(ctx), .tag = htobe64(tag) };
+	struct ibv_wc wc;
+
+	memcpy(cli.buf, &tmh, sizeof(tmh));
+	h_pattern(cli.buf + sizeof(tmh), len, seed);
+	TEST_ASSERT_EQ(h_post_send(&cli, IBV_WR_SEND, 0, sizeof(tmh) + len, seed,
+				   IBV_SEND_SIGNALED), 0);
+	TEST_ASSERT_EQ(h_poll(cli.scq, &wc, 1, 5000), 1);
+	TEST_ASSERT(wc.status == IBV_WC_SUCCESS, "send: %s", ibv_wc_status_str(wc.status));
+	return TEST_SUCCESS;
+}
+
+#define TRY(x) do { if ((x) != TEST_SUCCESS) return TEST_FAILED; } while (0)
+
+static int
+test_caps_report_rc_tag_matching(void)
+{
+	struct ibv_device_attr_ex a;
+
+	TEST_ASSERT_EQ(ibv_query_device_ex(srv.ctx, NULL, &a), 0);
+	TEST_ASSERT(a.tm_caps.flags & IBV_TM_CAP_RC, "no IBV_TM_CAP_RC");
+	TEST_ASSERT(a.tm_caps.max_num_tags >= TAGS, "max_num_tags %u", a.tm_caps.max_num_tags);
+	TEST_ASSERT(a.tm_caps.max_ops >= 16, "max_ops %u", a.tm_caps.max_ops);
+	TEST_ASSERT_EQ(a.tm_caps.max_sge, 1);
+	TEST_ASSERT(a.tm_caps.max_rndv_hdr_size >= 32, "max_rndv_hdr_size %u",
+		    a.tm_caps.max_rndv_hdr_size);
+	return TEST_SUCCESS;
+}
+
+/* Expected eager messages: in the tagged buffer without the TMH. */
+static int
+eager_expected(uint32_t len)
+{
+	uint8_t exp[SLOT];
+	uint32_t h;
+	struct tmwc w;
+
+	memset(srv.buf, 0xee, SLOT);
+	TRY(add_tag(0x1234, ~0ull, 0, 77, &h, NULL));
+	TRY(send_tm(IBV_TMH_EAGER, 0x1234, 0xc0ffee, len, len));
+	if (len + sizeof(struct ibv_tmh) > 1024) {	/* several packets: MATCH first */
+		TEST_ASSERT_EQ(tm_poll(&w), 0);
+		TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
+		TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), IBV_WC_TM_MATCH);
+		TEST_ASSERT_EQ(w.wr_id, 77);
+		TEST_ASSERT_EQ(w.tm.tag, 0x1234);
+		TEST_ASSERT_EQ(w.tm.priv, 0xc0ffee);
+	}
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
+	TEST_ASSERT_EQ(w.wr_id, 77);
+	TEST_ASSERT_EQ(w.byte_len, len);
+	TEST_ASSERT(w.flags & IBV_WC_TM_DATA_VALID, "flags %#x", w.flags);
+	TEST_ASSERT_EQ(!!(w.flags & IBV_WC_TM_MATCH), len + sizeof(struct ibv_tmh) <= 1024);
+	TEST_ASSERT_EQ(w.tm.tag, 0x1234);
+	TEST_ASSERT_EQ(w.tm.priv, 0xc0ffee);
+	h_pattern(exp, len, len);
+	TEST_ASSERT(memcmp(srv.buf + TAGBUF, exp, len) == 0, "tagged buffer differs");
+	TEST_ASSERT(srv.buf[0] == 0xee, "an SRQ WQE was written");
+	return tm_none();
+}
+
+static int
+test_eager_one_packet_lands_in_tagged_buffer(void)
+{
+	TRY(eager_expected(100));
+	return eager_expected(0);
+}
+
+static int
+test_eager_several_packets_match_then_data_valid(void)
+{
+	return eager_expected(5000);
+}
+
+/* An unexpected message: whole, TMH included, in the first SRQ WQE. */
+static int
+expect_unexpected(uint64_t srq_wr_id, uint32_t len, uint32_t seed)
+{
+	uint8_t exp[SLOT];
+	struct tmwc w;
+
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
+	TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), 0);
+	TEST_ASSERT_EQ(w.wr_id, srq_wr_id);
+	TEST_ASSERT_EQ(w.byte_len, sizeof(struct ibv_tmh) + len);
+	h_pattern(exp, len, seed);
+	TEST_ASSERT(memcmp(srv.buf + (srq_wr_id - 1000) * SLOT + sizeof(struct ibv_tmh), exp,
+			   len) == 0, "SRQ WQE payload differs");
+	unexp++;
+	return TEST_SUCCESS;
+}
+
+static int
+test_unexpected_then_phase_sync(void)
+{
+	unsigned int cflags;
+	struct tmwc w;
+	uint32_t h;
+
+	/* no tag posted: unexpected */
+	TRY(send_tm(IBV_TMH_EAGER, 42, 1, 64, 1));
+	TRY(expect_unexpected(1000, 64, 1));
+	/* a tag posted before software reports it: out of phase */
+	TRY(add_tag(42, ~0ull, 0, 88, &h, &cflags));
+	TEST_ASSERT(cflags & IBV_WC_TM_SYNC_REQ, "ADD did not ask for a sync");
+	TRY(send_tm(IBV_TMH_EAGER, 42, 2, 64, 2));
+	TRY(expect_unexpected(1001, 64, 2));	/* not matched while out of phase */
+	TRY(sync_cnt());
+	TRY(send_tm(IBV_TMH_EAGER, 42, 3, 64, 3));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.wr_id, 88);
+	TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID),
+		       IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID);
+	TEST_ASSERT_EQ(w.tm.priv, 3);
+	return tm_none();
+}
+
+static int
+test_no_tag_goes_whole_to_srq_and_is_not_counted(void)
+{
+	uint32_t h;
+	struct tmwc w;
+
+	TRY(send_tm(IBV_TMH_NO_TAG, 9, 0, 200, 4));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_NO_TAG);
+	TEST_ASSERT_EQ(w.wr_id, 1000);
+	TEST_ASSERT_EQ(w.byte_len, sizeof(struct ibv_tmh) + 200);
+	TEST_ASSERT(memcmp(srv.buf, cli.buf, sizeof(struct ibv_tmh) + 200) == 0,
+		    "SRQ WQE differs (TMH included)");
+	/* still in phase: a tag matches without a sync */
+	TRY(add_tag(9, ~0ull, 1, 99, &h, NULL));
+	TRY(send_tm(IBV_TMH_EAGER, 9, 0, 10, 5));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.wr_id, 99);
+	TEST_ASSERT(w.flags & IBV_WC_TM_MATCH, "not matched");
+	return TEST_SUCCESS;
+}
+
+static int
+test_first_posted_wins_and_mask_applies(void)
+{
+	uint32_t h0, h1, h2;
+	struct tmwc w;
+
+	TRY(add_tag(0x1200, 0xff00, 0, 10, &h0, NULL));	/* matches 0x12xx */
+	TRY(add_tag(0x12ab, ~0ull, 1, 11, &h1, NULL));
+	TRY(add_tag(0x5500, 0xff00, 2, 12, &h2, NULL));
+	TRY(send_tm(IBV_TMH_EAGER, 0x12ab, 0, 8, 6));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.wr_id, 10);
+	TEST_ASSERT_EQ(w.tm.tag, 0x12ab);
+	TRY(send_tm(IBV_TMH_EAGER, 0x12ab, 0, 8, 7));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.wr_id, 11);
+	TRY(send_tm(IBV_TMH_EAGER, 0x55cd, 0, 8, 8));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.wr_id, 12);
+	TEST_ASSERT_EQ(w.tm.tag, 0x55cd);
+	return tm_none();
+}
+
+static int
+test_del_removes_tag_and_fails_once_consumed(void)
+{
+	struct ibv_ops_wr del = { .wr_id = 31, .opcode = IBV_WR_TAG_DEL, .flags = IBV_OPS_SIGNALED };
+	uint32_t h, h2;
+	struct tmwc w;
+
+	TRY(add_tag(7, ~0ull, 0, 70, &h, NULL));
+	del.tm.handle = h;
+	TEST_ASSERT_EQ(post_op(&del), 0);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_DEL);
+	TEST_ASSERT_EQ(w.wr_id, 31);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TRY(send_tm(IBV_TMH_EAGER, 7, 0, 16, 9));	/* deleted: unexpected */
+	TRY(expect_unexpected(1000, 16, 9));
+	TRY(sync_cnt());
+	/* consumed, then deleted: IBV_WC_TM_ERR */
+	TRY(add_tag(8, ~0ull, 1, 80, &h2, NULL));
+	TRY(send_tm(IBV_TMH_EAGER, 8, 0, 16, 10));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.wr_id, 80);
+	del.tm.handle = h2;
+	TEST_ASSERT_EQ(post_op(&del), 0);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_DEL);
+	TEST_ASSERT_EQ(w.status, IBV_WC_TM_ERR);
+	return TEST_SUCCESS;
+}
+
+/* The client asks for a rendezvous of @len bytes at cli.buf + 65536 (rkey @rkey). */
+static int
+send_rndv(uint64_t tag, uint32_t ctx, uint32_t len, uint32_t rkey)
+{
+	struct ibv_rvh rvh = { .va = htobe64((uintptr_t)cli.buf + 65536), .rkey = htobe32(rkey),
+			       .len = htobe32(len) };
+	struct ibv_tmh tmh = { .opcode = IBV_TMH_RNDV, .app_ctx = htobe32(ctx), .tag = htobe64(tag) };
+	struct ibv_wc wc;
+
+	memcpy(cli.buf, &tmh, sizeof(tmh));
+	memcpy(cli.buf + sizeof(tmh), &rvh, sizeof(rvh));
+	memset(cli.buf + 32, 0x5a, 16);		/* metadata */
+	TEST_ASSERT_EQ(h_post_send(&cli, IBV_WR_SEND, 0, 48, 1, IBV_SEND_SIGNALED), 0);
+	TEST_ASSERT_EQ(h_poll(cli.scq, &wc, 1, 5000), 1);
+	TEST_ASSERT(wc.status == IBV_WC_SUCCESS, "send: %s", ibv_wc_status_str(wc.status));
+	return TEST_SUCCESS;
+}
+
+/* Rendezvous: MATCH, the engine READs the data, sends the FIN, DATA_VALID. */
+static int
+test_rndv_engine_reads_data_and_sends_fin(void)
+{
+	const uint32_t len = 6000;
+	struct ibv_tmh fin;
+	struct ibv_wc wc;
+	struct tmwc w;
+	uint32_t h;
+
+	h_pattern(cli.buf + 65536, len, 11);
+	memset(srv.buf + TAGBUF, 0, SLOT);
+	TEST_ASSERT_EQ(h_post_recv(&cli, 32768, 64, 555), 0);	/* for the FIN */
+	TRY(add_tag(3, ~0ull, 0, 30, &h, NULL));
+	TRY(send_rndv(3, 5, len, cli.mr->rkey));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
+	TEST_ASSERT_EQ(w.wr_id, 30);
+	TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), IBV_WC_TM_MATCH);
+	TEST_ASSERT_EQ(w.tm.tag, 3);
+	TEST_ASSERT_EQ(w.tm.priv, 5);
+	/* the sender's FIN */
+	TEST_ASSERT_EQ(h_poll(cli.rcq, &wc, 1, 5000), 1);
+	TEST_ASSERT(wc.status == IBV_WC_SUCCESS, "FIN: %s", ibv_wc_status_str(wc.status));
+	TEST_ASSERT_EQ(wc.wr_id, 555);
+	TEST_ASSERT_EQ(wc.byte_len, sizeof(fin));
+	memcpy(&fin, cli.buf + 32768, sizeof(fin));
+	TEST_ASSERT_EQ(fin.opcode, IBV_TMH_FIN);
+	TEST_ASSERT_EQ(be64toh(fin.tag), 3);
+	TEST_ASSERT_EQ(be32toh(fin.app_ctx), 5);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.wr_id, 30);
+	TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), IBV_WC_TM_DATA_VALID);
+	TEST_ASSERT_EQ(w.byte_len, len);
+	TEST_ASSERT(memcmp(srv.buf + TAGBUF, cli.buf + 65536, len) == 0, "data differs");
+	return tm_none();
+}
+
+/* Data larger than the tagged buffer: software's job (TMH + RVH in the buffer). */
+static int
+test_rndv_too_big_is_handed_to_software(void)
+{
+	struct tmwc w;
+	uint32_t h;
+
+	TRY(add_tag(3, ~0ull, 0, 30, &h, NULL));
+	TRY(send_rndv(3, 5, SLOT + 1, cli.mr->rkey));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
+	TEST_ASSERT_EQ(w.status, IBV_WC_TM_RNDV_INCOMPLETE);
+	TEST_ASSERT_EQ(w.wr_id, 30);
+	TEST_ASSERT(w.flags & IBV_WC_TM_MATCH, "no MATCH");
+	TEST_ASSERT_EQ(w.tm.tag, 3);
+	TEST_ASSERT_EQ(w.tm.priv, 5);
+	TEST_ASSERT(memcmp(srv.buf + TAGBUF, cli.buf, 48) == 0, "TMH + RVH not in the buffer");
+	return tm_none();
+}
+
+/* A rendezvous READ the sender refuses: the tag completes with the error. */
+static int
+test_rndv_bad_rkey_completes_tag_with_error(void)
+{
+	struct tmwc w;
+	uint32_t h;
+
+	TRY(add_tag(3, ~0ull, 0, 30, &h, NULL));
+	TRY(send_rndv(3, 5, 100, cli.mr->rkey ^ 0x5a5a00));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.flags & IBV_WC_TM_MATCH, IBV_WC_TM_MATCH);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
+	TEST_ASSERT_EQ(w.wr_id, 30);
+	TEST_ASSERT_EQ(w.status, IBV_WC_REM_ACCESS_ERR);
+	return TEST_SUCCESS;
+}
+
+/* Handles come back as their last completion is polled, also by ibv_poll_cq. */
+static int
+test_handles_recycle_through_poll(void)
+{
+	for (int i = 0; i < 4 * TAGS; i++) {
+		struct ibv_sge sge = { (uintptr_t)srv.buf + TAGBUF, SLOT, srv.mr->lkey };
+		struct ibv_ops_wr op = {
+			.wr_id = i, .opcode = IBV_WR_TAG_ADD,
+			.tm = { .add = { .recv_wr_id = i, .sg_list = &sge, .num_sge = 1,
+					 .tag = 100 + i, .mask = ~0ull } },
+		};
+		struct ibv_wc wc;
+
+		TEST_ASSERT(post_op(&op) == 0, "ADD %d: no handle", i);
+		TRY(send_tm(IBV_TMH_EAGER, 100 + i, 0, 4, i));
+		TEST_ASSERT_EQ(h_poll(ibv_cq_ex_to_cq(tcq), &wc, 1, 5000), 1);
+		TEST_ASSERT_EQ(wc.opcode, IBV_WC_TM_RECV);
+		TEST_ASSERT_EQ(wc.wr_id, (uint64_t)i);
+		TEST_ASSERT_EQ(wc.src_qp, 0);	/* the carried fields are cleared */
+		TEST_ASSERT_EQ(wc.vendor_err, 0);
+	}
+	return TEST_SUCCESS;
+}
+
+static int
+test_bad_ops_errno_and_bad_op(void)
+{
+	struct ibv_sge sge[2] = { { (uintptr_t)srv.buf, 8, srv.mr->lkey },
+				  { (uintptr_t)srv.buf, 8, srv.mr->lkey } };
+	struct ibv_ops_wr ops[TAGS + 1], bad_opc = { .opcode = 77 }, *bad = NULL;
+	struct ibv_ops_wr two = { .opcode = IBV_WR_TAG_ADD,
+				  .tm = { .add = { .sg_list = sge, .num_sge = 2 } } };
+	struct ibv_ops_wr del = { .opcode = IBV_WR_TAG_DEL, .tm = { .handle = TAGS } };
+	struct ibv_ops_wr flags = { .opcode = IBV_WR_TAG_SYNC, .flags = 1 << 7 };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq *basic;
+
+	TEST_ASSERT_EQ(ibv_post_srq_ops(srq, &bad_opc, &bad), EINVAL);
+	TEST_ASSERT_PTR_EQ(bad, &bad_opc);
+	TEST_ASSERT_EQ(ibv_post_srq_ops(srq, &two, &bad), EINVAL);
+	TEST_ASSERT_PTR_EQ(bad, &two);
+	TEST_ASSERT_EQ(ibv_post_srq_ops(srq, &del, &bad), EINVAL);
+	TEST_ASSERT_PTR_EQ(bad, &del);
+	TEST_ASSERT_EQ(ibv_post_srq_ops(srq, &flags, &bad), EINVAL);
+	/* a list: TAGS ADDs take every handle, the next one is ENOMEM */
+	for (int i = 0; i <= TAGS; i++) {
+		ops[i] = (struct ibv_ops_wr){ .wr_id = i, .opcode = IBV_WR_TAG_ADD,
+			.next = i < TAGS ? &ops[i + 1] : NULL,
+			.tm = { .add = { .sg_list = sge, .num_sge = 1, .tag = 1000 + i,
+					 .mask = ~0ull } } };
+	}
+	TEST_ASSERT_EQ(ibv_post_srq_ops(srq, ops, &bad), ENOMEM);
+	TEST_ASSERT_PTR_EQ(bad, &ops[TAGS]);
+	for (int i = 0; i < TAGS; i++)
+		for (int j = 0; j < i; j++)
+			TEST_ASSERT(ops[i].tm.handle != ops[j].tm.handle, "handle %u twice",
+				    ops[i].tm.handle);
+	/* the ADDs before the failure were posted: the last of them matches */
+	TRY(send_tm(IBV_TMH_EAGER, 1000 + TAGS - 1, 0, 4, 1));
+	{
+		struct tmwc w;
+
+		TEST_ASSERT_EQ(tm_poll(&w), 0);
+		TEST_ASSERT_EQ(w.wr_id, 0);	/* recv_wr_id */
+		TEST_ASSERT_EQ(w.tm.tag, 1000 + TAGS - 1);
+	}
+	/* a basic SRQ has no tag list */
+	basic = ibv_create_srq(spd, &sa);
+	TEST_ASSERT(basic != NULL, "create_srq");
+	TEST_ASSERT_EQ(ibv_post_srq_ops(basic, &flags, &bad), EINVAL);
+	TEST_ASSERT_PTR_EQ(bad, &flags);
+	TEST_ASSERT_EQ(ibv_destroy_srq(basic), 0);
+	return TEST_SUCCESS;
+}
+
+static int
+test_create_tm_srq_checks(void)
+{
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TM,
+		.srq_type = IBV_SRQT_TM, .pd = spd,
+		.tm_cap = { .max_num_tags = 4, .max_ops = 4 },
+	};
+	struct ibv_qp_init_attr qa = {
+		.send_cq = srv.scq, .recv_cq = srv.rcq, .srq = srq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_send_sge = 1 },
+	};
+	struct ibv_srq *s;
+
+	errno = 0;
+	TEST_ASSERT(ibv_create_srq_ex(srv.ctx, &sa) == NULL && errno == EINVAL, "no CQ: %d", errno);
+	sa.comp_mask |= IBV_SRQ_INIT_ATTR_CQ;
+	sa.cq = ibv_cq_ex_to_cq(tcq);
+	sa.tm_cap.max_num_tags = 1u << 20;
+	errno = 0;
+	TEST_ASSERT(ibv_create_srq_ex(srv.ctx, &sa) == NULL && errno == EINVAL, "tags: %d", errno);
+	sa.tm_cap.max_num_tags = 4;
+	s = ibv_create_srq_ex(srv.ctx, &sa);
+	TEST_ASSERT(s != NULL, "create TM SRQ: %s", strerror(errno));
+	/* a CQ stays while a TM SRQ completes into it */
+	TEST_ASSERT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(tcq)), EBUSY);
+	TEST_ASSERT_EQ(ibv_destroy_srq(s), 0);
+	/* tag matching is RC only */
+	errno = 0;
+	TEST_ASSERT(ibv_create_qp(spd, &qa) == NULL && errno == EINVAL, "UD on a TM SRQ: %d", errno);
+	return TEST_SUCCESS;
+}
+
+static const struct droce_test_case cases[] = {
+	TEST_CASE(test_caps_report_rc_tag_matching),
+	TEST_CASE(test_eager_one_packet_lands_in_tagged_buffer),
+	TEST_CASE(test_eager_several_packets_match_then_data_valid),
+	TEST_CASE(test_unexpected_then_phase_sync),
+	TEST_CASE(test_no_tag_goes_whole_to_srq_and_is_not_counted),
+	TEST_CASE(test_first_posted_wins_and_mask_applies),
+	TEST_CASE(test_del_removes_tag_and_fails_once_consumed),
+	TEST_CASE(test_rndv_engine_reads_data_and_sends_fin),
+	TEST_CASE(test_rndv_too_big_is_handed_to_software),
+	TEST_CASE(test_rndv_bad_rkey_completes_tag_with_error),
+	TEST_CASE(test_handles_recycle_through_poll),
+	TEST_CASE(test_bad_ops_errno_and_bad_op),
+	TEST_CASE(test_create_tm_srq_checks),
+};
+
+int
+main(int argc, char **argv)
+{
+	if (h_init(argc, argv) != 0)
+		return 1;
+	return DROCE_TEST_MAIN("tm", cases, setup, teardown);
+}
