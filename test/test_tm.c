@@ -7,9 +7,12 @@
  * packets), unexpected and NO_TAG ones whole in an SRQ WQE, phase sync,
  * first-posted-wins and masks, DEL, rendezvous (the engine READs the data and
  * sends the FIN; too big for the buffer: left to software),
- * handles given back on poll, and the errno and *bad_op of bad operations.
+ * handles given back on poll (never to a later SRQ in a destroyed one's
+ * place), unexpected messages that fail or are cut short left uncounted, and
+ * the errno and *bad_op of bad operations.
  */
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <infiniband/tm_types.h>
 
@@ -592,6 +595,204 @@ test_create_tm_srq_checks(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * The engine READs into a tagged buffer through the SGE as posted: a buffer
+ * registered at an iova other than its address still takes the data.
+ */
+static int
+test_rndv_into_buffer_registered_at_other_iova(void)
+{
+	const uint64_t iova = 0x40000000ull;
+	const uint32_t len = 3000;
+	struct ibv_mr *mr = ibv_reg_mr_iova(spd, srv.buf + TAGBUF, SLOT, iova,
+					    IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_sge sge = { iova, SLOT, 0 };
+	struct ibv_ops_wr op = { .opcode = IBV_WR_TAG_ADD,
+		.tm = { .add = { .recv_wr_id = 40, .sg_list = &sge, .num_sge = 1, .tag = 4,
+				 .mask = ~0ull } } };
+	struct ibv_wc wc;
+	struct tmwc w;
+
+	TEST_ASSERT(mr != NULL, "reg_mr_iova: %s", strerror(errno));
+	sge.lkey = mr->lkey;
+	h_pattern(cli.buf + 65536, len, 12);
+	memset(srv.buf + TAGBUF, 0, SLOT);
+	TEST_ASSERT_EQ(h_post_recv(&cli, 32768, 64, 556), 0);	/* for the FIN */
+	TEST_ASSERT_EQ(post_op(&op), 0);
+	TRY(send_rndv(4, 6, len, cli.mr->rkey));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), IBV_WC_TM_MATCH);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "READ: %s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.wr_id, 40);
+	TEST_ASSERT_EQ(w.byte_len, len);
+	TEST_ASSERT(memcmp(srv.buf + TAGBUF, cli.buf + 65536, len) == 0, "data differs");
+	TEST_ASSERT_EQ(h_poll(cli.rcq, &wc, 1, 5000), 1);	/* the FIN */
+	TEST_ASSERT(wc.status == IBV_WC_SUCCESS, "FIN: %s", ibv_wc_status_str(wc.status));
+	TEST_ASSERT_EQ(ibv_dereg_mr(mr), 0);
+	return TEST_SUCCESS;
+}
+
+/*
+ * An unexpected message that never reaches software (here: longer than the
+ * SRQ WQE, an error completion) is not counted: software, which cannot count
+ * it, is still in phase, and tags keep matching on the SRQ's other QPs.
+ */
+static int
+test_failed_unexpected_message_does_not_break_phase(void)
+{
+	unsigned int cflags;
+	struct ibv_qp_attr ra = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc;
+	struct tmwc w;
+	uint32_t h;
+
+	/* TMH + 9000 bytes do not fit the 8 KiB SRQ WQE */
+	memset(cli.buf, 0, sizeof(struct ibv_tmh));
+	cli.buf[0] = IBV_TMH_EAGER;
+	TEST_ASSERT_EQ(h_post_send(&cli, IBV_WR_SEND, 0, sizeof(struct ibv_tmh) + 9000, 1,
+				   IBV_SEND_SIGNALED), 0);
+	TEST_ASSERT_EQ(h_poll(cli.scq, &wc, 1, 5000), 1);
+	TEST_ASSERT(wc.status != IBV_WC_SUCCESS, "oversized send succeeded");
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.wr_id, 1000);
+	TEST_ASSERT_EQ(w.status, IBV_WC_LOC_LEN_ERR);
+	/* both QPs are in ERR: connect them again, as a new pair on the same SRQ */
+	TEST_ASSERT_EQ(ibv_modify_qp(cli.qp, &ra, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(ibv_modify_qp(srv.qp, &ra, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(h_connect(&cli, &srv, &copts), 0);
+	TEST_ASSERT_EQ(h_connect(&srv, &cli, &copts), 0);
+	TRY(add_tag(21, ~0ull, 0, 210, &h, &cflags));
+	TEST_ASSERT(!(cflags & IBV_WC_TM_SYNC_REQ), "a failed message left the SRQ out of phase");
+	TRY(send_tm(IBV_TMH_EAGER, 21, 0, 32, 13));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.wr_id, 210);
+	TEST_ASSERT(w.flags & IBV_WC_TM_MATCH, "not matched (flags %#x)", w.flags);
+	return TEST_SUCCESS;
+}
+
+/* One more TM SRQ (two tags, one SRQ WQE) completing into the same CQ. */
+static struct ibv_srq *
+extra_tm_srq(void)
+{
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 1, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ |
+			     IBV_SRQ_INIT_ATTR_TM,
+		.srq_type = IBV_SRQT_TM, .pd = spd, .cq = ibv_cq_ex_to_cq(tcq),
+		.tm_cap = { .max_num_tags = 2, .max_ops = 8 },
+	};
+
+	return ibv_create_srq_ex(srv.ctx, &sa);
+}
+
+/*
+ * The same for an unexpected message cut short by a QP reset. A TM SRQ of
+ * its own has one 2 MiB WQE; its limit event says the first packet of a
+ * 1 MiB message took it; the sender then stops (ERR) and the receiver is
+ * reset. Should the message have arrived whole first, software counts it,
+ * so the check holds either way.
+ */
+static int
+test_unexpected_message_cut_by_reset_does_not_break_phase(void)
+{
+	struct h_qp_opts o = { .type = IBV_QPT_RC, .pd = spd, .buf_len = 2 << 20 };
+	struct ibv_srq_attr la = { .srq_limit = 1 };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RESET };
+	struct pollfd pfd = { .fd = srv.ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev = { .event_type = IBV_EVENT_QP_FATAL };
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_ops_wr sync = { .wr_id = 28, .opcode = IBV_WR_TAG_SYNC,
+				   .flags = IBV_OPS_SIGNALED | IBV_OPS_TM_SYNC }, *bad;
+	struct ibv_recv_wr rw = { .num_sge = 1 }, *rbad;
+	struct ibv_sge sge;
+	struct h_side s2;
+	struct ibv_srq *big;
+	struct tmwc w;
+
+	big = extra_tm_srq();
+	TEST_ASSERT(big != NULL, "create TM SRQ: %s", strerror(errno));
+	o.srq = big;
+	TEST_ASSERT_EQ(h_side_create(&s2, srv.ctx, &o), 0);
+	sge = (struct ibv_sge){ (uintptr_t)s2.buf, 2 << 20, s2.mr->lkey };
+	rw.sg_list = &sge;
+	TEST_ASSERT_EQ(ibv_post_srq_recv(big, &rw, &rbad), 0);
+	TEST_ASSERT_EQ(ibv_modify_srq(big, &la, IBV_SRQ_LIMIT), 0);
+	TEST_ASSERT_EQ(ibv_modify_qp(cli.qp, &qa, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(h_connect(&cli, &s2, &copts), 0);
+	TEST_ASSERT_EQ(h_connect(&s2, &cli, &copts), 0);
+	memset(cli.buf, 0, sizeof(struct ibv_tmh));
+	cli.buf[0] = IBV_TMH_EAGER;
+	TEST_ASSERT_EQ(h_post_send(&cli, IBV_WR_SEND, 0, 1 << 20, 1, 0), 0);
+	while (ev.event_type != IBV_EVENT_SRQ_LIMIT_REACHED) {
+		TEST_ASSERT(poll(&pfd, 1, 5000) == 1, "no SRQ limit event");
+		TEST_ASSERT_EQ(ibv_get_async_event(srv.ctx, &ev), 0);
+		ibv_ack_async_event(&ev);
+	}
+	qa.qp_state = IBV_QPS_ERR;
+	TEST_ASSERT_EQ(ibv_modify_qp(cli.qp, &qa, IBV_QP_STATE), 0);
+	qa.qp_state = IBV_QPS_RESET;
+	TEST_ASSERT_EQ(ibv_modify_qp(s2.qp, &qa, IBV_QP_STATE), 0);
+	if (ibv_start_poll(tcq, &pa) == 0) {	/* it did arrive whole: software counts it */
+		sync.tm.unexpected_cnt = tcq->status == IBV_WC_SUCCESS;
+		ibv_end_poll(tcq);
+	}
+	TEST_ASSERT_EQ(ibv_post_srq_ops(big, &sync, &bad), 0);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_SYNC);
+	TEST_ASSERT(!(w.flags & IBV_WC_TM_SYNC_REQ), "a message cut short left the SRQ out of phase");
+	h_side_destroy(&s2);
+	TEST_ASSERT_EQ(ibv_destroy_srq(big), 0);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A TM SRQ destroyed before its completions were polled: the handles those
+ * completions give back belong to it, never to a TM SRQ created after it
+ * (which takes its place in the device's table).
+ */
+static int
+test_destroyed_srq_handles_stay_out_of_successor(void)
+{
+	struct ibv_sge sge = { (uintptr_t)srv.buf + TAGBUF, SLOT, srv.mr->lkey };
+	struct ibv_ops_wr add = { .opcode = IBV_WR_TAG_ADD,
+		.tm = { .add = { .sg_list = &sge, .num_sge = 1, .tag = 1, .mask = ~0ull } } };
+	struct ibv_ops_wr del[2], *bad;
+	struct ibv_srq *old, *c;
+	uint32_t h[2];
+	uint64_t end;
+	struct tmwc w;
+	int ret;
+
+	old = extra_tm_srq();
+	TEST_ASSERT(old != NULL, "create TM SRQ: %s", strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		TEST_ASSERT_EQ(ibv_post_srq_ops(old, &add, &bad), 0);
+		h[i] = add.tm.handle;
+	}
+	/* h[1] comes back when its DEL completion is polled, h[0] at once */
+	del[0] = (struct ibv_ops_wr){ .wr_id = 61, .opcode = IBV_WR_TAG_DEL,
+				      .flags = IBV_OPS_SIGNALED, .next = &del[1],
+				      .tm = { .handle = h[1] } };
+	del[1] = (struct ibv_ops_wr){ .opcode = IBV_WR_TAG_DEL, .tm = { .handle = h[0] } };
+	TEST_ASSERT_EQ(ibv_post_srq_ops(old, del, &bad), 0);
+	end = h_now_ms() + 5000;	/* once h[0] is back, both DELs are done */
+	while ((ret = ibv_post_srq_ops(old, &add, &bad)) == ENOMEM && h_now_ms() < end)
+		;
+	TEST_ASSERT_EQ(ret, 0);
+	TEST_ASSERT_EQ(ibv_destroy_srq(old), 0);
+	c = extra_tm_srq();
+	TEST_ASSERT(c != NULL, "create TM SRQ: %s", strerror(errno));
+	for (int i = 0; i < 2; i++)
+		TEST_ASSERT_EQ(ibv_post_srq_ops(c, &add, &bad), 0);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);		/* the old SRQ's DEL */
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_DEL);
+	TEST_ASSERT_EQ(w.wr_id, 61);
+	TEST_ASSERT_EQ(ibv_post_srq_ops(c, &add, &bad), ENOMEM);
+	TEST_ASSERT_EQ(ibv_destroy_srq(c), 0);
+	return TEST_SUCCESS;
+}
+
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_caps_report_rc_tag_matching),
 	TEST_CASE(test_eager_one_packet_lands_in_tagged_buffer),
@@ -606,6 +807,10 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_handles_recycle_through_poll),
 	TEST_CASE(test_bad_ops_errno_and_bad_op),
 	TEST_CASE(test_create_tm_srq_checks),
+	TEST_CASE(test_rndv_into_buffer_registered_at_other_iova),
+	TEST_CASE(test_failed_unexpected_message_does_not_break_phase),
+	TEST_CASE(test_unexpected_message_cut_by_reset_does_not_break_phase),
+	TEST_CASE(test_destroyed_srq_handles_stay_out_of_successor),
 };
 
 int

@@ -38,7 +38,9 @@ droce_tm_polled(struct roce_dev *dev, struct ibv_wc *wc, struct ibv_wc_tm_info *
 		struct roce_srq *srq = idx < DROCE_MAX_TM_SRQ ?
 			__atomic_load_n(&dev->tm_tbl[idx], __ATOMIC_ACQUIRE) : NULL;
 
-		if (srq != NULL)
+		/* only a handle this completion owes: not one of a destroyed SRQ's */
+		if (srq != NULL && h < srq->tm->max_tags &&
+		    __atomic_exchange_n(&srq->tm->tags[h].owed, 0, __ATOMIC_ACQ_REL))
 			rte_ring_enqueue(srq->tm->free, (void *)h);
 	}
 	wc->src_qp = 0;

@@ -229,8 +229,10 @@ struct roce_tm_tag {
 	struct roce_recv_wqe rw;	/* wr_id = recv_wr_id, one SGE */
 	uint64_t tag;
 	uint64_t mask;
+	struct ibv_sge sge;		/* as posted (rw.sge[0] gets host addresses): the READ's */
 	uint32_t prev, next;		/* list links (handles), UINT32_MAX = none */
 	uint8_t state;
+	uint8_t owed;			/* a completion in the CQ gives the handle back */
 	uint8_t rndv;			/* matched a rendezvous request: enum roce_tm_rndv */
 	uint64_t msg_tag;		/* the matched message's TMH tag and app_ctx */
 	uint32_t msg_ctx;
@@ -301,7 +303,7 @@ struct roce_tm {
 	/* engine */
 	struct roce_tm_tag *tags;	/* [max_tags], by handle */
 	uint32_t head, tail;		/* the matching list, first posted first */
-	uint32_t hw_cnt;		/* unexpected messages delivered */
+	uint32_t hw_cnt;		/* unexpected messages delivered or arriving (atomic) */
 	uint32_t sw_cnt;		/* unexpected messages software reported */
 };
 

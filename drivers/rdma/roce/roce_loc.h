@@ -86,6 +86,7 @@ int roce_tm_rcv_first(struct roce_dev *dev, struct roce_qp *qp, const struct roc
 void roce_tm_recv_done(struct roce_qp *qp, struct roce_recv_wqe *w, struct ibv_wc *wc,
 		       bool solicited);
 void roce_tm_drop(struct roce_qp *qp);
+void roce_tm_uncount(struct roce_tm *tm);
 void roce_tm_wqe_done(struct roce_qp *qp, struct roce_send_wqe *w, enum ibv_wc_status st);
 void roce_send_wqe_release(struct roce_qp *qp, struct roce_send_wqe *w);
 

@@ -65,10 +65,13 @@ roce_qp_reset_engine(struct roce_qp *qp)
 		roce_send_wqe_release(qp, win[i % qp->sq.size]);
 	while (rte_ring_dequeue(qp->sq.posted, &w) == 0)
 		roce_send_wqe_release(qp, w);
-	if (e->tm_tag != NULL && e->rwqe == &e->tm_tag->rw)
+	if (e->tm_tag != NULL && e->rwqe == &e->tm_tag->rw) {
 		roce_tm_drop(qp);
-	else if (e->rwqe != NULL)
+	} else if (e->rwqe != NULL) {
+		if (e->tm_kind == ROCE_TM_UNEXPECTED)	/* cut short: software never sees it */
+			roce_tm_uncount(qp->srq->tm);
 		rte_ring_enqueue(qp->srq ? qp->srq->rq.free : qp->rq.free, e->rwqe);
+	}
 	memset(e, 0, sizeof(*e));
 	e->win = win;
 	roce_wq_drain(&qp->sq);

@@ -33,10 +33,23 @@ handle_of(const struct roce_tm *tm, const struct roce_tm_tag *t)
 	return t - tm->tags;
 }
 
+/*
+ * The completion about to be pushed ends the tag: its handle goes back to the
+ * free ring when that completion is polled, and only then (droce_tm_polled
+ * takes @owed, so a completion left over from a destroyed SRQ frees nothing).
+ */
 static inline uint32_t
-release_of(const struct roce_tm *tm, uint32_t handle)
+release_of(struct roce_tm *tm, uint32_t handle)
 {
+	__atomic_store_n(&tm->tags[handle].owed, 1, __ATOMIC_RELEASE);
 	return 1 + (tm->idx << ROCE_TM_HANDLE_BITS | handle);
+}
+
+/* Unexpected messages counted: delivered, or arriving (see roce_tm_rcv_first). */
+static inline bool
+in_phase(struct roce_tm *tm)
+{
+	return tm->sw_cnt == __atomic_load_n(&tm->hw_cnt, __ATOMIC_RELAXED);
 }
 
 static void
@@ -91,7 +104,7 @@ op_complete(struct roce_tm *tm, const struct roce_tm_op *op, enum ibv_wc_status 
 	};
 
 	/* software has not yet reported every unexpected message */
-	if (tm->sw_cnt != tm->hw_cnt)
+	if (!in_phase(tm))
 		wc.wc_flags = IBV_WC_TM_SYNC_REQ;
 	roce_wc_tm_set(&wc, 0, 0, release);
 	roce_cq_push(tm->cq, &wc, false);
@@ -115,6 +128,7 @@ roce_tm_ops_run(struct roce_srq *srq)
 			t->rw.wr_id = op.recv_wr_id;
 			t->rw.num_sge = op.num_sge;
 			t->rw.sge[0] = op.sge;
+			t->sge = op.sge;
 			t->rw.length = op.num_sge ? op.sge.length : 0;
 			t->tag = op.tag;
 			t->mask = op.mask;
@@ -173,7 +187,8 @@ rndv_start(struct roce_qp *qp, struct roce_tm_tag *t)
 	w->opcode = IBV_WR_RDMA_READ;
 	w->length = t->rv_len;
 	w->num_sge = 1;
-	w->sge[0] = t->rw.sge[0];
+	/* as posted: the requester checks and translates it again */
+	w->sge[0] = t->sge;
 	w->sge[0].length = t->rv_len;
 	w->wr.rdma.remote_addr = t->rv_va;
 	w->wr.rdma.rkey = t->rv_rkey;
@@ -268,7 +283,7 @@ roce_tm_rcv_first(struct roce_dev *dev, struct roce_qp *qp, const struct roce_pk
 		} else if (tmh.opcode == IBV_TMH_EAGER || tmh.opcode == IBV_TMH_RNDV) {
 			kind = ROCE_TM_UNEXPECTED;
 			/* phase sync: no match until software has seen every unexpected one */
-			if (tm->sw_cnt == tm->hw_cnt)
+			if (in_phase(tm))
 				t = match(tm, rte_be_to_cpu_64(tmh.tag));
 		}
 	}
@@ -302,8 +317,8 @@ roce_tm_rcv_first(struct roce_dev *dev, struct roce_qp *qp, const struct roce_pk
 	if (e->rwqe == NULL)
 		return -EAGAIN;
 	e->tm_kind = kind;
-	if (kind == ROCE_TM_UNEXPECTED)
-		tm->hw_cnt++;
+	if (kind == ROCE_TM_UNEXPECTED)	/* out of phase from its first packet on */
+		__atomic_fetch_add(&tm->hw_cnt, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -347,14 +362,25 @@ roce_tm_recv_done(struct roce_qp *qp, struct roce_recv_wqe *w, struct ibv_wc *wc
 		t->state = TMT_FREE;
 	} else {
 		rte_ring_enqueue(qp->srq->rq.free, w);
-		if (e->tm_kind == ROCE_TM_UNEXPECTED)
+		if (e->tm_kind == ROCE_TM_UNEXPECTED) {
 			wc->opcode = IBV_WC_TM_RECV;
-		else if (e->tm_kind == ROCE_TM_NO_TAG)
+			/* software cannot count an error completion: neither does the SRQ */
+			if (wc->status != IBV_WC_SUCCESS)
+				roce_tm_uncount(tm);
+		} else if (e->tm_kind == ROCE_TM_NO_TAG) {
 			wc->opcode = IBV_WC_TM_NO_TAG;
+		}
 		roce_wc_tm_set(wc, 0, 0, 0);
 		e->tm_kind = ROCE_TM_PLAIN;
 	}
 	roce_cq_push(tm->cq, wc, solicited);
+}
+
+/* An unexpected message that never reaches software (error, QP reset). */
+void
+roce_tm_uncount(struct roce_tm *tm)
+{
+	__atomic_fetch_sub(&tm->hw_cnt, 1, __ATOMIC_RELAXED);
 }
 
 /* QP reset: a tagged buffer being filled is lost; its handle is free again. */
