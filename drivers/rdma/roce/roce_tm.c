@@ -169,7 +169,8 @@ rndv_mode(const struct roce_qp *qp, struct roce_tm_tag *t, const struct roce_pkt
 	t->rv_va = rte_be_to_cpu_64(rvh.va);
 	t->rv_rkey = rte_be_to_cpu_32(rvh.rkey);
 	t->rv_len = rte_be_to_cpu_32(rvh.len);
-	if (t->rv_len > (t->rw.num_sge ? t->rw.sge[0].length : 0))
+	/* larger than the tagged buffer, or than any message may be */
+	if (t->rv_len > (t->rw.num_sge ? t->rw.sge[0].length : 0) || t->rv_len > DROCE_MAX_MSG)
 		return ROCE_RNDV_SW;
 	return ROCE_RNDV_HW;
 }
