@@ -747,6 +747,39 @@ test_unexpected_message_cut_by_reset_does_not_break_phase(void)
 }
 
 /*
+ * A QP reset while its rendezvous READ waits (the QP is in SQD, which starts
+ * no send WQE): the tag still ends, flushed, and its handle comes back.
+ */
+static int
+test_reset_mid_rendezvous_flushes_the_tag(void)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_SQD };
+	struct ibv_sge sge = { (uintptr_t)srv.buf + TAGBUF, SLOT, srv.mr->lkey };
+	struct ibv_ops_wr ops[TAGS], *bad;
+	struct tmwc w;
+	uint32_t h;
+
+	TRY(add_tag(3, ~0ull, 0, 30, &h, NULL));
+	TEST_ASSERT_EQ(ibv_modify_qp(srv.qp, &qa, IBV_QP_STATE), 0);
+	TRY(send_rndv(3, 5, 1000, cli.mr->rkey));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), IBV_WC_TM_MATCH);
+	TEST_ASSERT(tm_none() == 0, "the READ ran in SQD");
+	qa.qp_state = IBV_QPS_RESET;
+	TEST_ASSERT_EQ(ibv_modify_qp(srv.qp, &qa, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
+	TEST_ASSERT_EQ(w.status, IBV_WC_WR_FLUSH_ERR);
+	TEST_ASSERT_EQ(w.wr_id, 30);
+	/* every handle is free again */
+	for (int i = 0; i < TAGS; i++)
+		ops[i] = (struct ibv_ops_wr){ .opcode = IBV_WR_TAG_ADD, .next = i + 1 < TAGS ? &ops[i + 1] : NULL,
+			.tm = { .add = { .sg_list = &sge, .num_sge = 1, .tag = 100 + i, .mask = ~0ull } } };
+	TEST_ASSERT_EQ(ibv_post_srq_ops(srq, ops, &bad), 0);
+	return TEST_SUCCESS;
+}
+
+/*
  * A TM SRQ destroyed before its completions were polled: the handles those
  * completions give back belong to it, never to a TM SRQ created after it
  * (which takes its place in the device's table).
@@ -811,6 +844,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_failed_unexpected_message_does_not_break_phase),
 	TEST_CASE(test_unexpected_message_cut_by_reset_does_not_break_phase),
 	TEST_CASE(test_destroyed_srq_handles_stay_out_of_successor),
+	TEST_CASE(test_reset_mid_rendezvous_flushes_the_tag),
 };
 
 int

@@ -246,15 +246,34 @@ roce_tm_wqe_done(struct roce_qp *qp, struct roce_send_wqe *w, enum ibv_wc_status
 	roce_cq_push(tm->cq, &wc, false);
 }
 
+/*
+ * A matched tag whose message a QP reset cut short: the SRQ's tag outlives
+ * the QP's WRs, so it still ends with a completion (IBV_WC_WR_FLUSH_ERR),
+ * which gives its handle back when polled.
+ */
+static void
+tag_flush(struct roce_qp *qp, struct roce_tm_tag *t)
+{
+	struct roce_tm *tm = qp->srq->tm;
+	struct ibv_wc wc = {
+		.wr_id = t->rw.wr_id,
+		.status = IBV_WC_WR_FLUSH_ERR,
+		.opcode = IBV_WC_TM_RECV,
+		.qp_num = qp->qpn,
+	};
+
+	roce_wc_tm_set(&wc, t->msg_tag, t->msg_ctx, release_of(tm, handle_of(tm, t)));
+	t->state = TMT_FREE;
+	roce_cq_push(tm->cq, &wc, false);
+}
+
 /* QP reset: a send WQE goes back where it came from. */
 void
 roce_send_wqe_release(struct roce_qp *qp, struct roce_send_wqe *w)
 {
 	if (unlikely(w->tm)) {
-		if (w->tm == ROCE_TMW_READ) {	/* its tag is lost with the QP */
-			qp->srq->tm->tags[w->tm_handle].state = TMT_FREE;
-			rte_ring_enqueue(qp->srq->tm->free, (void *)(uintptr_t)w->tm_handle);
-		}
+		if (w->tm == ROCE_TMW_READ)
+			tag_flush(qp, &qp->srq->tm->tags[w->tm_handle]);
 		rte_ring_enqueue(qp->tm_pool, w);
 	} else {
 		rte_ring_enqueue(qp->sq.free, w);
@@ -384,14 +403,10 @@ roce_tm_uncount(struct roce_tm *tm)
 	__atomic_fetch_sub(&tm->hw_cnt, 1, __ATOMIC_RELAXED);
 }
 
-/* QP reset: a tagged buffer being filled is lost; its handle is free again. */
+/* QP reset: a tagged buffer being filled completes flushed. */
 void
 roce_tm_drop(struct roce_qp *qp)
 {
-	struct roce_tm_tag *t = qp->e.tm_tag;
-	struct roce_tm *tm = qp->srq->tm;
-
-	t->state = TMT_FREE;
-	rte_ring_enqueue(tm->free, (void *)(uintptr_t)handle_of(tm, t));
+	tag_flush(qp, qp->e.tm_tag);
 	qp->e.tm_tag = NULL;
 }
