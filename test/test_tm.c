@@ -584,6 +584,10 @@ test_create_tm_srq_checks(void)
 	errno = 0;
 	TEST_ASSERT(ibv_create_srq_ex(srv.ctx, &sa) == NULL && errno == EINVAL, "tags: %d", errno);
 	sa.tm_cap.max_num_tags = 4;
+	sa.cq = cli.rcq;			/* a CQ of another device */
+	errno = 0;
+	TEST_ASSERT(ibv_create_srq_ex(srv.ctx, &sa) == NULL && errno == EINVAL, "CQ: %d", errno);
+	sa.cq = ibv_cq_ex_to_cq(tcq);
 	s = ibv_create_srq_ex(srv.ctx, &sa);
 	TEST_ASSERT(s != NULL, "create TM SRQ: %s", strerror(errno));
 	/* a CQ stays while a TM SRQ completes into it */

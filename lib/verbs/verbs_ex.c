@@ -618,7 +618,8 @@ create_tm_srq(struct ibv_srq_init_attr_ex *attr)
 
 	if ((attr->comp_mask & need) != need || attr->srq_type != IBV_SRQT_TM || attr->cq == NULL ||
 	    attr->tm_cap.max_num_tags < 1 || attr->tm_cap.max_num_tags > DROCE_TM_MAX_TAGS ||
-	    attr->tm_cap.max_ops < 1 || attr->tm_cap.max_ops > DROCE_TM_MAX_OPS) {
+	    attr->tm_cap.max_ops < 1 || attr->tm_cap.max_ops > DROCE_TM_MAX_OPS ||
+	    to_roce_cq(attr->cq)->dev != to_roce_pd(attr->pd)->dev) {
 		errno = EINVAL;
 		return NULL;
 	}
