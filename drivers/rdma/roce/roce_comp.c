@@ -253,7 +253,7 @@ void
 roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
 	struct roce_qp_eng *e = &qp->e;
-	uint32_t st = roce_qp_state(qp);
+	uint32_t st = roce_qp_state(qp), una = e->una;
 	const struct roce_aeth *aeth;
 	uint8_t syn;
 
@@ -305,7 +305,15 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		dev->stats.naks_rcvd++;
 		ack_upto(dev, qp, psn_add(pkt->psn, -1), true);
 		if (syn == AETH_NAK_PSN_SEQ) {
-			/* IBA 9.7.5.2.1: go back to the NAKed PSN (or an unanswered READ before it) */
+			/*
+			 * What it acknowledges is forward progress: the retries
+			 * start over, as for an ACK (under heavy loss a window's
+			 * AckReq packets may all follow a loss, and only NAKs
+			 * move it). IBA 9.7.5.2.1: go back to the NAKed PSN (or
+			 * an unanswered READ before it).
+			 */
+			if (e->una != una)
+				e->retry_left = qp->attr.retry_cnt;
 			roce_req_rewind(qp, e->una);
 			return;
 		}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The droce vdev: "--vdev=droce0,ethdev=<port>,ip=<IPv4>[,mac=][,mtu=]
- * [,lcore=<id>|auto|inline][,neigh=<ip>@<mac>]...". Probing takes over the
- * ethdev port: one rx and one tx queue, a mempool sized for the MTU, started.
+ * [,lcore=<id>|auto|inline][,neigh=<ip>@<mac>]...[,link_wait=<ms>]". Probing
+ * takes over the ethdev port: one rx and one tx queue, a mempool sized for the
+ * MTU, started; with link_wait, probing then waits (bounded) for link up.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,9 +28,11 @@ RTE_LOG_REGISTER(roce_logtype, pmd.rdma.roce, NOTICE);
 #define ARG_MTU		"mtu"
 #define ARG_LCORE	"lcore"
 #define ARG_NEIGH	"neigh"
+#define ARG_LINK_WAIT	"link_wait"
+#define LINK_WAIT_MAX_MS	60000
 
 static const char *const valid_args[] = {
-	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, NULL
+	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, ARG_LINK_WAIT, NULL
 };
 
 static struct roce_dev *devs[DROCE_MAX_DEVS];
@@ -72,6 +75,7 @@ struct probe_args {
 	bool has_mac;
 	uint32_t mtu;
 	int lcore;		/* -2 auto, -1 inline */
+	uint32_t link_wait_ms;	/* 0: do not wait for link up at probe */
 	unsigned int nb_neigh;
 	struct {
 		rte_be32_t ip;
@@ -157,6 +161,23 @@ arg_lcore(const char *key, const char *val, void *opaque)
 }
 
 static int
+arg_link_wait(const char *key, const char *val, void *opaque)
+{
+	struct probe_args *a = opaque;
+	char *end;
+	unsigned long v;
+
+	if (val == NULL || *val == '\0')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (errno || *end != '\0' || v > LINK_WAIT_MAX_MS)
+		return -EINVAL;
+	a->link_wait_ms = v;
+	return 0;
+}
+
+static int
 arg_neigh(const char *key, const char *val, void *opaque)
 {
 	struct probe_args *a = opaque;
@@ -186,13 +207,14 @@ parse_args(struct probe_args *a, const char *params)
 	} handlers[] = {
 		{ ARG_ETHDEV, arg_ethdev }, { ARG_IP, arg_ip }, { ARG_MAC, arg_mac },
 		{ ARG_MTU, arg_mtu }, { ARG_LCORE, arg_lcore }, { ARG_NEIGH, arg_neigh },
+		{ ARG_LINK_WAIT, arg_link_wait },
 	};
 	struct rte_kvargs *kv;
 	int ret = 0;
 
 	kv = rte_kvargs_parse(params ? params : "", valid_args);
 	if (kv == NULL) {
-		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh)",
+		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait)",
 			 a->dev, params ? params : "");
 		return -EINVAL;
 	}
@@ -321,6 +343,27 @@ roce_dev_link_up(struct roce_dev *dev)
 	return link.link_status == RTE_ETH_LINK_UP;
 }
 
+/*
+ * link_wait: a port whose link comes up only once a peer attaches (memif)
+ * gets that long for it, so that a program checking the port state right
+ * after opening the device sees the link as it will be. The state reported
+ * stays the link's: a link still down after the wait is reported down.
+ */
+static void
+link_wait(struct roce_dev *dev, uint32_t ms)
+{
+	uint64_t end = rte_get_timer_cycles() + (uint64_t)ms * rte_get_timer_hz() / 1000;
+
+	while (!roce_dev_link_up(dev)) {
+		if (rte_get_timer_cycles() >= end) {
+			ROCE_LOG(WARNING, "%s: link of %s still down after link_wait=%u ms",
+				 dev->name, dev->ethdev_name, ms);
+			return;
+		}
+		rte_delay_us_sleep(1000);
+	}
+}
+
 static int
 roce_probe(struct rte_vdev_device *vdev)
 {
@@ -393,6 +436,8 @@ roce_probe(struct rte_vdev_device *vdev)
 		goto err_unown;
 	for (unsigned int i = 0; i < a.nb_neigh; i++)
 		roce_neigh_add(dev, a.neigh[i].ip, &a.neigh[i].mac, true);
+	if (a.link_wait_ms)
+		link_wait(dev, a.link_wait_ms);
 	/* GUID from the MAC, EUI-64 style */
 	dev->guid = ((uint64_t)dev->mac.addr_bytes[0] ^ 2) << 56 |
 		    (uint64_t)dev->mac.addr_bytes[1] << 48 | (uint64_t)dev->mac.addr_bytes[2] << 40 |
@@ -495,4 +540,5 @@ RTE_PMD_REGISTER_PARAM_STRING(droce,
 	ARG_MAC "=<xx:xx:xx:xx:xx:xx> "
 	ARG_MTU "=<576..9600> "
 	ARG_LCORE "=<lcore id>|auto|inline "
-	ARG_NEIGH "=<IPv4>@<mac>");
+	ARG_NEIGH "=<IPv4>@<mac> "
+	ARG_LINK_WAIT "=<ms, 0..60000>");

@@ -12,6 +12,17 @@
 
 #define REQ_BUDGET	DROCE_BURST	/* packets per QP per loop */
 
+/*
+ * RC: PSNs sent beyond the oldest unacknowledged one. Without a bound, a
+ * multi-megabyte message goes out in one stream; a receiver that falls
+ * behind (its rx ring full, its CPU shared) loses the tail, and each
+ * go-back-N resends everything after the loss, to be lost again. The
+ * responder ACKs every DROCE_ACK_EVERY packets, so the bound keeps several
+ * ACKs in flight. A READ may span more PSNs; it is sent when below the bound
+ * and holds what follows until its responses arrive.
+ */
+#define REQ_MAX_UNACKED	(4 * DROCE_ACK_EVERY)
+
 static inline struct roce_send_wqe *
 win_at(const struct roce_qp *qp, uint32_t i)
 {
@@ -180,13 +191,18 @@ arm_retry(struct roce_qp *qp, uint64_t now)
 	qp->e.retry_tsc = qp->tmo_tsc ? now + qp->tmo_tsc : 0;
 }
 
-/* Go-back-N: resend from @psn, which lies in a WQE of the window. */
+/*
+ * Go-back-N: resend from @psn, which lies in a WQE of the window: one sent,
+ * or the one being sent (a loss in a long message is resent at once, not
+ * after the whole message and a timeout).
+ */
 void
 roce_req_rewind(struct roce_qp *qp, uint32_t psn)
 {
 	struct roce_qp_eng *e = &qp->e;
+	uint32_t end = e->win_cur + (e->cur_pkt != 0);
 
-	for (uint32_t i = e->win_head; i != e->win_cur; i++) {
+	for (uint32_t i = e->win_head; i != end; i++) {
 		struct roce_send_wqe *w = win_at(qp, i);
 
 		if (psn_cmp(psn, w->first_psn) >= 0 && psn_cmp(psn, w->last_psn) <= 0) {
@@ -295,6 +311,8 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		if (st == IBV_QPS_SQD && e->cur_pkt == 0 && wqe->npkts == 0)
 			return;
 		if (e->cur_pkt == 0 && wqe->npkts == 0 && !rd_atomic_allowed(qp, wqe))
+			return;
+		if (qp->type == IBV_QPT_RC && psn_diff(e->psn, e->una) >= REQ_MAX_UNACKED)
 			return;
 		if (e->cur_pkt == 0 && wqe->npkts == 0 && start_wqe(dev, qp, wqe) != 0) {
 			/* a bad local key fails the WR; the QP goes to ERR */
