@@ -783,6 +783,38 @@ test_reset_mid_rendezvous_flushes_the_tag(void)
 	return TEST_SUCCESS;
 }
 
+/* A QP of another PD than its TM SRQ: the rendezvous READ lands in the SRQ's memory. */
+static int
+test_rndv_on_qp_of_another_pd(void)
+{
+	struct h_qp_opts o = { .type = IBV_QPT_RC, .srq = srq };	/* a PD of its own */
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RESET };
+	struct h_side s2;
+	struct tmwc w;
+	struct ibv_wc wc;
+	uint32_t h;
+
+	TEST_ASSERT_EQ(h_side_create(&s2, srv.ctx, &o), 0);
+	TEST_ASSERT(s2.pd != spd, "same PD");
+	TEST_ASSERT_EQ(ibv_modify_qp(cli.qp, &qa, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(h_connect(&cli, &s2, &copts), 0);
+	TEST_ASSERT_EQ(h_connect(&s2, &cli, &copts), 0);
+	h_pattern(cli.buf + 65536, 2000, 12);
+	TEST_ASSERT_EQ(h_post_recv(&cli, 32768, 64, 556), 0);	/* for the FIN */
+	TRY(add_tag(4, ~0ull, 0, 40, &h, NULL));
+	TRY(send_rndv(4, 6, 2000, cli.mr->rkey));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.flags & IBV_WC_TM_MATCH, IBV_WC_TM_MATCH);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.flags & IBV_WC_TM_DATA_VALID, IBV_WC_TM_DATA_VALID);
+	TEST_ASSERT(memcmp(srv.buf + TAGBUF, cli.buf + 65536, 2000) == 0, "data differs");
+	TEST_ASSERT_EQ(h_poll(cli.rcq, &wc, 1, 5000), 1);
+	TEST_ASSERT_EQ(wc.wr_id, 556);
+	h_side_destroy(&s2);
+	return TEST_SUCCESS;
+}
+
 /*
  * A TM SRQ destroyed before its completions were polled: the handles those
  * completions give back belong to it, never to a TM SRQ created after it
@@ -849,6 +881,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_unexpected_message_cut_by_reset_does_not_break_phase),
 	TEST_CASE(test_destroyed_srq_handles_stay_out_of_successor),
 	TEST_CASE(test_reset_mid_rendezvous_flushes_the_tag),
+	TEST_CASE(test_rndv_on_qp_of_another_pd),
 };
 
 int

@@ -270,7 +270,9 @@ start_wqe(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
 	uint32_t mtu = qp_mtu(dev, qp);
 	int access = roce_wqe_is_rd_atomic(wqe) ? IBV_ACCESS_LOCAL_WRITE : 0;
 
-	if (!wqe->inl && roce_sge_check(dev, qp->pd, wqe->sge, wqe->num_sge, access) != 0)
+	/* a rendezvous READ lands in a tagged buffer: memory of the TM SRQ's PD */
+	if (!wqe->inl && roce_sge_check(dev, unlikely(wqe->tm) ? qp->srq->pd : qp->pd,
+					wqe->sge, wqe->num_sge, access) != 0)
 		return -EACCES;
 	wqe->npkts = wqe->length ? (wqe->length + mtu - 1) / mtu : 1;
 	wqe->first_psn = qp->e.psn;
