@@ -8,44 +8,24 @@
 #   server ns: veth $NET.1/24 (kernel, TCP control), droce $NET.11
 #   client ns: veth $NET.2/24 (kernel, TCP control), droce $NET.12
 #
-# The caller sets ME (its name, for messages), PFX (two letters naming its
-# namespaces, links and EAL file prefixes), NET (a /24 prefix, e.g. 10.98.0)
-# and DROPIN (the drop-in directory, absolute). It may set SERVER_LCORES (default 0) and
-# CLIENT_LCORES (default: lcore 1 when there are two CPUs) before calling
-# eal_server/eal_client. Exits 77 if namespaces cannot be created.
+# The caller sets what dropin_lib.sh asks for (ME, PFX, DROPIN, optionally
+# SERVER_LCORES and CLIENT_LCORES) and NET (a /24 prefix, e.g. 10.98.0).
+# Exits 77 if namespaces cannot be created.
 
-# A sanitized build links the drop-in with ASan: load its runtime first.
-DROPIN_ENV=(env LD_LIBRARY_PATH="$DROPIN")
-SAN_RT=$(ldd "$DROPIN/libibverbs.so.1" 2>/dev/null | awk '/libasan\.so/ { print $3 }')
-if [ -n "$SAN_RT" ]; then
-	DROPIN_ENV+=(LD_PRELOAD="$SAN_RT" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/dropin_lib.sh"
 
-ID=$$
 NS_S=${PFX}S$ID NS_C=${PFX}C$ID
 VS=${PFX}vS$ID VC=${PFX}vC$ID
 KIP_S=$NET.1 KIP_C=$NET.2
 RIP_S=$NET.11 RIP_C=$NET.12
-PORT=$((20000 + ID % 20000))
-LOGDIR=$(mktemp -d /tmp/droce-$PFX-$ID.XXXXXX)
-SPID= CPID=
+IN_S=(ip netns exec "$NS_S") IN_C=(ip netns exec "$NS_C")
 NS_MADE=
-if [ "$(nproc)" -ge 2 ]; then CLIENT_LCORE=${CLIENT_LCORE:-1}; else CLIENT_LCORE=0; fi
-SERVER_LCORES=${SERVER_LCORES:-0}
 
-cleanup() {
-	for p in $SPID $CPID; do
-		kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
-	done
+topo_cleanup() {
 	[ -n "$NS_MADE" ] && ip netns del "$NS_S" 2>/dev/null
 	[ -n "$NS_MADE" ] && ip netns del "$NS_C" 2>/dev/null
 	ip link del "$VS" 2>/dev/null
-	rm -rf /var/run/dpdk/${PFX}S${ID}_* /var/run/dpdk/${PFX}C${ID}_* "$LOGDIR"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-fail() { echo "$ME: $*"; exit 1; }
 
 # --- topology ---
 for ns in "$NS_S" "$NS_C"; do
@@ -75,13 +55,7 @@ done
 echo "$ME: $NS_S:$VS ($KIP_S, droce $RIP_S) <-veth-> $NS_C:$VC ($KIP_C, droce $RIP_C)"
 
 AF="qpairs=1,blocksz=4096,framesz=2048,framecnt=512,qdisc_bypass=0"
-EAL_COMMON="--no-huge -m 256 --no-pci --no-telemetry"
 eal_server() { echo "--lcores=$SERVER_LCORES $EAL_COMMON --file-prefix=${PFX}S${ID}_$1 --vdev=net_af_packet0,iface=$VS,$AF --vdev=droce0,ethdev=net_af_packet0,ip=$RIP_S"; }
 eal_client() { echo "--lcores=${CLIENT_LCORES:-$CLIENT_LCORE} $EAL_COMMON --file-prefix=${PFX}C${ID}_$1 --vdev=net_af_packet0,iface=$VC,$AF --vdev=droce0,ethdev=net_af_packet0,ip=$RIP_C"; }
-
-show() {
-	grep -v -e '^EAL: Detected' -e '^EAL: Multi-process socket' -e '^EAL: Selected IOVA' \
-		-e '^EAL: Physical addresses are unavailable' -e '^EAL: No free' "$1" | sed "s/^/    $2 | /"
-}
 
 listening() { ip netns exec "$NS_S" ss -ltnH 2>/dev/null | awk '{ print $4 }' | grep -qE ":$1\$"; }
