@@ -199,32 +199,46 @@ rndv_start(struct roce_qp *qp, struct roce_tm_tag *t)
 }
 
 /*
+ * The completion that ends a matched tag after its MATCH: DATA_VALID with
+ * @len bytes, or @st (the rendezvous READ failed, or a QP error or reset cut
+ * the message short: the SRQ's tag outlives the QP's WRs). Its handle goes
+ * back when it is polled.
+ */
+static void
+tag_end(struct roce_qp *qp, struct roce_tm_tag *t, enum ibv_wc_status st, uint32_t len)
+{
+	struct roce_tm *tm = qp->srq->tm;
+	struct ibv_wc wc = {
+		.wr_id = t->rw.wr_id,
+		.status = st,
+		.opcode = IBV_WC_TM_RECV,
+		.qp_num = qp->qpn,
+		.byte_len = st == IBV_WC_SUCCESS ? len : 0,
+		.wc_flags = st == IBV_WC_SUCCESS ? IBV_WC_TM_DATA_VALID : 0,
+	};
+
+	roce_wc_tm_set(&wc, t->msg_tag, t->msg_ctx, release_of(tm, handle_of(tm, t)));
+	t->state = TMT_FREE;
+	roce_cq_push(tm->cq, &wc, false);
+}
+
+/*
  * A send WQE of the engine's own completed (or flushed): after the READ,
  * send the FIN from the same slot and complete the tag with DATA_VALID.
  */
 void
 roce_tm_wqe_done(struct roce_qp *qp, struct roce_send_wqe *w, enum ibv_wc_status st)
 {
-	struct roce_tm *tm = qp->srq->tm;
 	struct roce_tm_tag *t;
-	struct ibv_wc wc;
 	struct ibv_tmh fin;
-	uint32_t h;
+	uint32_t len;
 
 	if (w->tm != ROCE_TMW_READ) {
 		rte_ring_enqueue(qp->tm_pool, w);
 		return;
 	}
-	h = w->tm_handle;
-	t = &tm->tags[h];
-	wc = (struct ibv_wc){
-		.wr_id = t->rw.wr_id,
-		.status = st,
-		.opcode = IBV_WC_TM_RECV,
-		.qp_num = qp->qpn,
-		.byte_len = st == IBV_WC_SUCCESS ? w->length : 0,
-		.wc_flags = st == IBV_WC_SUCCESS ? IBV_WC_TM_DATA_VALID : 0,
-	};
+	t = &qp->srq->tm->tags[w->tm_handle];
+	len = w->length;
 	if (st == IBV_WC_SUCCESS) {
 		fin = (struct ibv_tmh){
 			.opcode = IBV_TMH_FIN,
@@ -241,30 +255,7 @@ roce_tm_wqe_done(struct roce_qp *qp, struct roce_send_wqe *w, enum ibv_wc_status
 	} else {
 		rte_ring_enqueue(qp->tm_pool, w);
 	}
-	roce_wc_tm_set(&wc, t->msg_tag, t->msg_ctx, release_of(tm, h));
-	t->state = TMT_FREE;
-	roce_cq_push(tm->cq, &wc, false);
-}
-
-/*
- * A matched tag whose message a QP reset cut short: the SRQ's tag outlives
- * the QP's WRs, so it still ends with a completion (IBV_WC_WR_FLUSH_ERR),
- * which gives its handle back when polled.
- */
-static void
-tag_flush(struct roce_qp *qp, struct roce_tm_tag *t)
-{
-	struct roce_tm *tm = qp->srq->tm;
-	struct ibv_wc wc = {
-		.wr_id = t->rw.wr_id,
-		.status = IBV_WC_WR_FLUSH_ERR,
-		.opcode = IBV_WC_TM_RECV,
-		.qp_num = qp->qpn,
-	};
-
-	roce_wc_tm_set(&wc, t->msg_tag, t->msg_ctx, release_of(tm, handle_of(tm, t)));
-	t->state = TMT_FREE;
-	roce_cq_push(tm->cq, &wc, false);
+	tag_end(qp, t, st, len);
 }
 
 /* QP reset: a send WQE goes back where it came from. */
@@ -273,7 +264,7 @@ roce_send_wqe_release(struct roce_qp *qp, struct roce_send_wqe *w)
 {
 	if (unlikely(w->tm)) {
 		if (w->tm == ROCE_TMW_READ)
-			tag_flush(qp, &qp->srq->tm->tags[w->tm_handle]);
+			tag_end(qp, &qp->srq->tm->tags[w->tm_handle], IBV_WC_WR_FLUSH_ERR, 0);
 		rte_ring_enqueue(qp->tm_pool, w);
 	} else {
 		rte_ring_enqueue(qp->sq.free, w);
@@ -407,6 +398,6 @@ roce_tm_uncount(struct roce_tm *tm)
 void
 roce_tm_drop(struct roce_qp *qp)
 {
-	tag_flush(qp, qp->e.tm_tag);
+	tag_end(qp, qp->e.tm_tag, IBV_WC_WR_FLUSH_ERR, 0);
 	qp->e.tm_tag = NULL;
 }
