@@ -8,6 +8,9 @@
 #     device on net_af_packet (dropin_netns_lib.sh):
 #       server ns: veth 10.97.0.1/24 (kernel, TCP control), droce 10.97.0.11
 #       client ns: veth 10.97.0.2/24 (kernel, TCP control), droce 10.97.0.12
+#   --shm: one host, two processes joined directly by a net_shm link
+#     (dropin_shm_lib.sh), nothing else running; droce 10.95.0.11 and
+#     10.95.0.12, TCP over 127.0.0.1.
 #   --memif: one host, each side's droce device on a memif client port of
 #     dpdk-testpmd, which forwards between its two memif server ports
 #     (dropin_memif_lib.sh); droce 10.96.0.11 and 10.96.0.12, TCP over
@@ -40,7 +43,7 @@
 # bandwidth or message rate. No timing is asserted: the values are whatever
 # two shared CPUs give.
 #
-# Usage: run_dropin_perftest.sh <dropin dir> [--memif] [test ...]
+# Usage: run_dropin_perftest.sh <dropin dir> [--memif|--shm] [test ...]
 #   default tests: PT_TESTS or all eight ib_{send,write,read,atomic}_{lat,bw};
 #   PT_ITERS and PT_ITERS_ALL: the iteration counts (plain / -a); PT_TIMEOUT:
 #   seconds a run may take; PT_SERVER_LCORES, PT_CLIENT_LCORES override
@@ -49,10 +52,10 @@
 # cannot be built here.
 set -u
 
-DROPIN=${1:?usage: run_dropin_perftest.sh <dropin dir> [--memif] [test ...]}
+DROPIN=${1:?usage: run_dropin_perftest.sh <dropin dir> [--memif|--shm] [test ...]}
 shift
 TOPO=netns
-if [ "${1:-}" = --memif ]; then TOPO=memif; shift; fi
+case ${1:-} in --memif) TOPO=memif; shift ;; --shm) TOPO=shm; shift ;; esac
 ALL="ib_send_lat ib_send_bw ib_write_lat ib_write_bw ib_read_lat ib_read_bw ib_atomic_lat ib_atomic_bw"
 if [ $# -gt 0 ]; then TESTS="$*"; else TESTS=${PT_TESTS:-$ALL}; fi
 [ "$TESTS" = all ] && TESTS=$ALL
@@ -79,7 +82,11 @@ set_lcores() {
 	SERVER_LCORES=${PT_SERVER_LCORES:-$SERVER_LCORES}
 	CLIENT_LCORES=${PT_CLIENT_LCORES:-$CLIENT_LCORES}
 }
-if [ $TOPO = memif ]; then
+if [ $TOPO = shm ]; then
+	ME=run_dropin_perftest PFX=ds NET=10.95.0
+	. "$(dirname "$0")/dropin_shm_lib.sh"
+	ITERS=${PT_ITERS:-1000} ITERS_ALL=${PT_ITERS_ALL:-20}
+elif [ $TOPO = memif ]; then
 	ME=run_dropin_perftest PFX=dm NET=10.96.0
 	. "$(dirname "$0")/dropin_memif_lib.sh"
 	# every frame crosses testpmd, a third busy-polling thread: fewer iterations
