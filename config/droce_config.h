@@ -41,6 +41,7 @@
 #define DROCE_NB_TXD		1024
 #define DROCE_LOOP_RING		1024	/* frames a device sends to itself */
 #define DROCE_NEIGH_MAX		64	/* ARP table entries */
+#define DROCE_ARP_RETRY_MIN_MS	10	/* first ARP retry; doubles up to DROCE_ARP_RETRY_MS */
 #define DROCE_ARP_RETRY_MS	200
 #define DROCE_ACK_EVERY		64	/* AckReq at least every N packets */
 #define DROCE_ASYNC_RING	256	/* pending async events per context */

@@ -637,6 +637,7 @@ struct qopt {
 	uint32_t rq_psn, sq_psn;	/* 0: RQ_PSN / SQ_PSN */
 	int nrecv;			/* 0: RX_PER_QP, -1: none */
 	uint32_t recv_len;		/* 0: RECV_LEN */
+	rte_be32_t peer_ip;		/* 0: 10.0.0.2 (peer_gid) */
 };
 
 struct tqp {
@@ -842,6 +843,8 @@ tqp_new(enum ibv_qp_type type, const struct qopt *o)
 		a.rq_psn = q->epsn;
 		a.ah_attr.is_global = 1;
 		a.ah_attr.grh.dgid = peer_gid;
+		if (o->peer_ip != 0)
+			memcpy(&a.ah_attr.grh.dgid.raw[12], &o->peer_ip, 4);
 		a.ah_attr.grh.hop_limit = 64;
 		a.ah_attr.port_num = 1;
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
@@ -2709,9 +2712,98 @@ test_arp_malformed(void)
 	CHECK(inj(&G));
 	arp_frame(&G, RTE_ARP_OP_REPLY, peer_ip, &evil, dev_ip);
 	CHECK(inj(&G));
+	arp_frame(&G, RTE_ARP_OP_REQUEST, peer_ip, &evil, peer_ip);	/* gratuitous */
+	CHECK(inj(&G));
 	CHECK(settle());
 	drain();
 	/* finish() checks droce0 still sends to 10.0.0.2 at the raw port's MAC */
+	return finish();
+}
+
+/*
+ * The one frame droce0 sent (within the usual wait): an ARP request for @tip
+ * (@mac NULL), or an RC ACKNOWLEDGE of @psn to @mac.
+ */
+static int
+expect_frame_to(const struct rte_ether_addr *mac, rte_be32_t tip, uint32_t psn)
+{
+	struct frame *f = &outf[0];
+	int n = collect_n(outf, OUT_MAX, 1);
+
+	if (n != 1) {
+		fprintf(stderr, "  expected one frame from droce0, got %d\n", n);
+		return -1;
+	}
+	if (mac == NULL) {
+		const struct rte_arp_hdr *arp = (const struct rte_arp_hdr *)(f->b + RTE_ETHER_HDR_LEN);
+
+		if (f_eth(f)->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP) ||
+		    arp->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) || arp->arp_data.arp_tip != tip) {
+			fprintf(stderr, "  expected an ARP request\n");
+			return -1;
+		}
+		return 0;
+	}
+	if (f_eth(f)->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+	    !rte_is_same_ether_addr(&f_eth(f)->dst_addr, mac) || f_ip(f)->dst_addr != tip ||
+	    bth_opcode(f_bth(f)) != IBV_OPCODE_RC_ACKNOWLEDGE || bth_psn(f_bth(f)) != psn) {
+		char m[RTE_ETHER_ADDR_FMT_SIZE];
+
+		rte_ether_format_addr(m, sizeof(m), &f_eth(f)->dst_addr);
+		fprintf(stderr, "  expected an ACK of psn 0x%06x; got type 0x%04x to %s, opcode 0x%02x psn 0x%06x\n",
+			psn, rte_be_to_cpu_16(f_eth(f)->ether_type), m, bth_opcode(f_bth(f)),
+			bth_psn(f_bth(f)));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A peer droce0 has no ARP entry for: while droce0's own ARP request goes
+ * unanswered, the peer's next valid request (its retry) tells droce0 where
+ * to send the ACK, instead of the peer's retries running out; a gratuitous
+ * ARP from that IP moves the entry to the new MAC (a restarted peer). A
+ * static entry never moves (test_arp_malformed).
+ */
+static int
+test_neigh_learned_from_requests_and_gratuitous_arp(void)
+{
+	static const struct rte_ether_addr mac_x = {{ 0x02, 0, 0, 0, 0x33, 0x01 }};
+	static const struct rte_ether_addr mac_y = {{ 0x02, 0, 0, 0, 0x33, 0x02 }};
+	const rte_be32_t ip3 = rte_cpu_to_be_32(RTE_IPV4(10, 0, 0, 3));
+	struct tqp *q = tqp_new(IBV_QPT_RC, &(struct qopt){ .peer_ip = ip3 });
+	uint8_t d[32];
+
+	TEST_ASSERT(q != NULL, "an RC QP towards 10.0.0.3");
+	fill(d, sizeof(d), 41);
+	build(&F, IBV_OPCODE_RC_SEND_ONLY, q->qpn, q->epsn, NULL, d, sizeof(d));
+	f_eth(&F)->src_addr = mac_x;
+	f_ip(&F)->src_addr = ip3;
+	seal(&F);
+	/* received; the ACK waits for ARP */
+	CHECK(inj(&F));
+	CHECK(settle());
+	CHECK(expect_recv(q, d, sizeof(d)));
+	CHECK(expect_frame_to(NULL, ip3, 0));
+	/* the peer's retry (a duplicate) is ACKed to the MAC it came from, no ARP reply needed */
+	CHECK(inj(&F));
+	CHECK(settle());
+	CHECK(expect_frame_to(&mac_x, ip3, q->epsn));
+	q->epsn = psn_add(q->epsn, 1);
+
+	/* the peer comes back with another MAC and announces itself */
+	arp_frame(&G, RTE_ARP_OP_REQUEST, ip3, &mac_y, ip3);
+	CHECK(inj(&G));
+	build(&F, IBV_OPCODE_RC_SEND_ONLY, q->qpn, q->epsn, NULL, d, sizeof(d));
+	f_eth(&F)->src_addr = mac_y;
+	f_ip(&F)->src_addr = ip3;
+	seal(&F);
+	CHECK(inj(&F));
+	CHECK(settle());
+	CHECK(expect_recv(q, d, sizeof(d)));
+	CHECK(expect_frame_to(&mac_y, ip3, q->epsn));
+	q->epsn = psn_add(q->epsn, 1);
+	tqp_destroy(q);
 	return finish();
 }
 
@@ -3129,6 +3221,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_read_responses_unexpected_or_wrong),
 	TEST_CASE(test_atomic_ack_short_or_long),
 	TEST_CASE(test_arp_malformed),
+	TEST_CASE(test_neigh_learned_from_requests_and_gratuitous_arp),
 	TEST_CASE(test_chained_frames),
 	TEST_CASE(test_mr_deregistered_mid_message),
 	TEST_CASE(test_dead_or_refusing_peer),

@@ -96,6 +96,7 @@ struct roce_neigh {
 	struct rte_ether_addr mac;
 	uint8_t valid;
 	uint8_t is_static;
+	uint16_t retry_ms;	/* while unresolved: wait before asking again, doubling */
 	uint64_t req_tsc;	/* last ARP request sent */
 };
 
@@ -469,6 +470,8 @@ struct roce_dev {
 	struct roce_srq *tm_tbl[DROCE_MAX_TM_SRQ];	/* tag-matching SRQs */
 	uint32_t tm_hi;
 
+	uint32_t announce;		/* set: the engine sends a gratuitous ARP */
+
 	/* engine */
 	uint64_t epoch __rte_cache_aligned;	/* odd while an iteration runs */
 	uint16_t nb_tx;
@@ -476,6 +479,7 @@ struct roce_dev {
 	struct roce_qp *ack_qp[DROCE_BURST];	/* QPs owing a coalesced ACK */
 	struct rte_mbuf *tx[DROCE_BURST * 2];
 	struct roce_neigh neigh[DROCE_NEIGH_MAX];
+	uint32_t neigh_pending;		/* entries asked for and not resolved yet */
 	uint64_t tsc_hz;
 	struct roce_stats stats;
 };

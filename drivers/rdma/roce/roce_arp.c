@@ -3,6 +3,13 @@
  * ARP: answer requests for our IP, learn peers from requests and replies,
  * and resolve next hops for the requester. The table belongs to the engine;
  * static entries come from devargs before the engine starts.
+ *
+ * A peer may come back with another MAC (a process restarted on a link of
+ * random MACs, a VM moved): an ARP frame from an IP in the table updates its
+ * entry whoever it is addressed to (RFC 826's merge rule, as Linux does), a
+ * device announces itself with a gratuitous ARP when its link comes up, and
+ * the requester asks again, keeping the entry meanwhile, when an RC peer
+ * stops answering (roce_neigh_confirm).
  */
 #include <rte_arp.h>
 #include <rte_cycles.h>
@@ -37,11 +44,58 @@ roce_neigh_add(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr 
 	} else if (n->is_static && !is_static) {
 		return 0;
 	}
+	if (n->ip != 0 && !n->valid)	/* resolved now, or evicted */
+		dev->neigh_pending--;
 	n->ip = ip;
 	n->mac = *mac;
 	n->valid = 1;
 	n->is_static |= is_static;
 	return 0;
+}
+
+static void
+arp_send(struct roce_dev *dev, uint16_t op, rte_be32_t tip, const struct rte_ether_addr *tha);
+
+/*
+ * A valid RoCE packet from @ip, which we are still asking ARP about, came
+ * from @mac: take it. A responder that could not ACK until its own ARP round
+ * trip ended (its request or the reply lost) would otherwise let the peer's
+ * retries run out on the very first message. Only entries we asked for are
+ * filled, and only from packets that passed every check and name a QP.
+ */
+void
+roce_neigh_learn(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac)
+{
+	struct roce_neigh *n = neigh_find(dev, ip);
+
+	if (n != NULL && !n->valid && rte_is_valid_assigned_ether_addr(mac))
+		roce_neigh_add(dev, ip, mac, false);
+}
+
+/* A gratuitous ARP request: our IP and MAC, to everyone on the link. */
+void
+roce_arp_announce(struct roce_dev *dev)
+{
+	arp_send(dev, RTE_ARP_OP_REQUEST, dev->ip, NULL);
+}
+
+/*
+ * An RC peer stopped answering: ask for its MAC again (rate-limited), keeping
+ * the entry; a reply with a new MAC replaces it.
+ */
+void
+roce_neigh_confirm(struct roce_dev *dev, rte_be32_t ip)
+{
+	struct roce_neigh *n = neigh_find(dev, ip);
+	uint64_t now;
+
+	if (n == NULL || !n->valid || n->is_static)
+		return;
+	now = rte_get_timer_cycles();
+	if (now - n->req_tsc > dev->tsc_hz * DROCE_ARP_RETRY_MS / 1000) {
+		n->req_tsc = now;
+		arp_send(dev, RTE_ARP_OP_REQUEST, ip, NULL);
+	}
 }
 
 static void
@@ -93,9 +147,9 @@ roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m)
 	     arp->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REPLY)))
 		goto malformed;
 	if (arp->arp_data.arp_tip != dev->ip) {
-		/* not for us, but a reply from a peer we asked about still teaches us */
-		if (arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY) &&
-		    neigh_find(dev, arp->arp_data.arp_sip) != NULL)
+		/* not for us (a gratuitous ARP among them): still news of a peer we know */
+		if (arp->arp_data.arp_sip != dev->ip && neigh_find(dev, arp->arp_data.arp_sip) != NULL &&
+		    rte_is_valid_assigned_ether_addr(&arp->arp_data.arp_sha))
 			roce_neigh_add(dev, arp->arp_data.arp_sip, &arp->arp_data.arp_sha, false);
 		goto drop;
 	}
@@ -133,8 +187,13 @@ roce_neigh_resolve(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *m
 		n->ip = ip;
 		n->valid = 0;
 		n->req_tsc = 0;
+		n->retry_ms = DROCE_ARP_RETRY_MIN_MS;
+		dev->neigh_pending++;
 	}
-	if (n->req_tsc == 0 || now - n->req_tsc > dev->tsc_hz * DROCE_ARP_RETRY_MS / 1000) {
+	/* a lost request or reply costs 10 ms first, not a whole RC retry budget */
+	if (n->req_tsc == 0 || now - n->req_tsc > dev->tsc_hz * n->retry_ms / 1000) {
+		if (n->req_tsc != 0)
+			n->retry_ms = RTE_MIN(n->retry_ms * 2, DROCE_ARP_RETRY_MS);
 		n->req_tsc = now;
 		arp_send(dev, RTE_ARP_OP_REQUEST, ip, NULL);
 	}

@@ -444,6 +444,8 @@ roce_probe(struct rte_vdev_device *vdev)
 		    0xfffeULL << 24 | (uint64_t)dev->mac.addr_bytes[3] << 16 |
 		    (uint64_t)dev->mac.addr_bytes[4] << 8 | dev->mac.addr_bytes[5];
 	dev->guid = rte_cpu_to_be_64(dev->guid);
+	/* peers that knew this IP under another MAC learn the new one */
+	dev->announce = 1;
 
 	pthread_mutex_lock(&devs_lock);
 	devs[slot] = dev;

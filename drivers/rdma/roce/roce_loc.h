@@ -60,6 +60,9 @@ uint8_t *roce_pkt_prepend_headers(struct rte_mbuf *m, uint32_t l4_len);
 void roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m);
 int roce_neigh_resolve(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac);
 int roce_neigh_add(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac, bool is_static);
+void roce_neigh_confirm(struct roce_dev *dev, rte_be32_t ip);
+void roce_neigh_learn(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac);
+void roce_arp_announce(struct roce_dev *dev);
 
 /* roce_recv.c */
 void roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n);

@@ -175,6 +175,9 @@ roce_dev_poll(struct roce_dev *dev)
 	for (uint16_t i = 0; i < dev->nb_ack; i++)
 		roce_resp_send_ack(dev, dev->ack_qp[i]);
 	dev->nb_ack = 0;
+	if (unlikely(__atomic_load_n(&dev->announce, __ATOMIC_RELAXED)) &&
+	    __atomic_exchange_n(&dev->announce, 0, __ATOMIC_ACQUIRE))
+		roce_arp_announce(dev);
 
 	hi = __atomic_load_n(&dev->tm_hi, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < hi; i++) {

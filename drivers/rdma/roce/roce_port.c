@@ -33,6 +33,8 @@ roce_port_check(struct roce_dev *dev)
 		};
 
 		dev->port_up = up;
+		if (up)
+			__atomic_store_n(&dev->announce, 1, __ATOMIC_RELEASE);
 		ROCE_LOG(INFO, "%s: port 1 %s (link of %s)", dev->name, up ? "ACTIVE" : "DOWN",
 			 dev->ethdev_name);
 		roce_async_raise(dev, &ev);

@@ -153,6 +153,8 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 		st->rx_drop_no_qp++;
 		goto drop;
 	}
+	if (unlikely(dev->neigh_pending != 0))
+		roce_neigh_learn(dev, ip->src_addr, &eth->src_addr);
 	if (pkt.opf & ROCE_OPF_RESP)
 		roce_comp_rcv(dev, qp, &pkt);
 	else

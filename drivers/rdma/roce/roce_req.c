@@ -240,6 +240,7 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 		return;
 	}
 	dev->stats.retransmits++;
+	roce_neigh_confirm(dev, qp->av.dip);
 	roce_req_rewind(qp, e->una);
 	arm_retry(qp, now);
 }
