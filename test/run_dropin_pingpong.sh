@@ -22,11 +22,17 @@
 # at exit (DROCE_EXIT_LINGER_MS) so that the client reads it before the
 # memif connection closes and memif discards what is unread.
 #
-# Usage: run_dropin_pingpong.sh <dropin dir>
+# With --shm, the two processes are joined by a net_shm link instead
+# (drivers/net/shm: no server side, the port is up from the start, frames up
+# to 4288 B): the same runs, plus RC/UC/SRQ at -m 4096 and UD at 4096 B.
+#
+# Usage: run_dropin_pingpong.sh <dropin dir> [--shm]
 # Exit 0 if every run passed, 77 if ibverbs-utils or ss is missing.
 set -u
 
-DROPIN=${1:?usage: run_dropin_pingpong.sh <dropin dir>}
+DROPIN=${1:?usage: run_dropin_pingpong.sh <dropin dir> [--shm]}
+TOPO=memif
+[ "${2:-}" = --shm ] && TOPO=shm
 for p in ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ss timeout; do
 	command -v $p >/dev/null || { echo "SKIP: $p is missing (Debian ibverbs-utils / iproute2)"; exit 77; }
 done
@@ -52,15 +58,22 @@ cleanup() {
 	for p in $SPID $CPID; do
 		kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
 	done
-	rm -f "$SOCK"
+	rm -f "$SOCK" /dev/shm/droce-shm.pp$$
 	rm -rf /var/run/dpdk/ppS$$* /var/run/dpdk/ppC$$* "$LOGDIR"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 EAL_COMMON="--no-huge -m 256 --no-pci --no-telemetry"
-eal_server() { echo "-l 0 $EAL_COMMON --file-prefix=ppS$$_$1 --vdev=net_memif0,role=server,socket=$SOCK --vdev=droce0,ethdev=net_memif0,ip=10.0.0.1"; }
-eal_client() { echo "-l $CLIENT_LCORE $EAL_COMMON --file-prefix=ppC$$_$1 --vdev=net_memif0,role=client,socket=$SOCK --vdev=droce0,ethdev=net_memif0,ip=10.0.0.2"; }
+if [ $TOPO = shm ]; then
+	# one link name for every run, as a user repeating a command would have
+	PORT_S="--vdev=net_shm0,link=pp$$" PORT_C="--vdev=net_shm0,link=pp$$" ETH=net_shm0
+else
+	PORT_S="--vdev=net_memif0,role=server,socket=$SOCK" PORT_C="--vdev=net_memif0,role=client,socket=$SOCK"
+	ETH=net_memif0
+fi
+eal_server() { echo "-l 0 $EAL_COMMON --file-prefix=ppS$$_$1 $PORT_S --vdev=droce0,ethdev=$ETH,ip=10.0.0.1"; }
+eal_client() { echo "-l $CLIENT_LCORE $EAL_COMMON --file-prefix=ppC$$_$1 $PORT_C --vdev=droce0,ethdev=$ETH,ip=10.0.0.2"; }
 
 show() {
 	grep -v -e '^EAL: Detected' -e '^EAL: Multi-process socket' -e '^EAL: Selected IOVA' \
@@ -85,7 +98,7 @@ run_case() {
 	local port=$((PORT + n)) slog=$LOGDIR/$n.server clog=$LOGDIR/$n.client
 	while listening $port; do port=$((port + 100)); done
 	rm -f "$SOCK"
-	echo "== $prog $* (server 10.0.0.1 <-memif-> client 10.0.0.2, TCP port $port)"
+	echo "== $prog $* (server 10.0.0.1 <-$TOPO-> client 10.0.0.2, TCP port $port)"
 	t0=$(date +%s.%N)
 	"${DROPIN_ENV[@]}" DROCE_EAL="$(eal_server $n)" timeout -k 5 $RUN_TIMEOUT \
 		$prog -d droce0 -g 0 -p $port "$@" >"$slog" 2>&1 &
@@ -147,6 +160,12 @@ for s in 1 1024 4096; do
 	run_case ibv_srq_pingpong -m 1024 -s $s -n $ITERS || fails=$((fails + 1))
 done
 run_case ibv_srq_pingpong -m 1024 -s 4096 -n $ITERS -e || fails=$((fails + 1))
+if [ $TOPO = shm ]; then
+	run_case ibv_rc_pingpong -m 4096 -s 65536 -n 200 || fails=$((fails + 1))
+	run_case ibv_uc_pingpong -m 4096 -s 4096 -n $ITERS || fails=$((fails + 1))
+	run_case ibv_ud_pingpong -s 4096 -n $ITERS || fails=$((fails + 1))
+	run_case ibv_srq_pingpong -m 4096 -s 8192 -n $ITERS -e || fails=$((fails + 1))
+fi
 
-echo "run_dropin_pingpong: $((n - fails))/$n runs passed in $(( $(date +%s) - T0 )) s"
+echo "run_dropin_pingpong ($TOPO): $((n - fails))/$n runs passed in $(( $(date +%s) - T0 )) s"
 [ $fails -eq 0 ]
