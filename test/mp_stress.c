@@ -5,7 +5,7 @@
  * ibv_get_device_list). Progress is inline: each side busy-polls its CQs.
  *
  *   mp_stress server|client <tcp port> [--ops N] [--seed S] [--timeout sec]
- *             [--depth D] [--peer addr]
+ *             [--depth D] [--peer addr] [--sessions N] [--peer-may-die K,...]
  *
  * Both sides exchange QPN, PSN, GID, MTU, rkey and the address of the
  * server's target area over TCP, connect one RC QP each (GID index 0,
@@ -32,8 +32,31 @@
  * shadow of the written area; the server compares them with its memory and
  * answers. A failure on the server is sent to the client at once.
  *
- * Exit: 0 all checked out; 1 a failed WR, wrong data or a protocol error;
- * 2 a stall (no completion for --timeout seconds); 3 the watchdog fired.
+ * The plan has the larger of the two sides' --ops (the server's only when
+ * given), and the client's seed.
+ *
+ * Sessions: the process opens the device once, then runs --sessions N
+ * sessions one after another, each with its own TCP connection (the server
+ * listens once and accepts one client per session; the client connects per
+ * session, retrying), its own QP, CQs and MR, torn down at the session's end
+ * (QP to ERR, outstanding WRs flushed, then destroyed). Session k of the
+ * client uses seed S + k - 1. Each session ends with one line:
+ *
+ *   session K: PASS
+ *   session K: peer gone (<how>)   only in a session listed in --peer-may-die
+ *   session K: FAIL (exit C)       and the process exits C at once
+ *
+ * --peer-may-die K,...: in those sessions the peer process may be killed
+ * mid-transfer. Its death (the TCP connection closing, then, on the side
+ * that sends, an error completion such as IBV_WC_RETRY_EXC_ERR, or no
+ * completion for a few seconds) ends the session without a failure; what
+ * was checked before it stays checked, and anything else that goes wrong
+ * (wrong data, an error completion while the TCP peer is alive, a failure
+ * the peer reported) is still a failure.
+ *
+ * Exit: 0 every session passed (or, if listed, its peer went away); 1 a
+ * failed WR, wrong data or a protocol error; 2 a stall (no completion for
+ * --timeout seconds); 3 the watchdog fired.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,6 +64,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -77,15 +101,29 @@ static struct {
 	uint64_t seed;
 	unsigned int timeout;
 	uint32_t depth;
+	bool ops_set;		/* --ops given */
+	uint32_t sessions;
+	uint8_t *may_die;	/* [1..sessions]: --peer-may-die */
 } opt = {
 	.peer = "127.0.0.1",
 	.ops = 3000,
 	.seed = 1,
 	.timeout = 60,
 	.depth = 16,
+	.sessions = 1,
 };
 
 static const char *tag = "mp_stress";
+
+#define MS_MAX_SESSIONS	100000u
+/* a peer whose TCP connection closed: how long to wait for the QP to say so */
+#define MS_GONE_GRACE	5.0
+
+static uint32_t cur_session;	/* 1-based, 0 outside a session */
+static bool may_die_now;	/* cur_session is listed in --peer-may-die */
+static jmp_buf session_jb;	/* peer_gone() returns here */
+static char gone_how[300];
+static bool tcp_eof;		/* the last failed read_all() met EOF */
 
 /* --- TCP messages (network byte order) --- */
 struct msg_hello {
@@ -134,7 +172,44 @@ say(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-#define die(...) do { say(__VA_ARGS__); exit(1); } while (0)
+/* A failure: name the session, then exit with @code. */
+static void __attribute__((noreturn))
+fail_exit(int code)
+{
+	if (cur_session)
+		say("session %u: FAIL (exit %d)", cur_session, code);
+	exit(code);
+}
+
+#define die(...) do { say(__VA_ARGS__); fail_exit(1); } while (0)
+
+/*
+ * The peer went away in a session listed in --peer-may-die: record how and
+ * end the session (back to run_sessions(), which tears it down). Only call
+ * it when may_die_now.
+ */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+peer_gone(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(gone_how, sizeof(gone_how), fmt, ap);
+	va_end(ap);
+	longjmp(session_jb, 1);
+}
+
+/* "TCP EOF" or the error of the last failed read_all() / write_all() */
+static const char *
+tcp_how(int err)
+{
+	static char b[80];
+
+	if (tcp_eof)
+		return "TCP EOF";
+	snprintf(b, sizeof(b), "TCP %s", strerror(err));
+	return b;
+}
 
 static double
 now_s(void)
@@ -314,6 +389,7 @@ write_all(int fd, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
+	tcp_eof = false;
 	while (len) {
 		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
 
@@ -333,6 +409,7 @@ read_all(int fd, void *buf, size_t len, double deadline)
 {
 	uint8_t *p = buf;
 
+	tcp_eof = false;
 	while (len) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		int ms = (int)((deadline - now_s()) * 1000);
@@ -353,6 +430,7 @@ read_all(int fd, void *buf, size_t len, double deadline)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
+			tcp_eof = n == 0;
 			errno = n == 0 ? ECONNRESET : errno;
 			return -1;
 		}
@@ -375,15 +453,19 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: mp_stress server|client <tcp port> [--ops N] [--seed S] [--timeout sec]\n"
-		"       [--depth D] [--peer addr]\n"
-		"EAL arguments (and the droce vdev) come from $DROCE_EAL. The server takes\n"
-		"--ops and --seed from the client.\n");
+		"       [--depth D] [--peer addr] [--sessions N] [--peer-may-die K,...]\n"
+		"EAL arguments (and the droce vdev) come from $DROCE_EAL. The plan has the\n"
+		"larger of both sides' --ops (the server's only if given) and the client's\n"
+		"seed (+ session - 1). --peer-may-die: sessions (1-based) in which the peer\n"
+		"process may be killed; its death there ends the session, not as a failure.\n");
 	exit(1);
 }
 
 static void
 parse_args(int argc, char **argv)
 {
+	const char *may_die_arg = NULL;
+
 	if (argc < 3)
 		usage();
 	if (strcmp(argv[1], "server") == 0)
@@ -399,8 +481,13 @@ parse_args(int argc, char **argv)
 
 		if (v == NULL)
 			usage();
-		if (strcmp(a, "--ops") == 0)
+		if (strcmp(a, "--ops") == 0) {
 			opt.ops = strtoul(v, NULL, 0);
+			opt.ops_set = true;
+		} else if (strcmp(a, "--sessions") == 0)
+			opt.sessions = strtoul(v, NULL, 0);
+		else if (strcmp(a, "--peer-may-die") == 0)
+			may_die_arg = v;
 		else if (strcmp(a, "--seed") == 0)
 			opt.seed = strtoull(v, NULL, 0);
 		else if (strcmp(a, "--timeout") == 0)
@@ -413,8 +500,23 @@ parse_args(int argc, char **argv)
 			usage();
 	}
 	if (opt.ops == 0 || opt.ops > 10000000 || opt.timeout == 0 || opt.timeout > 3600 ||
-	    opt.depth < 2 || opt.depth > 1024)
+	    opt.depth < 2 || opt.depth > 1024 || opt.sessions == 0 || opt.sessions > MS_MAX_SESSIONS)
 		usage();
+	opt.may_die = calloc(opt.sessions + 1, 1);
+	if (opt.may_die == NULL)
+		die("out of memory");
+	for (const char *q = may_die_arg; q != NULL && *q != '\0';) {
+		char *end;
+		unsigned long k = strtoul(q, &end, 10);
+
+		if (end == q || k == 0 || k > opt.sessions || (*end != ',' && *end != '\0')) {
+			fprintf(stderr, "--peer-may-die %s: a comma list of sessions 1..%u\n",
+				may_die_arg, opt.sessions);
+			exit(1);
+		}
+		opt.may_die[k] = 1;
+		q = *end == ',' ? end + 1 : end;
+	}
 }
 
 /* --- verbs set-up --- */
@@ -556,8 +658,48 @@ wait_port_active(struct res *r, double deadline)
 	}
 }
 
+/*
+ * End a session's QP: to ERR (unless it is there already), then poll until
+ * @sq_out send and @rq_out receive WRs have been flushed (at most 2 s).
+ */
 static void
-destroy(struct res *r)
+flush_qp(struct res *r, uint32_t sq_out, uint32_t rq_out)
+{
+	struct ibv_qp_attr a = { 0 };
+	struct ibv_qp_init_attr ia;
+	uint32_t sn = 0, rn = 0;
+	double until = now_s() + 2;
+	int ret;
+
+	if (r->qp == NULL)
+		return;
+	if (ibv_query_qp(r->qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_RESET)
+		return;		/* never connected: nothing posted (and RESET -> ERR is no transition) */
+	if (a.qp_state != IBV_QPS_ERR) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_ERR;
+		ret = ibv_modify_qp(r->qp, &a, IBV_QP_STATE);
+		if (ret) {
+			say("session %u: modify_qp ERR: %s", cur_session, strerror(ret));
+			return;
+		}
+	}
+	while ((sn < sq_out || rn < rq_out) && now_s() < until) {
+		struct ibv_wc wc[16];
+		int n = ibv_poll_cq(r->scq, 16, wc);
+
+		sn += n > 0 ? n : 0;
+		n = ibv_poll_cq(r->rcq, 16, wc);
+		rn += n > 0 ? n : 0;
+	}
+	if (sn < sq_out || rn < rq_out)
+		say("session %u: note: after the QP went to ERR only %u/%u send and %u/%u receive WRs "
+		    "were flushed within 2 s", cur_session, sn, sq_out, rn, rq_out);
+}
+
+/* A session's QP, CQs, MR and buffer. */
+static void
+destroy_qp_res(struct res *r)
 {
 	if (r->qp && ibv_destroy_qp(r->qp))
 		say("ibv_destroy_qp failed");
@@ -567,11 +709,20 @@ destroy(struct res *r)
 		say("ibv_destroy_cq failed");
 	if (r->mr && ibv_dereg_mr(r->mr))
 		say("ibv_dereg_mr failed");
+	free(r->buf);
+	r->qp = NULL;
+	r->scq = r->rcq = NULL;
+	r->mr = NULL;
+	r->buf = NULL;
+}
+
+static void
+close_dev(struct res *r)
+{
 	if (r->pd && ibv_dealloc_pd(r->pd))
 		say("ibv_dealloc_pd failed");
 	if (r->ctx && ibv_close_device(r->ctx))
 		say("ibv_close_device failed");
-	free(r->buf);
 }
 
 static uint32_t
@@ -584,7 +735,8 @@ rand_psn(void)
 }
 
 static void
-make_hello(struct msg_hello *h, const struct res *r, uint32_t psn, uint64_t addr)
+make_hello(struct msg_hello *h, const struct res *r, uint32_t psn, uint64_t addr, uint32_t ops,
+	   uint64_t seed)
 {
 	memset(h, 0, sizeof(*h));
 	h->magic = htonl(MS_MAGIC);
@@ -594,9 +746,9 @@ make_hello(struct msg_hello *h, const struct res *r, uint32_t psn, uint64_t addr
 	h->rkey = htonl(r->mr->rkey);
 	h->addr_hi = htonl(addr >> 32);
 	h->addr_lo = htonl((uint32_t)addr);
-	h->ops = htonl(opt.ops);
-	h->seed_hi = htonl(opt.seed >> 32);
-	h->seed_lo = htonl((uint32_t)opt.seed);
+	h->ops = htonl(ops);
+	h->seed_hi = htonl(seed >> 32);
+	h->seed_lo = htonl((uint32_t)seed);
 	memcpy(h->gid, r->gid.raw, 16);
 }
 
@@ -630,6 +782,8 @@ describe_diff(char *why, size_t wlen, const char *what, const uint8_t *got,
 
 /* ================================ server ================================ */
 
+static struct res dev;		/* the device and PD, open for all sessions */
+
 static int
 server_fail(int fd, uint32_t received, int code, const char *fmt, ...)
 {
@@ -645,131 +799,143 @@ server_fail(int fd, uint32_t received, int code, const char *fmt, ...)
 	return code;
 }
 
+/* What a server session holds: torn down by end_session(), also after peer_gone(). */
+static struct server {
+	struct res r;
+	int fd;
+	struct op *plan;
+	uint32_t *sidx, *rq_fifo;
+	uint8_t *expect, *shadow;
+	uint32_t posted, received;	/* receives */
+} sv;
+
 static int
-run_server(void)
+run_server_session(int lfd)
 {
-	struct res r = { 0 };
 	struct msg_hello mine, peer;
 	struct msg_ready ready = { htonl(MS_MAGIC), htonl(1) };
 	struct msg_done done;
 	struct msg_result res = { 0 };
-	struct sockaddr_in sa = { 0 };
-	uint32_t psn = rand_psn(), nsends, mtu, ops, *sidx, *rq_fifo;
-	uint32_t received = 0, rq_head = 0, rq_tail = 0, posted = 0;
+	uint32_t psn = rand_psn(), nsends, mtu, ops;
+	uint32_t rq_head = 0, rq_tail = 0;
 	uint64_t seed, bytes = 0, area_addr;
-	uint8_t *area, *expect, *shadow;
-	struct op *plan;
-	int lfd, fd, one = 1, rc;
+	uint8_t *area;
+	int fd, one = 1, rc;
 	bool got_done = false;
 	double t0, last, deadline, done_at = 0, dt;
 
-	open_dev(&r);
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(atoi(opt.port));
-	sa.sin_addr.s_addr = htonl(INADDR_ANY);
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1))
-		die("cannot listen on TCP port %s: %s", opt.port, strerror(errno));
-	say("listening on TCP port %s", opt.port);
 	{
 		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
 
 		if (poll(&pfd, 1, opt.timeout * 1000) <= 0)
 			die("no client connected within %u s", opt.timeout);
 	}
-	fd = accept(lfd, NULL, NULL);
+	fd = sv.fd = accept(lfd, NULL, NULL);
 	if (fd < 0)
 		die("accept: %s", strerror(errno));
-	close(lfd);
+	/* the last session: stop listening, or a client's next connect lands here */
+	if (cur_session == opt.sessions)
+		close(lfd);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 	deadline = now_s() + opt.timeout;
-	if (read_all(fd, &peer, sizeof(peer), deadline))
+	if (read_all(fd, &peer, sizeof(peer), deadline)) {
+		if (may_die_now)
+			peer_gone("%s before its hello", tcp_how(errno));
 		die("reading the client's hello: %s", strerror(errno));
+	}
 	check_hello(&peer);
 	ops = ntohl(peer.ops);
 	seed = (uint64_t)ntohl(peer.seed_hi) << 32 | ntohl(peer.seed_lo);
 	if (ops == 0 || ops > 10000000)
 		die("bad plan from the client (%u ops)", ops);
+	if (opt.ops_set && opt.ops > ops)
+		ops = opt.ops;
 
 	/* receive slots, then the counters page and the area the client writes */
-	create_qp(&r, 4, MS_RECV_SLOTS);
-	reg_buf(&r, (size_t)MS_RECV_SLOTS * MS_SLOT + MS_CTR_PAGE + MS_AREA);
-	area = r.buf + (size_t)MS_RECV_SLOTS * MS_SLOT;
+	create_qp(&sv.r, 4, MS_RECV_SLOTS);
+	reg_buf(&sv.r, (size_t)MS_RECV_SLOTS * MS_SLOT + MS_CTR_PAGE + MS_AREA);
+	area = sv.r.buf + (size_t)MS_RECV_SLOTS * MS_SLOT;
 	memset(area, 0, MS_CTR_PAGE + MS_AREA);
 	area_addr = (uintptr_t)area;
-	expect = malloc(MS_MAX_MSG);
-	shadow = malloc(MS_AREA);
-	rq_fifo = calloc(MS_RECV_SLOTS, sizeof(*rq_fifo));
-	if (expect == NULL || shadow == NULL || rq_fifo == NULL)
+	sv.expect = malloc(MS_MAX_MSG);
+	sv.shadow = malloc(MS_AREA);
+	sv.rq_fifo = calloc(MS_RECV_SLOTS, sizeof(*sv.rq_fifo));
+	if (sv.expect == NULL || sv.shadow == NULL || sv.rq_fifo == NULL)
 		die("out of memory");
 
-	make_hello(&mine, &r, psn, area_addr);
-	if (write_all(fd, &mine, sizeof(mine)))
+	make_hello(&mine, &sv.r, psn, area_addr, opt.ops_set ? opt.ops : 0, 0);
+	if (write_all(fd, &mine, sizeof(mine))) {
+		if (may_die_now)
+			peer_gone("%s sending our hello", tcp_how(errno));
 		die("sending hello: %s", strerror(errno));
-	mtu = mtu_bytes(path_mtu(&r, &peer));
-	plan = make_plan(seed, ops, mtu, &nsends);
-	sidx = calloc(nsends ? nsends : 1, sizeof(*sidx));
-	if (sidx == NULL)
+	}
+	mtu = mtu_bytes(path_mtu(&sv.r, &peer));
+	sv.plan = make_plan(seed, ops, mtu, &nsends);
+	sv.sidx = calloc(nsends ? nsends : 1, sizeof(*sv.sidx));
+	if (sv.sidx == NULL)
 		die("out of memory");
 	for (uint32_t i = 0, k = 0; i < ops; i++)
-		if (plan[i].kind == OP_SEND)
-			sidx[k++] = i;
+		if (sv.plan[i].kind == OP_SEND)
+			sv.sidx[k++] = i;
 	say("RC QPN 0x%06x, %u ops (%u SENDs), path MTU %u, %u receive slots of %u B, seed %" PRIu64,
-	    r.qp->qp_num, ops, nsends, mtu, MS_RECV_SLOTS, MS_MAX_MSG, seed);
-	connect_qp(&r, &peer, psn);
-	for (; posted < MS_RECV_SLOTS; posted++) {
-		struct ibv_sge sge = { (uintptr_t)r.buf + (size_t)posted * MS_SLOT, MS_MAX_MSG, r.mr->lkey };
-		struct ibv_recv_wr wr = { .wr_id = posted, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
-		int ret = ibv_post_recv(r.qp, &wr, &bad);
+	    sv.r.qp->qp_num, ops, nsends, mtu, MS_RECV_SLOTS, MS_MAX_MSG, seed);
+	connect_qp(&sv.r, &peer, psn);
+	for (; sv.posted < MS_RECV_SLOTS; sv.posted++) {
+		struct ibv_sge sge = { (uintptr_t)sv.r.buf + (size_t)sv.posted * MS_SLOT, MS_MAX_MSG,
+				       sv.r.mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = sv.posted, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
+		int ret = ibv_post_recv(sv.r.qp, &wr, &bad);
 
 		if (ret)
 			die("ibv_post_recv: %s", strerror(ret));
-		rq_fifo[rq_tail++ % MS_RECV_SLOTS] = posted;
+		sv.rq_fifo[rq_tail++ % MS_RECV_SLOTS] = sv.posted;
 	}
-	wait_port_active(&r, deadline);
-	if (write_all(fd, &ready, sizeof(ready)))
+	wait_port_active(&sv.r, deadline);
+	if (write_all(fd, &ready, sizeof(ready))) {
+		if (may_die_now)
+			peer_gone("%s sending ready", tcp_how(errno));
 		die("sending ready: %s", strerror(errno));
+	}
 
 	t0 = last = now_s();
 	for (;;) {
 		struct ibv_wc wc[16];
-		int n = ibv_poll_cq(r.rcq, 16, wc);
+		int n = ibv_poll_cq(sv.r.rcq, 16, wc);
 
 		if (n < 0)
-			return server_fail(fd, received, 1, "ibv_poll_cq: %d", n);
+			return server_fail(fd, sv.received, 1, "ibv_poll_cq: %d", n);
 		if (n > 0) {
 			last = now_s();
 			pet_watchdog();
 		}
 		for (int k = 0; k < n; k++) {
 			struct ibv_wc *w = &wc[k];
-			uint32_t s = received, i, slot = rq_fifo[rq_head % MS_RECV_SLOTS];
+			uint32_t s = sv.received, i, slot = sv.rq_fifo[rq_head % MS_RECV_SLOTS];
 			const struct op *o;
 			uint8_t *p;
 			char why[200] = "";
 
 			if (s >= nsends)
-				return server_fail(fd, received, 1, "receive completion %u, but the plan has "
+				return server_fail(fd, sv.received, 1, "receive completion %u, but the plan has "
 						   "only %u SENDs (status %s, byte_len %u)", s + 1, nsends,
 						   ibv_wc_status_str(w->status), w->byte_len);
-			i = sidx[s];
-			o = &plan[i];
+			i = sv.sidx[s];
+			o = &sv.plan[i];
 			if (w->status != IBV_WC_SUCCESS)
-				return server_fail(fd, received, 1, "SEND %u/%u (op %u/%u, %u B): receive "
+				return server_fail(fd, sv.received, 1, "SEND %u/%u (op %u/%u, %u B): receive "
 						   "completed with %s (vendor_err 0x%x)", s, nsends, i, ops,
 						   o->size, ibv_wc_status_str(w->status), w->vendor_err);
 			if (w->wr_id != slot)
-				return server_fail(fd, received, 1, "SEND %u/%u (op %u): receive wr_id %" PRIu64
+				return server_fail(fd, sv.received, 1, "SEND %u/%u (op %u): receive wr_id %" PRIu64
 						   ", expected %u: the receive queue completed out of order",
 						   s, nsends, i, w->wr_id, slot);
-			p = r.buf + (size_t)slot * MS_SLOT;
+			p = sv.r.buf + (size_t)slot * MS_SLOT;
 			if (w->opcode != IBV_WC_RECV)
 				snprintf(why, sizeof(why), "opcode %d, not IBV_WC_RECV", w->opcode);
-			else if (w->qp_num != r.qp->qp_num)
+			else if (w->qp_num != sv.r.qp->qp_num)
 				snprintf(why, sizeof(why), "wc.qp_num 0x%x, our QP is 0x%x", w->qp_num,
-					 r.qp->qp_num);
+					 sv.r.qp->qp_num);
 			else if (w->byte_len != o->size)
 				snprintf(why, sizeof(why), "byte_len %u, expected %u%s", w->byte_len, o->size,
 					 w->byte_len >= 4 ? " (first 4 bytes: see below)" : "");
@@ -778,9 +944,9 @@ run_server(void)
 				snprintf(why, sizeof(why), "immediate: wc_flags 0x%x imm 0x%08x, expected %s %u",
 					 w->wc_flags, ntohl(w->imm_data), o->imm ? "imm" : "no imm", i);
 			if (why[0] == '\0') {
-				fill_payload(expect, o->size, seed, SALT_SEND, i);
-				if (memcmp(p, expect, o->size) != 0)
-					describe_diff(why, sizeof(why), "payload", p, expect, o->size);
+				fill_payload(sv.expect, o->size, seed, SALT_SEND, i);
+				if (memcmp(p, sv.expect, o->size) != 0)
+					describe_diff(why, sizeof(why), "payload", p, sv.expect, o->size);
 			}
 			if (why[0] == '\0')
 				for (uint32_t j = o->size; j < o->size + MS_CANARY_LEN; j++)
@@ -792,57 +958,66 @@ run_server(void)
 				uint32_t got_idx = w->byte_len >= 4 ? p[0] | p[1] << 8 | p[2] << 16 |
 						   (uint32_t)p[3] << 24 : UINT32_MAX;
 
-				return server_fail(fd, received, 1, "SEND %u/%u (op %u/%u, %u B, %s): %s; "
+				return server_fail(fd, sv.received, 1, "SEND %u/%u (op %u/%u, %u B, %s): %s; "
 						   "its first 4 bytes say op %d", s, nsends, i, ops, o->size,
 						   o->imm ? "with imm" : "no imm", why,
 						   got_idx == UINT32_MAX ? -1 : (int)got_idx);
 			}
-			received++;
+			sv.received++;
 			rq_head++;
 			bytes += o->size;
 			/* re-arm the slot: canary where the message was, then post it again */
 			memset(p, MS_CANARY, o->size + MS_CANARY_LEN);
 			{
-				struct ibv_sge sge = { (uintptr_t)p, MS_MAX_MSG, r.mr->lkey };
+				struct ibv_sge sge = { (uintptr_t)p, MS_MAX_MSG, sv.r.mr->lkey };
 				struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 },
 					*bad = NULL;
-				int ret = ibv_post_recv(r.qp, &wr, &bad);
+				int ret = ibv_post_recv(sv.r.qp, &wr, &bad);
 
 				if (ret)
-					return server_fail(fd, received, 1, "ibv_post_recv: %s", strerror(ret));
-				rq_fifo[rq_tail++ % MS_RECV_SLOTS] = slot;
-				posted++;
+					return server_fail(fd, sv.received, 1, "ibv_post_recv: %s", strerror(ret));
+				sv.rq_fifo[rq_tail++ % MS_RECV_SLOTS] = slot;
+				sv.posted++;
 			}
 		}
 		if (!got_done && readable(fd)) {
-			if (read_all(fd, &done, sizeof(done), now_s() + opt.timeout))
-				return server_fail(-1, received, 1, "the client went away (it failed or stalled; "
-						   "see its log) after %u/%u SENDs arrived: %s", received,
-						   nsends, strerror(errno));
+			if (read_all(fd, &done, sizeof(done), now_s() + opt.timeout)) {
+				if (may_die_now)
+					peer_gone("%s after %u/%u SENDs arrived intact", tcp_how(errno),
+						  sv.received, nsends);
+				return server_fail(-1, sv.received, 1, "the client went away (it failed or "
+						   "stalled; see its log) after %u/%u SENDs arrived: %s",
+						   sv.received, nsends, strerror(errno));
+			}
 			if (ntohl(done.magic) != MS_MAGIC)
-				return server_fail(-1, received, 1, "bad final report from the client");
-			if (read_all(fd, shadow, MS_AREA, now_s() + opt.timeout))
-				return server_fail(-1, received, 1, "reading the client's shadow area: %s",
+				return server_fail(-1, sv.received, 1, "bad final report from the client");
+			if (read_all(fd, sv.shadow, MS_AREA, now_s() + opt.timeout)) {
+				if (may_die_now)
+					peer_gone("%s in the client's final report, after %u/%u SENDs "
+						  "arrived intact", tcp_how(errno), sv.received, nsends);
+				return server_fail(-1, sv.received, 1, "reading the client's shadow area: %s",
 						   strerror(errno));
+			}
 			got_done = true;
 			done_at = now_s();
 			if (ntohl(done.ops) != ops || ntohl(done.sends) != nsends)
-				return server_fail(fd, received, 1, "client reports %u ops, %u SENDs; "
+				return server_fail(fd, sv.received, 1, "client reports %u ops, %u SENDs; "
 						   "the plan has %u, %u", ntohl(done.ops),
 						   ntohl(done.sends), ops, nsends);
 		}
-		if (got_done && received == nsends)
+		if (got_done && sv.received == nsends)
 			break;
 		/* every SEND acknowledged, yet not all received: stragglers get 2 s */
 		if (got_done && now_s() - done_at > 2)
-			return server_fail(fd, received, 1, "all SENDs completed at the client, but "
-					   "only %u/%u arrived here", received, nsends);
+			return server_fail(fd, sv.received, 1, "all SENDs completed at the client, but "
+					   "only %u/%u arrived here", sv.received, nsends);
 		/* the client reports its own stall first; this catches a hung client */
 		if (now_s() - last > opt.timeout + 15)
-			return server_fail(fd, received, 2, "stalled: no receive completion for %.0f s "
+			return server_fail(fd, sv.received, 2, "stalled: no receive completion for %.0f s "
 					   "after SEND %u/%u (op %u/%u) (posted %u receives, completed %u)",
-					   now_s() - last, received, nsends,
-					   received < nsends ? sidx[received] : ops, ops, posted, received);
+					   now_s() - last, sv.received, nsends,
+					   sv.received < nsends ? sv.sidx[sv.received] : ops, ops, sv.posted,
+					   sv.received);
 	}
 	dt = now_s() - t0;
 
@@ -852,42 +1027,38 @@ run_server(void)
 
 		memcpy(&got, area + 8 * c, 8);
 		if (got != want)
-			return server_fail(fd, received, 1, "counter %u is 0x%016" PRIx64 ", the client "
+			return server_fail(fd, sv.received, 1, "counter %u is 0x%016" PRIx64 ", the client "
 					   "expects 0x%016" PRIx64, c, got, want);
 	}
 	for (uint32_t j = 8 * MS_NCTR; j < MS_CTR_PAGE; j++)
 		if (area[j] != 0)
-			return server_fail(fd, received, 1, "counters page byte %u changed (0x%02x)",
+			return server_fail(fd, sv.received, 1, "counters page byte %u changed (0x%02x)",
 					   j, area[j]);
-	if (memcmp(area + MS_CTR_PAGE, shadow, MS_AREA) != 0) {
+	if (memcmp(area + MS_CTR_PAGE, sv.shadow, MS_AREA) != 0) {
 		char why[200];
 
-		describe_diff(why, sizeof(why), "written area", area + MS_CTR_PAGE, shadow, MS_AREA);
-		return server_fail(fd, received, 1, "%s", why);
+		describe_diff(why, sizeof(why), "written area", area + MS_CTR_PAGE, sv.shadow, MS_AREA);
+		return server_fail(fd, sv.received, 1, "%s", why);
 	}
 
 	res.magic = htonl(MS_MAGIC);
 	res.ok = htonl(1);
-	res.received = htonl(received);
+	res.received = htonl(sv.received);
 	snprintf(res.detail, sizeof(res.detail), "%u/%u SENDs intact and in order, %u counters and "
-		 "the %u KiB area as expected", received, nsends, MS_NCTR, MS_AREA >> 10);
-	rc = write_all(fd, &res, sizeof(res)) ? 1 : 0;
-	if (rc)
-		say("sending the result failed: %s", strerror(errno));
+		 "the %u KiB area as expected", sv.received, nsends, MS_NCTR, MS_AREA >> 10);
 	say("%s; %" PRIu64 " SEND bytes in %.3f s", res.detail, bytes, dt);
+	rc = write_all(fd, &res, sizeof(res)) ? 1 : 0;
+	if (rc) {
+		if (may_die_now)
+			peer_gone("%s sending the result (everything checked out)", tcp_how(errno));
+		say("sending the result failed: %s", strerror(errno));
+	}
 	/* let the client read the result before the QP goes away */
 	{
 		char c;
 
 		read_all(fd, &c, 1, now_s() + 5);
 	}
-	close(fd);
-	destroy(&r);
-	free(plan);
-	free(sidx);
-	free(rq_fifo);
-	free(expect);
-	free(shadow);
 	return rc;
 }
 
@@ -911,10 +1082,17 @@ struct client {
 	uint64_t ctr[MS_NCTR];
 	uint64_t rkey, area;	/* server's */
 	uint32_t depth, posted, completed, next_op, sends, fences, nsends;
+	uint32_t ops;		/* this session's plan */
+	uint64_t seed;
 	uint64_t bytes;
 	int fd;
 	double last;
+	double tcp_gone;	/* when the server's TCP connection closed (--peer-may-die), or 0 */
+	char tcp_how[80];	/* how it closed */
 };
+
+/* the session being run: torn down by end_session(), also after peer_gone() */
+static struct client cl;
 
 static uint8_t *
 slot_buf(struct client *c, uint32_t seq)
@@ -943,7 +1121,8 @@ rec_name(const struct wr_rec *w)
 
 /*
  * Did the server fail and say so? Then print it and exit 1. With @wait, give
- * it a moment first (we failed: did it see why?).
+ * it a moment first (we failed: did it see why?). In a --peer-may-die
+ * session, a connection that closed without a word only sets c->tcp_gone.
  */
 static void
 check_server_abort(struct client *c, int wait_ms)
@@ -951,14 +1130,20 @@ check_server_abort(struct client *c, int wait_ms)
 	struct msg_result res;
 	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 
-	if (poll(&pfd, 1, wait_ms) <= 0)
+	if (c->tcp_gone || poll(&pfd, 1, wait_ms) <= 0)
 		return;
-	if (read_all(c->fd, &res, sizeof(res), now_s() + 5) || ntohl(res.magic) != MS_MAGIC)
+	if (read_all(c->fd, &res, sizeof(res), now_s() + 5) || ntohl(res.magic) != MS_MAGIC) {
+		if (may_die_now) {
+			c->tcp_gone = now_s();
+			snprintf(c->tcp_how, sizeof(c->tcp_how), "%s", tcp_how(errno));
+			return;
+		}
 		die("the server went away during op %u/%u (posted %u WRs, completed %u): see its log",
-		    c->next_op, opt.ops, c->posted, c->completed);
+		    c->next_op, c->ops, c->posted, c->completed);
+	}
 	res.detail[sizeof(res.detail) - 1] = '\0';
 	die("the server failed during op %u/%u (posted %u WRs, completed %u): %s", c->next_op,
-	    opt.ops, c->posted, c->completed, res.detail);
+	    c->ops, c->posted, c->completed, res.detail);
 }
 
 /* Post op i (1 WR, or 2 for WRITE+READ). */
@@ -985,7 +1170,7 @@ post_op(struct client *c, uint32_t i)
 	switch (o->kind) {
 	case OP_SEND:
 		/* two SGEs with a gap between them in the buffer (one for 1 B, none for 0 B) */
-		fill_payload(c->scratch, o->size, opt.seed, SALT_SEND, i);
+		fill_payload(c->scratch, o->size, c->seed, SALT_SEND, i);
 		memcpy(p, c->scratch, o->split);
 		memcpy(p + o->split + o->gap, c->scratch + o->split, o->size - o->split);
 		sge[0][0] = (struct ibv_sge){ (uintptr_t)p, o->split, c->r.mr->lkey };
@@ -1001,7 +1186,7 @@ post_op(struct client *c, uint32_t i)
 		uint8_t *q = slot_buf(c, seq + 1);
 		struct wr_rec *rrec = &c->ring[(seq + 1) % c->depth];
 
-		fill_payload(p, o->size, opt.seed, SALT_WRITE, i);
+		fill_payload(p, o->size, c->seed, SALT_WRITE, i);
 		/*
 		 * A READ still in flight over this range may fetch its data after this
 		 * WRITE executes (IBA ordering; a retried READ certainly would): fence.
@@ -1066,7 +1251,7 @@ post_op(struct client *c, uint32_t i)
 	}
 	ret = ibv_post_send(c->r.qp, wr, &bad);
 	if (ret)
-		die("ibv_post_send op %u/%u (%s, %u B): %s (posted %u WRs, completed %u)", i, opt.ops,
+		die("ibv_post_send op %u/%u (%s, %u B): %s (posted %u WRs, completed %u)", i, c->ops,
 		    op_names[o->kind], o->size, strerror(ret), c->posted, c->completed);
 	c->posted += nwr;
 }
@@ -1086,16 +1271,27 @@ check_wc(struct client *c, const struct ibv_wc *w)
 		die("completion for WR %" PRIu64 " (status %s, opcode %s), expected WR %u (op %u/%u %s): "
 		    "completions out of order or unknown wr_id (posted %u, completed %u)",
 		    w->wr_id, ibv_wc_status_str(w->status), wc_opcode_name(w->opcode), seq, rec->op,
-		    opt.ops, rec_name(rec), c->posted, c->completed);
+		    c->ops, rec_name(rec), c->posted, c->completed);
+	if (w->status != IBV_WC_SUCCESS && may_die_now) {
+		/* the server's process was killed? Its TCP connection closes first */
+		check_server_abort(c, 1000);
+		if (c->tcp_gone) {
+			c->completed++;	/* consumed: not to be flushed again */
+			peer_gone("wc status %s on WR %u = op %u/%u %s, %.3f s after the last "
+				  "completion, %.3f s after %s; %u WRs completed and checked before",
+				  ibv_wc_status_str(w->status), seq, rec->op, c->ops, rec_name(rec),
+				  now_s() - c->last, now_s() - c->tcp_gone, c->tcp_how, seq);
+		}
+	}
 	if (w->status != IBV_WC_SUCCESS) {
 		say("op %u/%u (%s, %u B%s) failed: status %s (%d), vendor_err 0x%x, wc opcode %s; "
 		    "WR %u, posted %u, completed %u, %.3f s since the last completion",
-		    rec->op, opt.ops, rec_name(rec), o->kind <= OP_WRITE_READ ? o->size : 8,
+		    rec->op, c->ops, rec_name(rec), o->kind <= OP_WRITE_READ ? o->size : 8,
 		    (o->kind == OP_SEND && o->imm) ? ", with imm" : "", ibv_wc_status_str(w->status),
 		    w->status, w->vendor_err, wc_opcode_name(w->opcode), seq, c->posted, c->completed,
 		    now_s() - c->last);
 		check_server_abort(c, 200);
-		exit(1);
+		fail_exit(1);
 	}
 	switch (rec->kind) {
 	case OP_SEND: want = IBV_WC_SEND; break;
@@ -1113,7 +1309,7 @@ check_wc(struct client *c, const struct ibv_wc *w)
 	else if ((rec->kind == OP_FAA || rec->kind == OP_CAS) && w->byte_len != 8)
 		snprintf(why, sizeof(why), "atomic byte_len %u, expected 8", w->byte_len);
 	if (why[0] == '\0' && rec->kind == OP_WRITE_READ && rec->read) {
-		fill_payload(c->scratch, rec->size, opt.seed, SALT_WRITE, rec->op);
+		fill_payload(c->scratch, rec->size, c->seed, SALT_WRITE, rec->op);
 		if (memcmp(p, c->scratch, rec->size) != 0)
 			describe_diff(why, sizeof(why), "READ data", p, c->scratch, rec->size);
 		for (uint32_t j = rec->size; why[0] == '\0' && j < rec->size + MS_CANARY_LEN; j++)
@@ -1132,15 +1328,15 @@ check_wc(struct client *c, const struct ibv_wc *w)
 				snprintf(why, sizeof(why), "atomic wrote past its 8 bytes (byte %u)", j);
 	}
 	if (why[0])
-		die("op %u/%u (%s, %u B at +%u): %s (WR %u, posted %u, completed %u)", rec->op, opt.ops,
+		die("op %u/%u (%s, %u B at +%u): %s (WR %u, posted %u, completed %u)", rec->op, c->ops,
 		    rec_name(rec), rec->size, rec->off, why, seq, c->posted, c->completed);
 	c->completed++;
 }
 
 static int
-run_client(void)
+run_client_session(void)
 {
-	struct client c = { 0 };
+	struct client *c = &cl;
 	struct msg_hello mine, peer;
 	struct msg_ready ready;
 	struct msg_done done = { 0 };
@@ -1150,15 +1346,14 @@ run_client(void)
 	int one = 1;
 	double t0, dt, deadline;
 
-	c.depth = opt.depth;
-	c.fd = -1;
-	open_dev(&c.r);
-	create_qp(&c.r, c.depth, 1);
-	reg_buf(&c.r, (size_t)c.depth * MS_SLOT);
-	c.ring = calloc(c.depth, sizeof(*c.ring));
-	c.shadow = calloc(1, MS_AREA);
-	c.scratch = malloc(MS_MAX_MSG);
-	if (c.ring == NULL || c.shadow == NULL || c.scratch == NULL)
+	c->depth = opt.depth;
+	c->seed = opt.seed + cur_session - 1;
+	create_qp(&c->r, c->depth, 1);
+	reg_buf(&c->r, (size_t)c->depth * MS_SLOT);
+	c->ring = calloc(c->depth, sizeof(*c->ring));
+	c->shadow = calloc(1, MS_AREA);
+	c->scratch = malloc(MS_MAX_MSG);
+	if (c->ring == NULL || c->shadow == NULL || c->scratch == NULL)
 		die("out of memory");
 
 	/* the server may not listen yet: retry until the timeout */
@@ -1168,98 +1363,194 @@ run_client(void)
 		die("bad --peer address %s", opt.peer);
 	deadline = now_s() + opt.timeout;
 	for (;;) {
-		c.fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (connect(c.fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		c->fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 			break;
-		close(c.fd);
+		close(c->fd);
+		c->fd = -1;
 		if (now_s() > deadline)
 			die("cannot connect to %s:%s within %u s: %s", opt.peer, opt.port, opt.timeout,
 			    strerror(errno));
 		usleep(50000);
 	}
-	setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
-	make_hello(&mine, &c.r, psn, 0);
-	if (write_all(c.fd, &mine, sizeof(mine)))
+	make_hello(&mine, &c->r, psn, 0, opt.ops, c->seed);
+	if (write_all(c->fd, &mine, sizeof(mine))) {
+		if (may_die_now)
+			peer_gone("%s sending our hello", tcp_how(errno));
 		die("sending hello: %s", strerror(errno));
-	if (read_all(c.fd, &peer, sizeof(peer), deadline))
+	}
+	if (read_all(c->fd, &peer, sizeof(peer), deadline)) {
+		if (may_die_now)
+			peer_gone("%s before its hello", tcp_how(errno));
 		die("reading the server's hello: %s", strerror(errno));
+	}
 	check_hello(&peer);
-	c.rkey = ntohl(peer.rkey);
-	c.area = (uint64_t)ntohl(peer.addr_hi) << 32 | ntohl(peer.addr_lo);
-	mtu = mtu_bytes(path_mtu(&c.r, &peer));
-	c.plan = make_plan(opt.seed, opt.ops, mtu, &c.nsends);
-	for (uint32_t i = 0; i < opt.ops; i++)
-		kinds[c.plan[i].kind]++;
+	c->rkey = ntohl(peer.rkey);
+	c->area = (uint64_t)ntohl(peer.addr_hi) << 32 | ntohl(peer.addr_lo);
+	c->ops = ntohl(peer.ops) > opt.ops ? ntohl(peer.ops) : opt.ops;
+	if (c->ops > 10000000)
+		die("bad plan from the server (%u ops)", c->ops);
+	mtu = mtu_bytes(path_mtu(&c->r, &peer));
+	c->plan = make_plan(c->seed, c->ops, mtu, &c->nsends);
+	for (uint32_t i = 0; i < c->ops; i++)
+		kinds[c->plan[i].kind]++;
 	say("RC QPN 0x%06x, %u ops (%u SEND, %u WRITE+READ, %u FETCH_ADD, %u CMP_SWAP), depth %u, "
-	    "path MTU %u, seed %" PRIu64, c.r.qp->qp_num, opt.ops, kinds[OP_SEND],
-	    kinds[OP_WRITE_READ], kinds[OP_FAA], kinds[OP_CAS], c.depth, mtu, opt.seed);
-	connect_qp(&c.r, &peer, psn);
-	wait_port_active(&c.r, deadline);
-	if (read_all(c.fd, &ready, sizeof(ready), deadline) || ntohl(ready.magic) != MS_MAGIC)
+	    "path MTU %u, seed %" PRIu64, c->r.qp->qp_num, c->ops, kinds[OP_SEND],
+	    kinds[OP_WRITE_READ], kinds[OP_FAA], kinds[OP_CAS], c->depth, mtu, c->seed);
+	connect_qp(&c->r, &peer, psn);
+	wait_port_active(&c->r, deadline);
+	if (read_all(c->fd, &ready, sizeof(ready), deadline) || ntohl(ready.magic) != MS_MAGIC) {
+		if (may_die_now)
+			peer_gone("%s before it was ready", tcp_how(errno));
 		die("the server did not get ready: %s", strerror(errno));
+	}
 
-	t0 = c.last = now_s();
-	while (c.next_op < opt.ops || c.completed < c.posted) {
+	t0 = c->last = now_s();
+	while (c->next_op < c->ops || c->completed < c->posted) {
 		struct ibv_wc wc[16];
 		int n;
 
-		while (c.next_op < opt.ops) {
-			uint32_t need = c.plan[c.next_op].kind == OP_WRITE_READ ? 2 : 1;
+		while (!c->tcp_gone && c->next_op < c->ops) {
+			uint32_t need = c->plan[c->next_op].kind == OP_WRITE_READ ? 2 : 1;
 
-			if (c.posted - c.completed + need > c.depth)
+			if (c->posted - c->completed + need > c->depth)
 				break;
-			post_op(&c, c.next_op++);
+			post_op(c, c->next_op++);
 		}
-		n = ibv_poll_cq(c.r.scq, 16, wc);
+		n = ibv_poll_cq(c->r.scq, 16, wc);
 		if (n < 0)
 			die("ibv_poll_cq: %d", n);
 		for (int k = 0; k < n; k++)
-			check_wc(&c, &wc[k]);
+			check_wc(c, &wc[k]);
 		if (n > 0) {
-			c.last = now_s();
+			c->last = now_s();
 			pet_watchdog();
 		} else if ((++spins & 1023) == 0) {
-			double idle = now_s() - c.last;
+			double idle = now_s() - c->last;
 
-			check_server_abort(&c, 0);
+			check_server_abort(c, 0);
 			if (idle > opt.timeout) {
-				const struct wr_rec *w = &c.ring[c.completed % c.depth];
+				const struct wr_rec *w = &c->ring[c->completed % c->depth];
 
 				say("stalled: no completion for %.0f s after op %u/%u (posted %u, completed %u); "
-				    "waiting for WR %u = op %u %s (%u B)", idle, w->op, opt.ops, c.posted,
-				    c.completed, c.completed, w->op, rec_name(w),
+				    "waiting for WR %u = op %u %s (%u B)", idle, w->op, c->ops, c->posted,
+				    c->completed, c->completed, w->op, rec_name(w),
 				    w->kind <= OP_WRITE_READ ? w->size : 8);
-				check_server_abort(&c, 200);
-				exit(2);
+				check_server_abort(c, 200);
+				fail_exit(2);
 			}
 		}
+		/* --peer-may-die: the server's TCP connection closed; the QP should notice */
+		if (c->tcp_gone && c->completed == c->posted)
+			peer_gone("%s; all %u WRs posted before had completed and were checked "
+				  "(%u/%u ops)", c->tcp_how, c->posted, c->next_op, c->ops);
+		if (c->tcp_gone && now_s() - c->tcp_gone > MS_GONE_GRACE)
+			peer_gone("%s, then no progress for %.0f s: no completion for %u outstanding WRs "
+				  "(%u completed and checked)", c->tcp_how, MS_GONE_GRACE,
+				  c->posted - c->completed, c->completed);
 	}
 	dt = now_s() - t0;
 
 	done.magic = htonl(MS_MAGIC);
-	done.ops = htonl(opt.ops);
-	done.sends = htonl(c.sends);
+	done.ops = htonl(c->ops);
+	done.sends = htonl(c->sends);
 	for (uint32_t k = 0; k < MS_NCTR; k++) {
-		done.ctr_hi[k] = htonl(c.ctr[k] >> 32);
-		done.ctr_lo[k] = htonl((uint32_t)c.ctr[k]);
+		done.ctr_hi[k] = htonl(c->ctr[k] >> 32);
+		done.ctr_lo[k] = htonl((uint32_t)c->ctr[k]);
 	}
-	if (write_all(c.fd, &done, sizeof(done)) || write_all(c.fd, c.shadow, MS_AREA))
+	if (write_all(c->fd, &done, sizeof(done)) || write_all(c->fd, c->shadow, MS_AREA)) {
+		if (may_die_now)
+			peer_gone("%s sending the final report (all %u ops completed and checked here)",
+				  tcp_how(errno), c->ops);
 		die("sending the final report: %s", strerror(errno));
-	if (read_all(c.fd, &res, sizeof(res), now_s() + opt.timeout) || ntohl(res.magic) != MS_MAGIC)
+	}
+	if (read_all(c->fd, &res, sizeof(res), now_s() + opt.timeout) || ntohl(res.magic) != MS_MAGIC) {
+		if (may_die_now)
+			peer_gone("%s waiting for the result (all %u ops completed and checked here)",
+				  tcp_how(errno), c->ops);
 		die("no result from the server: %s", strerror(errno));
+	}
 	res.detail[sizeof(res.detail) - 1] = '\0';
 	if (!ntohl(res.ok))
 		die("the server reports a failure: %s", res.detail);
 	say("server: %s", res.detail);
 	say("summary: %u ops (%u WRs, %u fenced WRITEs), %" PRIu64 " bytes, %.3f s, %.0f ops/s",
-	    opt.ops, c.posted, c.fences, c.bytes, dt, opt.ops / (dt > 0 ? dt : 1e-9));
-	close(c.fd);
-	destroy(&c.r);
-	free(c.plan);
-	free(c.ring);
-	free(c.shadow);
-	free(c.scratch);
+	    c->ops, c->posted, c->fences, c->bytes, dt, c->ops / (dt > 0 ? dt : 1e-9));
+	return 0;
+}
+
+/* ================================ sessions ================================ */
+
+/* Tear down the session that just ended (passed, or its peer went away). */
+static void
+end_session(void)
+{
+	if (opt.role == ROLE_SERVER) {
+		flush_qp(&sv.r, 0, sv.posted - sv.received);
+		destroy_qp_res(&sv.r);
+		if (sv.fd >= 0)
+			close(sv.fd);
+		free(sv.plan);
+		free(sv.sidx);
+		free(sv.rq_fifo);
+		free(sv.expect);
+		free(sv.shadow);
+	} else {
+		flush_qp(&cl.r, cl.posted - cl.completed, 0);
+		destroy_qp_res(&cl.r);
+		if (cl.fd >= 0)
+			close(cl.fd);
+		free(cl.plan);
+		free(cl.ring);
+		free(cl.shadow);
+		free(cl.scratch);
+	}
+}
+
+/* Open the device (and listen) once, then run the sessions; a failure exits at once. */
+static int
+run_sessions(void)
+{
+	static int lfd = -1;	/* static: setjmp() below */
+	int one = 1;
+
+	open_dev(&dev);
+	if (opt.role == ROLE_SERVER) {
+		struct sockaddr_in sa = { 0 };
+
+		lfd = socket(AF_INET, SOCK_STREAM, 0);
+		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		sa.sin_family = AF_INET;
+		sa.sin_port = htons(atoi(opt.port));
+		sa.sin_addr.s_addr = htonl(INADDR_ANY);
+		if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 4))
+			die("cannot listen on TCP port %s: %s", opt.port, strerror(errno));
+		say("listening on TCP port %s", opt.port);
+	}
+	for (cur_session = 1; cur_session <= opt.sessions; cur_session++) {
+		may_die_now = opt.may_die[cur_session];
+		/* set-up phases: each bounded by --timeout; later re-armed on every progress */
+		alarm(3 * opt.timeout + 30);
+		memset(&sv, 0, sizeof(sv));
+		memset(&cl, 0, sizeof(cl));
+		sv.r = dev;
+		cl.r = dev;
+		sv.fd = cl.fd = -1;
+		if (setjmp(session_jb) == 0) {
+			int rc = opt.role == ROLE_SERVER ? run_server_session(lfd) : run_client_session();
+
+			if (rc)
+				fail_exit(rc);
+			say("session %u: PASS", cur_session);
+		} else {
+			say("session %u: peer gone (%s)", cur_session, gone_how);
+		}
+		end_session();
+	}
+	cur_session = 0;
+	close_dev(&dev);
 	return 0;
 }
 
@@ -1272,9 +1563,7 @@ main(int argc, char **argv)
 	parse_args(argc, argv);
 	signal(SIGALRM, watchdog);
 	signal(SIGPIPE, SIG_IGN);
-	/* set-up phases: each bounded by --timeout; later re-armed on every progress */
-	alarm(3 * opt.timeout + 30);
-	rc = opt.role == ROLE_SERVER ? run_server() : run_client();
+	rc = run_sessions();
 	printf("%s: %s\n", tag, rc == 0 ? "PASS" : "FAIL");
 	return rc;
 }

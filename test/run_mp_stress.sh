@@ -4,10 +4,23 @@
 # RC stress between two processes on one host: N back-to-back runs of
 # mp_stress (server + client, verbs API only, each with its own DROCE_EAL),
 # one line per failing run (with the last lines of both logs), then
-#   mp_stress: R runs, F failed, ops/run O, T s
+#   mp_stress (<transport>, order <order>): R runs, F failed, ops/run O, T s
 # Exit 0 only if every run passed.
 #
-# Usage: run_mp_stress.sh <path to mp_stress> [--runs N] [--ops N] [--transport memif]
+# Usage: run_mp_stress.sh <path to mp_stress> [--runs N] [--ops N]
+#            [--transport shm|memif] [--order alt|server-first|client-first]
+#
+#   --transport shm (default): a net_shm link (drivers/net/shm), ONE link name
+#        for all runs of an invocation, as a user who runs the same command
+#        again would have: each run's two processes take over the sides the
+#        previous run left. memif: a memif pair, a fresh socket per run.
+#   --order: which process starts first. server-first: the client starts
+#        once the server printed "listening" (its device is open).
+#        client-first: the client starts, then (0.3 s later, if it is still
+#        alive) the server; the client's TCP connect retry covers the gap.
+#        alt (default): odd runs server first, even runs client first.
+#        memif's client cannot start before its server (DPDK's memif PMD
+#        fails the probe), so --transport memif defaults to server-first.
 # Environment:
 #   MP_STRESS_TIMEOUT     mp_stress --timeout: seconds without a completion
 #                         before a side reports a stall (default 60)
@@ -17,24 +30,32 @@
 #   MP_STRESS_VERBOSE     1: show both logs of every run
 #
 # Transports: a function transport_<name> <run> sets EAL_SERVER / EAL_CLIENT
-# (and may set TRANSPORT_CLEANUP, a command run after the run). The client
-# starts once the server printed "listening" (its device is open), as in
-# run_memif.sh, whose notes on memif apply here too.
+# (and may set TRANSPORT_CLEANUP, a command run after the run, and
+# TRANSPORT_FINAL, one run at the end). See run_memif.sh for notes on memif.
 set -u
 
-MP_STRESS=${1:?usage: run_mp_stress.sh <path to mp_stress> [--runs N] [--ops N] [--transport memif]}
+USAGE="usage: run_mp_stress.sh <path to mp_stress> [--runs N] [--ops N] [--transport shm|memif] [--order alt|server-first|client-first]"
+MP_STRESS=${1:?$USAGE}
 shift
 [ -x "$MP_STRESS" ] || { echo "run_mp_stress: $MP_STRESS is not executable"; exit 1; }
 
-RUNS=50 OPS=3000 TRANSPORT=memif
+RUNS=50 OPS=3000 TRANSPORT=shm ORDER=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) RUNS=${2:?}; shift 2 ;;
 	--ops) OPS=${2:?}; shift 2 ;;
 	--transport) TRANSPORT=${2:?}; shift 2 ;;
-	*) echo "run_mp_stress: unknown argument $1"; exit 1 ;;
+	--order) ORDER=${2:?}; shift 2 ;;
+	*) echo "run_mp_stress: unknown argument $1"; echo "$USAGE"; exit 1 ;;
 	esac
 done
+if [ -z "$ORDER" ]; then
+	if [ "$TRANSPORT" = memif ]; then ORDER=server-first; else ORDER=alt; fi
+fi
+case $ORDER in
+alt|server-first|client-first) ;;
+*) echo "run_mp_stress: unknown order $ORDER (alt, server-first or client-first)"; exit 1 ;;
+esac
 
 TIMEOUT=${MP_STRESS_TIMEOUT:-60}
 SEED_BASE=${MP_STRESS_SEED:-1000}
@@ -44,8 +65,9 @@ VERBOSE=${MP_STRESS_VERBOSE:-0}
 KILL_AFTER=$((TIMEOUT * 3 + 60))
 PORT=$((20000 + $$ % 20000))
 LOGDIR=$(mktemp -d /tmp/droce-mps-$$.XXXXXX)
-SPID= CPID= TRANSPORT_CLEANUP=
+SPID= CPID= TRANSPORT_CLEANUP= TRANSPORT_FINAL=
 PREFIX_S=mpsS$$ PREFIX_C=mpsC$$
+SHM_LINK=mps$$
 
 if [ "$(nproc)" -ge 2 ]; then CLIENT_LCORE=1; else CLIENT_LCORE=0; fi
 EAL_COMMON="--no-huge -m 256 --no-pci --no-telemetry"
@@ -59,6 +81,7 @@ cleanup() {
 		kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
 	done
 	[ -n "$TRANSPORT_CLEANUP" ] && eval "$TRANSPORT_CLEANUP"
+	[ -n "$TRANSPORT_FINAL" ] && eval "$TRANSPORT_FINAL"
 	rm -rf "/var/run/dpdk/$PREFIX_S" "/var/run/dpdk/$PREFIX_C"
 	rm -rf "$LOGDIR"
 }
@@ -66,6 +89,13 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # --- transports: set EAL_SERVER and EAL_CLIENT for run $1 ---
+
+# net_shm link, the same name for every run: server 10.0.0.1, client 10.0.0.2
+transport_shm() {
+	EAL_SERVER="-l 0 $EAL_COMMON --file-prefix=$PREFIX_S --vdev=net_shm0,link=$SHM_LINK --vdev=droce0,ethdev=net_shm0,ip=10.0.0.1"
+	EAL_CLIENT="-l $CLIENT_LCORE $EAL_COMMON --file-prefix=$PREFIX_C --vdev=net_shm0,link=$SHM_LINK --vdev=droce0,ethdev=net_shm0,ip=10.0.0.2"
+	TRANSPORT_FINAL="rm -f /dev/shm/droce-shm.$SHM_LINK"
+}
 
 # memif pair, a fresh (abstract) socket name per run: server role=server 10.0.0.1,
 # client role=client 10.0.0.2
@@ -105,33 +135,74 @@ verdict() {
 	echo "${line#mp_stress }"
 }
 
-# run_one <k>: 0 if both sides passed.
-run_one() {
-	local k=$1 seed=$(( SEED_BASE + $1 )) src crc i t0 t1
-	local slog=$LOGDIR/run$k.server.log clog=$LOGDIR/run$k.client.log
-
-	"transport_$TRANSPORT" "$k"
-	t0=$(date +%s.%N)
+# start_server / start_client <k> <seed> <log>: in the background, pid in SPID / CPID
+start_server() {
 	DROCE_EAL=$EAL_SERVER timeout -k 5 $KILL_AFTER "$MP_STRESS" server $PORT \
-		--ops "$OPS" --seed "$seed" --timeout "$TIMEOUT" >"$slog" 2>&1 &
+		--ops "$OPS" --seed "$2" --timeout "$TIMEOUT" >"$3" 2>&1 &
 	SPID=$!
+}
+start_client() {
+	DROCE_EAL=$EAL_CLIENT timeout -k 5 $KILL_AFTER "$MP_STRESS" client $PORT \
+		--ops "$OPS" --seed "$2" --timeout "$TIMEOUT" >"$3" 2>&1 &
+	CPID=$!
+}
+
+# wait_listening <log>: 0 once the server printed "listening" (at most 30 s, or until it exits)
+wait_listening() {
+	local i
+
 	for i in $(seq 1 300); do
-		grep -qs "listening on TCP port" "$slog" && break
+		grep -qs "listening on TCP port" "$1" && return 0
 		kill -0 $SPID 2>/dev/null || break
 		sleep 0.1
 	done
-	if ! grep -qs "listening on TCP port" "$slog"; then
-		kill -KILL $SPID 2>/dev/null
-		wait $SPID 2>/dev/null
-		SPID=
-		echo "run $k (seed $seed): server did not come up"
-		show_tail "$slog" server
-		eval "$TRANSPORT_CLEANUP"; TRANSPORT_CLEANUP=
-		return 1
+	grep -qs "listening on TCP port" "$1"
+}
+
+# abort_run <k> <seed> <order> <what> <log> <role>: a side did not come up
+abort_run() {
+	local p
+
+	for p in $SPID $CPID; do
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	SPID= CPID=
+	echo "run $1 (seed $2, $3): $4"
+	show_tail "$5" "$6"
+	eval "$TRANSPORT_CLEANUP"; TRANSPORT_CLEANUP=
+	rm -rf "/var/run/dpdk/$PREFIX_S" "/var/run/dpdk/$PREFIX_C"
+	return 1
+}
+
+# run_one <k>: 0 if both sides passed.
+run_one() {
+	local k=$1 seed=$(( SEED_BASE + $1 )) src crc t0 t1 order=$ORDER
+	local slog=$LOGDIR/run$k.server.log clog=$LOGDIR/run$k.client.log
+
+	if [ "$order" = alt ]; then
+		if [ $((k % 2)) -eq 1 ]; then order=server-first; else order=client-first; fi
 	fi
-	DROCE_EAL=$EAL_CLIENT timeout -k 5 $KILL_AFTER "$MP_STRESS" client $PORT \
-		--ops "$OPS" --seed "$seed" --timeout "$TIMEOUT" >"$clog" 2>&1 &
-	CPID=$!
+	"transport_$TRANSPORT" "$k"
+	t0=$(date +%s.%N)
+	if [ "$order" = server-first ]; then
+		start_server "$k" "$seed" "$slog"
+		wait_listening "$slog" ||
+			{ abort_run "$k" "$seed" "$order" "server did not come up" "$slog" server; return 1; }
+		start_client "$k" "$seed" "$clog"
+	else
+		start_client "$k" "$seed" "$clog"
+		sleep 0.3
+		kill -0 $CPID 2>/dev/null || {
+			wait $CPID; crc=$?
+			abort_run "$k" "$seed" "$order" "client exited (code $crc) before the server started" \
+				"$clog" client
+			return 1
+		}
+		start_server "$k" "$seed" "$slog"
+		wait_listening "$slog" ||
+			{ abort_run "$k" "$seed" "$order" "server did not come up" "$slog" server; return 1; }
+	fi
 	wait $CPID
 	crc=$?
 	CPID=
@@ -143,14 +214,16 @@ run_one() {
 	rm -rf "/var/run/dpdk/$PREFIX_S" "/var/run/dpdk/$PREFIX_C"
 	if [ $src -eq 0 ] && [ $crc -eq 0 ]; then
 		if [ "$VERBOSE" = 1 ]; then
-			printf 'run %d (seed %d): ok, %.1f s\n' "$k" "$seed" "$(awk "BEGIN { print $t1 - $t0 }")"
+			printf 'run %d (seed %d, %s): ok, %.1f s\n' "$k" "$seed" "$order" \
+				"$(awk "BEGIN { print $t1 - $t0 }")"
 			show_tail "$clog" client 3
 		fi
 		rm -f "$slog" "$clog"
 		return 0
 	fi
-	printf 'run %d (seed %d): FAILED (server exit %d, client exit %d, %.1f s): %s\n' "$k" "$seed" \
-		$src $crc "$(awk "BEGIN { print $t1 - $t0 }")" "$(verdict $src $crc "$slog" "$clog")"
+	printf 'run %d (seed %d, %s): FAILED (server exit %d, client exit %d, %.1f s): %s\n' "$k" \
+		"$seed" "$order" $src $crc "$(awk "BEGIN { print $t1 - $t0 }")" \
+		"$(verdict $src $crc "$slog" "$clog")"
 	show_tail "$slog" server
 	show_tail "$clog" client
 	return 1
@@ -165,5 +238,5 @@ for k in $(seq 1 "$RUNS"); do
 		[ "$KEEP_GOING" = 1 ] || break
 	fi
 done
-echo "mp_stress: $done_runs runs, $fails failed, ops/run $OPS, $(( $(date +%s) - T0 )) s"
+echo "mp_stress ($TRANSPORT, order $ORDER): $done_runs runs, $fails failed, ops/run $OPS, $(( $(date +%s) - T0 )) s"
 [ $fails -eq 0 ]
