@@ -85,7 +85,7 @@ static const struct {
 	XS(rx_drop_not_mine), XS(rx_drop_bad_ip), XS(rx_drop_not_roce), XS(rx_drop_truncated),
 	XS(rx_drop_bad_icrc), XS(rx_drop_bad_bth), XS(rx_drop_no_qp), XS(rx_drop_bad_qkey),
 	XS(rx_drop_qp_state), XS(rx_drop_no_wqe), XS(rx_drop_seq), XS(rx_drop_bad_len),
-	XS(rx_dup), XS(rx_arp), XS(rx_drop_bad_arp), XS(tx_arp), XS(tx_drop_no_mbuf), XS(tx_drop_full),
+	XS(rx_dup), XS(rx_arp), XS(rx_drop_bad_arp), XS(tx_arp), XS(tx_drop_no_mbuf), XS(tx_drop_full), XS(tx_busy),
 	XS(tx_no_neigh), XS(cq_overflow), XS(retransmits), XS(rnr_naks_sent), XS(naks_sent),
 	XS(naks_rcvd),
 };

@@ -91,8 +91,13 @@ roce_neigh_confirm(struct roce_dev *dev, rte_be32_t ip)
 
 	if (n == NULL || !n->valid || n->is_static)
 		return;
+	/*
+	 * Often enough to mend an entry within one RC retry budget (a wrong MAC
+	 * learnt from a damaged ARP frame, which has no checksum of its own), at
+	 * most 100 requests a second per peer.
+	 */
 	now = rte_get_timer_cycles();
-	if (now - n->req_tsc > dev->tsc_hz * DROCE_ARP_RETRY_MS / 1000) {
+	if (now - n->req_tsc > dev->tsc_hz * DROCE_ARP_RETRY_MIN_MS / 1000) {
 		n->req_tsc = now;
 		arp_send(dev, RTE_ARP_OP_REQUEST, ip, NULL);
 	}

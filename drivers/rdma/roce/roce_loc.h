@@ -52,6 +52,14 @@ void roce_wait_begin(struct roce_dev *dev);
 void roce_wait_end(struct roce_dev *dev);
 struct rte_mbuf *roce_pkt_alloc(struct roce_dev *dev);
 void roce_xmit(struct roce_dev *dev, struct rte_mbuf *m);
+bool roce_tx_room(struct roce_dev *dev, uint16_t n);
+/*
+ * Staging slots that data (requests, READ responses) leaves free, so that
+ * ACKs and NAKs still go out while a stream fills the port: a peer whose
+ * ACKs wait behind our data would time out and resend.
+ */
+#define ROCE_TX_CTRL_RESERVE	(DROCE_BURST / 2)
+#define roce_tx_room_data(dev)	roce_tx_room(dev, 1 + ROCE_TX_CTRL_RESERVE)
 int roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 		 uint16_t sport, uint8_t tos, uint8_t ttl);
 uint8_t *roce_pkt_prepend_headers(struct rte_mbuf *m, uint32_t l4_len);

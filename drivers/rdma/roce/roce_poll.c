@@ -67,28 +67,50 @@ roce_pkt_alloc(struct roce_dev *dev)
 	return m;
 }
 
+/*
+ * Hand the staged frames to the port. What it does not take stays staged, in
+ * order, for the next call: a full transmit queue holds the senders back
+ * (roce_tx_room) instead of dropping frames that RC would have to resend
+ * after a timeout, each resend overflowing the queue again.
+ */
 static void
 tx_flush(struct roce_dev *dev)
 {
-	uint16_t sent = 0, n = dev->nb_tx;
+	uint16_t n = dev->nb_tx, sent = rte_eth_tx_burst(dev->port_id, 0, dev->tx, n);
 
-	for (int tries = 0; sent < n && tries < 4; tries++)
-		sent += rte_eth_tx_burst(dev->port_id, 0, dev->tx + sent, n - sent);
 	if (unlikely(sent < n)) {
-		dev->stats.tx_drop_full += n - sent;
-		rte_pktmbuf_free_bulk(dev->tx + sent, n - sent);
+		memmove(dev->tx, dev->tx + sent, (n - sent) * sizeof(dev->tx[0]));
+		dev->stats.tx_busy++;
 	}
-	dev->nb_tx = 0;
+	dev->nb_tx = n - sent;
 }
 
-/* Queue a finished Ethernet frame for transmission. */
+/* Room for @n more frames in the staging area, after a flush if needed. */
+bool
+roce_tx_room(struct roce_dev *dev, uint16_t n)
+{
+	if (likely(RTE_DIM(dev->tx) - dev->nb_tx >= n))
+		return true;
+	tx_flush(dev);
+	return RTE_DIM(dev->tx) - dev->nb_tx >= n;
+}
+
+/*
+ * Queue a finished Ethernet frame for transmission. Senders that can wait
+ * (requester, READ responses, coalesced ACKs) check roce_tx_room first; a
+ * frame that finds the port taking nothing and the staging area full (an
+ * ARP answer, a NAK) is dropped and counted.
+ */
 void
 roce_xmit(struct roce_dev *dev, struct rte_mbuf *m)
 {
+	if (unlikely(!roce_tx_room(dev, 1))) {
+		dev->stats.tx_drop_full++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	dev->stats.tx_pkts++;
 	dev->stats.tx_bytes += m->pkt_len;
-	if (unlikely(dev->nb_tx == RTE_DIM(dev->tx)))
-		tx_flush(dev);
 	dev->tx[dev->nb_tx++] = m;
 }
 

@@ -240,7 +240,9 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 		return;
 	}
 	dev->stats.retransmits++;
-	roce_neigh_confirm(dev, qp->av.dip);
+	/* a second timeout in a row: maybe the peer came back with another MAC */
+	if (e->retry_left + 1 < qp->attr.retry_cnt)
+		roce_neigh_confirm(dev, qp->av.dip);
 	roce_req_rewind(qp, e->una);
 	arm_retry(qp, now);
 }
@@ -327,6 +329,8 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 			}
 			return;
 		}
+		if (!roce_tx_room_data(dev))
+			return;		/* the port is full: wait, do not drop */
 		ret = send_pkt(dev, qp, wqe);
 		if (ret < 0)
 			return;		/* no mbuf or no neighbour yet: try next loop */

@@ -88,6 +88,9 @@ roce_resp_send_ack(struct roce_dev *dev, struct roce_qp *qp)
 	/* behind owed READ responses: roce_resp_run sends it after them */
 	if (!qp->e.ack_pending || qp->e.rd_head != qp->e.rd_tail)
 		return;
+	/* the port is full: still owed, roce_resp_run tries again */
+	if (!roce_tx_room(dev, 1))
+		return;
 	qp->e.ack_pending = 0;
 	send_aeth(dev, qp, qp->e.ack_psn, qp->e.ack_syn);
 }
@@ -337,6 +340,8 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 		struct rte_mbuf *m;
 		uint8_t *p;
 
+		if (!roce_tx_room_data(dev))
+			return;
 		if (j->atomic) {
 			m = ack_alloc(dev, qp, IBV_OPCODE_RC_ATOMIC_ACKNOWLEDGE, j->psn,
 				      AETH_ACK | AETH_CREDIT_INVALID, e->msn, ROCE_ATMACK_LEN);
@@ -370,6 +375,8 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 				roce_qp_error(dev, qp, IBV_EVENT_QP_ACCESS_ERR);
 				return;
 			}
+			if (!roce_tx_room_data(dev))
+				return;
 			m = roce_pkt_alloc(dev);
 			if (m == NULL)
 				return;
