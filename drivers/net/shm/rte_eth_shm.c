@@ -81,6 +81,7 @@ RTE_LOG_REGISTER_DEFAULT(shm_logtype, NOTICE);
 /* big enough for RoCE's 4096-byte IB MTU with every header */
 #define SHM_DEFAULT_MTU		4200u
 #define SHM_BURST_MAX		64u
+#define SHM_MIN_RX_BUF		64u		/* data room a receive mbuf needs at least */
 
 /* One side of the link: the process that holds it. */
 struct shm_side {
@@ -117,9 +118,11 @@ struct shm_queue {
 	uint8_t *slots;
 	uint32_t idx;			/* our index: tail (rx) or head (tx) */
 	struct rte_mempool *mp;		/* rx */
+	uint16_t port;			/* rx: the mbufs' port */
 	uint64_t pkts;
 	uint64_t bytes;
-	uint64_t errs;			/* tx: frames too big; rx: no mbuf */
+	uint64_t errs;			/* tx: frames empty or too big; rx: no mbuf */
+	uint64_t bad;			/* rx: slots no producer writes (skipped) */
 };
 
 struct shm_priv {
@@ -170,7 +173,7 @@ shm_tx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 		struct rte_mbuf *m = bufs[i], *seg;
 		uint8_t *s = slot_at(q, head), *d = s + SHM_SLOT_HDR;
 
-		if (unlikely(m->pkt_len > SHM_MAX_FRAME)) {
+		if (unlikely(m->pkt_len > SHM_MAX_FRAME || m->pkt_len == 0)) {
 			q->errs++;
 			rte_pktmbuf_free(m);
 			continue;
@@ -193,7 +196,7 @@ shm_tx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 
 /* A frame into one mbuf, or a chain when the pool's buffers are smaller. */
 static struct rte_mbuf *
-frame_to_mbuf(struct rte_mempool *mp, const uint8_t *src, uint32_t len)
+frame_to_mbuf(struct rte_mempool *mp, uint16_t port, const uint8_t *src, uint32_t len)
 {
 	struct rte_mbuf *head = NULL, *tail = NULL;
 
@@ -210,6 +213,7 @@ frame_to_mbuf(struct rte_mempool *mp, const uint8_t *src, uint32_t len)
 		m->data_len = n;
 		if (head == NULL) {
 			head = m;
+			m->port = port;
 		} else {
 			tail->next = m;
 			head->nb_segs++;
@@ -239,12 +243,12 @@ shm_rx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 
 		if (unlikely(len > SHM_MAX_FRAME || len == 0)) {
 			/* a producer that never writes such a slot: skip it */
-			q->errs++;
+			q->bad++;
 			tail++;
 			avail--;
 			continue;
 		}
-		m = frame_to_mbuf(q->mp, s + SHM_SLOT_HDR, len);
+		m = frame_to_mbuf(q->mp, q->port, s + SHM_SLOT_HDR, len);
 		if (unlikely(m == NULL)) {
 			q->errs++;	/* the frame stays for the next call */
 			break;
@@ -336,6 +340,26 @@ hdr_ok(const struct shm_hdr *h)
 }
 
 /*
+ * A segment of another size: held by a live process of another net_shm
+ * build? It must not be resized under that process.
+ */
+static bool
+seg_foreign_busy(int fd, off_t size)
+{
+	const struct shm_hdr *h;
+	bool busy;
+
+	if ((size_t)size < sizeof(*h))
+		return false;
+	h = mmap(NULL, sizeof(*h), PROT_READ, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		return true;
+	busy = h->magic == SHM_MAGIC && (side_alive(&h->side[0]) || side_alive(&h->side[1]));
+	munmap((void *)(uintptr_t)h, sizeof(*h));
+	return busy;
+}
+
+/*
  * Open (or create) the segment, locked. A segment that was unlinked while we
  * opened it (its last user left) is opened again; one of another layout is
  * taken over if no live process holds it. Returns the locked fd or -errno.
@@ -365,6 +389,12 @@ seg_open(struct shm_priv *p, const char *name, struct shm_hdr **hdrp)
 		if (st.st_nlink == 0) {		/* unlinked by its last user meanwhile */
 			close(fd);
 			continue;
+		}
+		if (st.st_size != 0 && (uint64_t)st.st_size != SHM_SEG_SIZE && seg_foreign_busy(fd, st.st_size)) {
+			SHM_LOG(ERR, "%s: link %s is in use by a process with another net_shm layout",
+				name, p->link);
+			close(fd);
+			return -EBUSY;
 		}
 		if ((uint64_t)st.st_size != SHM_SEG_SIZE && ftruncate(fd, SHM_SEG_SIZE) != 0) {
 			ret = -errno;
@@ -587,7 +617,7 @@ shm_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->max_mtu = SHM_MAX_MTU;
 	info->max_rx_queues = 1;
 	info->max_tx_queues = 1;
-	info->min_rx_bufsize = 0;
+	info->min_rx_bufsize = SHM_MIN_RX_BUF;
 	info->rx_offload_capa = RTE_ETH_RX_OFFLOAD_SCATTER;
 	info->tx_offload_capa = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	info->rx_desc_lim.nb_max = SHM_NB_SLOTS;
@@ -610,7 +640,13 @@ shm_rx_queue_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 	RTE_SET_USED(nb_desc);
 	RTE_SET_USED(socket);
 	RTE_SET_USED(conf);
+	if (rte_pktmbuf_data_room_size(mp) < RTE_PKTMBUF_HEADROOM + SHM_MIN_RX_BUF) {
+		SHM_LOG(ERR, "%s: mbufs of pool %s hold less than %u bytes of data",
+			dev->data->name, mp->name, SHM_MIN_RX_BUF);
+		return -EINVAL;
+	}
 	p->rxq.mp = mp;
+	p->rxq.port = dev->data->port_id;
 	dev->data->rx_queues[qid] = &p->rxq;
 	return 0;
 }
@@ -651,6 +687,7 @@ shm_stats_raw(struct rte_eth_dev *dev, struct rte_eth_stats *s)
 	s->ipackets = p->rxq.pkts;
 	s->ibytes = p->rxq.bytes;
 	s->rx_nombuf = p->rxq.errs;
+	s->ierrors = p->rxq.bad;
 	s->opackets = p->txq.pkts;
 	s->obytes = p->txq.bytes;
 	s->oerrors = p->txq.errs;

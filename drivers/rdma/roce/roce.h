@@ -73,7 +73,7 @@ struct roce_stats {
 	uint64_t tx_arp;
 	uint64_t tx_drop_no_mbuf;
 	uint64_t tx_drop_full;		/* the port took nothing and the staging area was full */
-	uint64_t tx_busy;		/* flushes the port did not take whole: senders wait */
+	uint64_t tx_busy;		/* a sender found the port full and waited (per check) */
 	uint64_t tx_no_neigh;		/* waiting for ARP */
 	uint64_t cq_overflow;
 	uint64_t retransmits;

@@ -78,10 +78,8 @@ tx_flush(struct roce_dev *dev)
 {
 	uint16_t n = dev->nb_tx, sent = rte_eth_tx_burst(dev->port_id, 0, dev->tx, n);
 
-	if (unlikely(sent < n)) {
+	if (unlikely(sent < n))
 		memmove(dev->tx, dev->tx + sent, (n - sent) * sizeof(dev->tx[0]));
-		dev->stats.tx_busy++;
-	}
 	dev->nb_tx = n - sent;
 }
 
@@ -92,7 +90,10 @@ roce_tx_room(struct roce_dev *dev, uint16_t n)
 	if (likely(RTE_DIM(dev->tx) - dev->nb_tx >= n))
 		return true;
 	tx_flush(dev);
-	return RTE_DIM(dev->tx) - dev->nb_tx >= n;
+	if (likely(RTE_DIM(dev->tx) - dev->nb_tx >= n))
+		return true;
+	dev->stats.tx_busy++;
+	return false;
 }
 
 /*
