@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <rte_eal.h>
+#include <rte_mbuf.h>
 
 #include "droce.h"
 #include "harness.h"
@@ -20,12 +21,73 @@ h_inline(void)
 }
 
 int
+h_eal_init(const char *argv0, const char *tag, const char *lcores, const char *const *extra)
+{
+	static char prefix[64];
+	char *eal[32];
+	int n = 0;
+
+	snprintf(prefix, sizeof(prefix), "--file-prefix=%s%d", tag, getpid());
+	eal[n++] = (char *)(uintptr_t)argv0;
+	eal[n++] = "--no-huge";
+	eal[n++] = "-m";
+	eal[n++] = "512";
+	eal[n++] = "--no-pci";
+	eal[n++] = "--no-telemetry";
+	eal[n++] = prefix;
+	eal[n++] = "--log-level=lib.eal:error";
+	eal[n++] = "-l";
+	eal[n++] = (char *)(uintptr_t)lcores;
+	for (int i = 0; extra != NULL && extra[i] != NULL && n < (int)RTE_DIM(eal) - 1; i++)
+		eal[n++] = (char *)(uintptr_t)extra[i];
+	eal[n] = NULL;
+	/* EAL keeps pointers into argv: static storage or string literals only */
+	if (rte_eal_init(n, eal) < 0) {
+		fprintf(stderr, "rte_eal_init failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+struct rte_mbuf *
+h_mbuf_chain(struct rte_mempool *pool, const uint8_t *data, const uint32_t *cut, int nseg, bool skew)
+{
+	struct rte_mbuf *head = NULL;
+
+	for (int s = 0; s < nseg; s++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+		uint32_t len = cut[s + 1] - cut[s];
+		char *d;
+
+		if (m == NULL)
+			goto err;
+		if (skew) {
+			rte_pktmbuf_prepend(m, (uint16_t)(s * 2 + 1));
+			rte_pktmbuf_trim(m, m->data_len);
+		}
+		d = rte_pktmbuf_append(m, (uint16_t)len);
+		if (d == NULL) {
+			rte_pktmbuf_free(m);
+			goto err;
+		}
+		memcpy(d, data + cut[s], len);
+		if (head == NULL) {
+			head = m;
+		} else if (rte_pktmbuf_chain(head, m) != 0) {
+			rte_pktmbuf_free(m);
+			goto err;
+		}
+	}
+	return head;
+err:
+	rte_pktmbuf_free(head);
+	return NULL;
+}
+
+int
 h_init(int argc, char **argv)
 {
-	char prefix[64];
-	char *eal[12];
-	int n = 0, ndev;
-
+	int ndev;
 	const char *impair = NULL;
 	char args[256];
 
@@ -36,18 +98,7 @@ h_init(int argc, char **argv)
 		if (strncmp(argv[i], "--impair=", 9) == 0)
 			impair = argv[i] + 9;
 	}
-	snprintf(prefix, sizeof(prefix), "--file-prefix=dt%d", getpid());
-	eal[n++] = argv[0];
-	eal[n++] = "--no-huge";
-	eal[n++] = "-m";
-	eal[n++] = "512";
-	eal[n++] = "--no-pci";
-	eal[n++] = "--no-telemetry";
-	eal[n++] = prefix;
-	eal[n++] = "--log-level=lib.eal:error";
-	eal[n++] = "-l";
-	eal[n++] = inl ? "0" : "0-1";
-	if (rte_eal_init(n, eal) < 0)
+	if (h_eal_init(argv[0], "dt", inl ? "0" : "0-1", NULL))
 		return -1;
 	if (droce_ring_pair_create("net_ring_a", "net_ring_b"))
 		return -1;

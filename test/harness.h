@@ -67,6 +67,25 @@ int h_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
 /* An address handle to the peer's GID (for UD). */
 struct ibv_ah *h_ah(struct h_side *s, const struct h_side *peer);
 
+/*
+ * rte_eal_init for a test that sets up its own ports: no hugepages, 512 MB,
+ * no PCI, no telemetry, a file prefix of @tag and the pid, EAL logging at
+ * error, lcores @lcores ("0", "0-1"), then the NULL-terminated @extra.
+ * 0 or -1.
+ */
+int h_eal_init(const char *argv0, const char *tag, const char *lcores, const char *const *extra);
+
+struct rte_mempool;
+struct rte_mbuf;
+/*
+ * @data as a chain of @nseg mbufs from @pool, segment i holding bytes
+ * [cut[i], cut[i + 1]) (cut[0] = 0, cut[nseg] = the length); with @skew,
+ * segment i gets 2i+1 more bytes of headroom (data not naturally aligned).
+ * NULL if the pool runs out.
+ */
+struct rte_mbuf *h_mbuf_chain(struct rte_mempool *pool, const uint8_t *data, const uint32_t *cut,
+			      int nseg, bool skew);
+
 /* Small shared helpers */
 uint64_t h_now_ms(void);
 /* A device counter by name (droce_dev_xstats), UINT64_MAX if unknown. */

@@ -39,6 +39,7 @@
 #include "droce.h"
 #include "droce_config.h"
 #include "droce_test.h"
+#include "harness.h"
 #include "roce_hdr.h"
 
 #define DEV_NAME	"droce0"
@@ -81,15 +82,6 @@ static union ibv_gid peer_gid;
 
 /* ------------------------------------------------------------------ */
 /* time, progress, counters */
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
 
 /* Inline: one iteration of droce0 (every verbs poll runs one). */
 static void
@@ -347,8 +339,8 @@ inject_len(const struct frame *f, uint32_t len)
 	}
 	if (len)
 		memcpy(p, f->b, len);
-	for (uint64_t t0 = now_ms(); rte_eth_tx_burst(raw_port, 0, &m, 1) != 1; progress())
-		if (now_ms() - t0 > 5000) {
+	for (uint64_t t0 = h_now_ms(); rte_eth_tx_burst(raw_port, 0, &m, 1) != 1; progress())
+		if (h_now_ms() - t0 > 5000) {
 			rte_pktmbuf_free(m);
 			fprintf(stderr, "  raw port tx stuck\n");
 			return -1;
@@ -399,11 +391,11 @@ err:
 static int
 settle(void)
 {
-	uint64_t t0 = now_ms();
+	uint64_t t0 = h_now_ms();
 
 	while (stat_now("rx_pkts") < expect_rx) {
 		progress();
-		if (now_ms() - t0 > 20000) {
+		if (h_now_ms() - t0 > 20000) {
 			fprintf(stderr, "  droce0 took %" PRIu64 " of %" PRIu64 " frames\n",
 				stat_now("rx_pkts"), expect_rx);
 			return -1;
@@ -415,7 +407,7 @@ settle(void)
 		return 0;
 	}
 	/* the engine lcore may still be working on the last frames: wait for the counters to rest */
-	for (struct snap a, b; now_ms() - t0 < 20000; ) {
+	for (struct snap a, b; h_now_ms() - t0 < 20000; ) {
 		snap(&a);
 		rte_delay_us_sleep(5000);
 		snap(&b);
@@ -438,10 +430,10 @@ static int
 collect_n(struct frame *out, int max, int want)
 {
 	struct rte_mbuf *pk[32];
-	uint64_t t0 = now_ms(), last = t0;
+	uint64_t t0 = h_now_ms(), last = t0;
 	int n = 0, idle = 0;
 
-	while (n < 100000 && now_ms() - t0 < 10000) {
+	while (n < 100000 && h_now_ms() - t0 < 10000) {
 		uint16_t k;
 
 		progress();
@@ -460,12 +452,12 @@ collect_n(struct frame *out, int max, int want)
 		}
 		if (k) {
 			idle = 0;
-			last = now_ms();
+			last = h_now_ms();
 			continue;
 		}
-		if (n < want && now_ms() - t0 < 5000)
+		if (n < want && h_now_ms() - t0 < 5000)
 			continue;
-		if (inl ? ++idle >= 4 && now_ms() - last >= 2 : now_ms() - last >= 30)
+		if (inl ? ++idle >= 4 && h_now_ms() - last >= 2 : h_now_ms() - last >= 30)
 			break;
 	}
 	return n;
@@ -894,7 +886,7 @@ qp_state(const struct tqp *q)
 static int
 poll_for(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
 {
-	uint64_t t0 = now_ms();
+	uint64_t t0 = h_now_ms();
 	int got = 0;
 
 	do {
@@ -903,7 +895,7 @@ poll_for(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
 		if (k < 0)
 			return k;
 		got += k;
-	} while (got < n && now_ms() - t0 < (uint64_t)ms);
+	} while (got < n && h_now_ms() - t0 < (uint64_t)ms);
 	return got;
 }
 
@@ -3252,10 +3244,9 @@ raw_port_setup(void)
 int
 main(int argc, char **argv)
 {
-	char prefix[64], args[256];
-	char *eal[12];
+	char args[256];
 	struct ibv_device **devs;
-	int n = 0, ndev, rc;
+	int ndev, rc;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--lcore") == 0)
@@ -3265,22 +3256,9 @@ main(int argc, char **argv)
 		else if (strncmp(argv[i], "--frames=", 9) == 0)
 			nb_random = (uint32_t)strtoul(argv[i] + 9, NULL, 0) / 100 * 100;
 	}
-	snprintf(prefix, sizeof(prefix), "--file-prefix=dh%d", getpid());
-	eal[n++] = argv[0];
-	eal[n++] = "--no-huge";
-	eal[n++] = "-m";
-	eal[n++] = "512";
-	eal[n++] = "--no-pci";
-	eal[n++] = "--no-telemetry";
-	eal[n++] = prefix;
-	eal[n++] = "--log-level=lib.eal:error";
-	eal[n++] = "--log-level=pmd.rdma.roce:error";
-	eal[n++] = "-l";
-	eal[n++] = inl ? "0" : "0-1";
-	if (rte_eal_init(n, eal) < 0) {
-		fprintf(stderr, "rte_eal_init failed\n");
+	if (h_eal_init(argv[0], "dh", inl ? "0" : "0-1",
+		       (const char *const[]){ "--log-level=pmd.rdma.roce:error", NULL }))
 		return 1;
-	}
 	dev_ip = rte_cpu_to_be_32(RTE_IPV4(10, 0, 0, 1));
 	peer_ip = rte_cpu_to_be_32(RTE_IPV4(10, 0, 0, 2));
 	memset(&peer_gid, 0, sizeof(peer_gid));

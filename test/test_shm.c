@@ -42,6 +42,7 @@
 #include "droce.h"
 #include "droce_config.h"
 #include "droce_test.h"
+#include "harness.h"
 #include "roce_hdr.h"
 
 #define NB_SLOTS	1024u		/* net_shm: slots per direction */
@@ -78,15 +79,6 @@ static struct {
 	uint8_t *buf;
 	bool dev;
 } D;
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
 
 static void
 shm_path(char *buf, size_t n)
@@ -292,32 +284,9 @@ frame_chain(uint32_t len, uint32_t seq, uint32_t c1, uint32_t c2)
 {
 	static uint8_t b[FRAME_BUF];
 	const uint32_t cut[4] = { 0, c1, c2, len };
-	struct rte_mbuf *head = NULL;
 
 	frame_fill(b, len, seq);
-	for (int i = 0; i < 3; i++) {
-		struct rte_mbuf *m = rte_pktmbuf_alloc(small_pool);
-		uint8_t *p;
-
-		if (m == NULL)
-			goto err;
-		p = (uint8_t *)rte_pktmbuf_append(m, cut[i + 1] - cut[i]);
-		if (p == NULL) {
-			rte_pktmbuf_free(m);
-			goto err;
-		}
-		memcpy(p, b + cut[i], cut[i + 1] - cut[i]);
-		if (head == NULL)
-			head = m;
-		else if (rte_pktmbuf_chain(head, m) != 0) {
-			rte_pktmbuf_free(m);
-			goto err;
-		}
-	}
-	return head;
-err:
-	rte_pktmbuf_free(head);
-	return NULL;
+	return h_mbuf_chain(small_pool, b, cut, 3, false);
 }
 
 /* @m is a sane mbuf holding exactly the frame (@len, @seq); 0 or -1. */
@@ -358,12 +327,12 @@ frame_check(struct rte_mbuf *m, uint32_t len, uint32_t seq)
 static int
 rx_n(uint16_t port, struct rte_mbuf **out, int want, int ms)
 {
-	uint64_t t0 = now_ms();
+	uint64_t t0 = h_now_ms();
 	int n = 0;
 
 	while (n < want) {
 		n += rte_eth_rx_burst(port, 0, out + n, (uint16_t)RTE_MIN(want - n, 64));
-		if (n < want && now_ms() - t0 > (uint64_t)ms)
+		if (n < want && h_now_ms() - t0 > (uint64_t)ms)
 			break;
 	}
 	return n;
@@ -374,7 +343,7 @@ static int
 rx_none(uint16_t port, int ms)
 {
 	struct rte_mbuf *m[8];
-	uint64_t t0 = now_ms();
+	uint64_t t0 = h_now_ms();
 
 	do {
 		uint16_t k = rte_eth_rx_burst(port, 0, m, RTE_DIM(m));
@@ -388,7 +357,7 @@ rx_none(uint16_t port, int ms)
 			rte_pktmbuf_free_bulk(m, k);
 			return -1;
 		}
-	} while (now_ms() - t0 < (uint64_t)ms);
+	} while (h_now_ms() - t0 < (uint64_t)ms);
 	return 0;
 }
 
@@ -958,9 +927,9 @@ test_droce_holds_back_when_port_full(void)
 		TEST_ASSERT_EQ(ibv_post_send(D.qp[i], &wr, &bad), 0);
 	}
 	/* ~50 ms of inline progress (longer on a loaded machine, until the ring is full); b is not read */
-	t0 = now_ms();
-	while (now_ms() - t0 < 50 ||
-	       (now_ms() - t0 < 5000 && stats(a).opackets < NB_SLOTS))
+	t0 = h_now_ms();
+	while (h_now_ms() - t0 < 50 ||
+	       (h_now_ms() - t0 < 5000 && stats(a).opackets < NB_SLOTS))
 		nwc += ibv_poll_cq(D.cq, 1, &wc);
 	TEST_ASSERT_EQ(nwc, 0);		/* nothing is acknowledged */
 	/* the ring is full: droce0 wrote exactly its 1024 slots */
@@ -971,14 +940,14 @@ test_droce_holds_back_when_port_full(void)
 	       ", tx_pkts %" PRIu64 "\n", busy, drop_full, droce_xstat("tx_pkts"));
 
 	/* now read b, driving droce0, until nothing more comes */
-	last = t0 = now_ms();
-	while (now_ms() - last < 30 && now_ms() - t0 < 5000) {
+	last = t0 = h_now_ms();
+	while (h_now_ms() - last < 30 && h_now_ms() - t0 < 5000) {
 		uint32_t before = frames + arps + other;
 
 		CHECK(droce_rx(b, seen, &frames, &arps, &other));
 		nwc += ibv_poll_cq(D.cq, 1, &wc);
 		if (frames + arps + other != before)
-			last = now_ms();
+			last = h_now_ms();
 	}
 	for (int i = 0; i < NB_DQP; i++) {
 		fresh += seen[i].fresh;
@@ -993,7 +962,7 @@ test_droce_holds_back_when_port_full(void)
 				i, seen[i].fresh - 1, seen[i].fresh, PKTS_PER_QP - 1);
 	}
 	printf("# read %u RoCE frames (%u resent), %u ARP, %u other in %" PRIu64 " ms; tx_busy %"
-	       PRIu64 ", tx_drop_full %" PRIu64 "\n", frames, dups, arps, other, now_ms() - t0,
+	       PRIu64 ", tx_drop_full %" PRIu64 "\n", frames, dups, arps, other, h_now_ms() - t0,
 	       droce_xstat("tx_busy"), droce_xstat("tx_drop_full"));
 	TEST_ASSERT_EQ(other, 0);
 	TEST_ASSERT_EQ(nwc, 0);
@@ -1043,29 +1012,14 @@ static const struct droce_test_case cases[] = {
 int
 main(int argc, char **argv)
 {
-	char prefix[64];
-	char *eal[16];
-	int n = 0, rc;
+	int rc;
 
 	RTE_SET_USED(argc);
-	snprintf(prefix, sizeof(prefix), "--file-prefix=ts%d", getpid());
-	eal[n++] = argv[0];
-	eal[n++] = "--no-huge";
-	eal[n++] = "-m";
-	eal[n++] = "512";
-	eal[n++] = "--no-pci";
-	eal[n++] = "--no-telemetry";
-	eal[n++] = prefix;
-	eal[n++] = "--log-level=lib.eal:error";
-	eal[n++] = "--log-level=pmd.rdma.roce:error";
-	eal[n++] = "--log-level=lib.ethdev:warning";
-	eal[n++] = "--log-level=pmd.net.shm:error";
-	eal[n++] = "-l";
-	eal[n++] = "0";
-	if (rte_eal_init(n, eal) < 0) {
-		fprintf(stderr, "rte_eal_init failed\n");
+	if (h_eal_init(argv[0], "ts", "0",
+		       (const char *const[]){ "--log-level=pmd.rdma.roce:error",
+					      "--log-level=lib.ethdev:warning",
+					      "--log-level=pmd.net.shm:error", NULL }))
 		return 1;
-	}
 	big_pool = rte_pktmbuf_pool_create("shm_big", 4095, 256, 0,
 					   RTE_PKTMBUF_HEADROOM + FRAME_BUF, rte_socket_id());
 	small_pool = rte_pktmbuf_pool_create("shm_small", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,

@@ -15,6 +15,7 @@
 
 #include "roce_hdr.h"
 #include "droce_test.h"
+#include "harness.h"
 
 #define ETH_LEN		RTE_ETHER_HDR_LEN
 #define FRAME_MAX	(ETH_LEN + 60 + 8 + ROCE_BTH_LEN + ROCE_RETH_LEN + 4096 + ROCE_ICRC_LEN)
@@ -416,34 +417,8 @@ static struct rte_mbuf *
 make_chain(const uint8_t *f, uint32_t n, uint32_t a, uint32_t b)
 {
 	const uint32_t cut[4] = { 0, a, b, n };
-	struct rte_mbuf *head = NULL;
 
-	for (int s = 0; s < 3; s++) {
-		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-		char *d;
-
-		if (m == NULL)
-			goto err;
-		/* Odd headroom so segment data is not naturally aligned. */
-		rte_pktmbuf_prepend(m, (uint16_t)(s * 2 + 1));
-		rte_pktmbuf_trim(m, m->data_len);
-		d = rte_pktmbuf_append(m, (uint16_t)(cut[s + 1] - cut[s]));
-		if (d == NULL) {
-			rte_pktmbuf_free(m);
-			goto err;
-		}
-		memcpy(d, f + cut[s], cut[s + 1] - cut[s]);
-		if (head == NULL)
-			head = m;
-		else if (rte_pktmbuf_chain(head, m) != 0) {
-			rte_pktmbuf_free(m);
-			goto err;
-		}
-	}
-	return head;
-err:
-	rte_pktmbuf_free(head);
-	return NULL;
+	return h_mbuf_chain(pool, f, cut, 3, true);
 }
 
 static int
