@@ -25,28 +25,22 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "mp_common.h"
 
 #define MP_MAGIC	0x6d705065u	/* "mpPe" */
 #define MP_MAX_SIZES	64
 #define MP_QKEY		0x11111111u
 #define MP_GRH		40
 #define MP_CANARY	0xa5
-
-enum { ROLE_SERVER, ROLE_CLIENT };
 
 static struct {
 	int role;
@@ -70,8 +64,6 @@ static struct {
 	.depth = 16,
 	.slots = 16,
 };
-
-static const char *tag = "mp_peer";
 
 /* --- TCP messages (network byte order) --- */
 struct msg_hello {
@@ -111,135 +103,6 @@ struct msg_result {
 	uint32_t bad;
 	char detail[192];
 };
-
-/* --- small helpers --- */
-static void
-say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", tag);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-#define die(...) do { say(__VA_ARGS__); exit(1); } while (0)
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void
-watchdog(int sig)
-{
-	static const char m[] = "mp_peer: watchdog expired, giving up\n";
-
-	(void)sig;
-	if (write(2, m, sizeof(m) - 1) < 0) {
-		/* nothing more to do */
-	}
-	_exit(3);
-}
-
-static uint64_t
-splitmix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-/* The payload of message @idx: a pattern from the seed and the index. */
-static void
-fill_payload(uint8_t *p, size_t len, uint64_t seed, uint32_t idx)
-{
-	uint64_t base = splitmix64(seed ^ ((uint64_t)idx * 0xd1b54a32d192ed03ULL));
-	size_t off = 0;
-
-	for (uint64_t k = 0; off < len; k++) {
-		uint64_t v = splitmix64(base + k);
-		size_t n = len - off < 8 ? len - off : 8;
-
-		for (size_t b = 0; b < n; b++)
-			p[off + b] = (uint8_t)(v >> (8 * b));
-		off += n;
-	}
-}
-
-static int
-write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/* Read exactly @len bytes before the monotonic @deadline; -1 on EOF/error/timeout. */
-static int
-read_all(int fd, void *buf, size_t len, double deadline)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int ms = (int)((deadline - now_s()) * 1000);
-		ssize_t n;
-
-		if (ms <= 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		n = poll(&pfd, 1, ms);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			errno = n == 0 ? ETIMEDOUT : errno;
-			return -1;
-		}
-		n = recv(fd, p, len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			errno = n == 0 ? ECONNRESET : errno;
-			return -1;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static bool
-readable(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) > 0;
-}
-
-static uint32_t
-mtu_bytes(enum ibv_mtu m)
-{
-	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 0;
-}
 
 static int
 parse_sizes(const char *arg, uint32_t mtu, uint32_t *sizes)
@@ -286,16 +149,10 @@ usage(void)
 static void
 parse_args(int argc, char **argv)
 {
-	if (argc < 3)
-		usage();
-	if (strcmp(argv[1], "server") == 0)
-		opt.role = ROLE_SERVER;
-	else if (strcmp(argv[1], "client") == 0)
-		opt.role = ROLE_CLIENT;
-	else
+	opt.role = mp_parse_role(argc, argv, "mp_peer");
+	if (opt.role < 0)
 		usage();
 	opt.port = argv[2];
-	tag = opt.role == ROLE_SERVER ? "mp_peer server" : "mp_peer client";
 	for (int i = 3; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -342,54 +199,12 @@ parse_args(int argc, char **argv)
 }
 
 /* --- verbs set-up --- */
-struct res {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *scq, *rcq;
-	struct ibv_srq *srq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	struct ibv_ah *ah;
-	uint8_t *buf;
-	size_t buf_len;
-	union ibv_gid gid;
-	enum ibv_mtu mtu;
-	struct ibv_qp_cap cap;
-};
-
 static void
-open_dev(struct res *r)
-{
-	struct ibv_device **list;
-	struct ibv_port_attr pa;
-	int n = 0;
-
-	list = ibv_get_device_list(&n);
-	if (list == NULL || n < 1)
-		die("no RDMA device (is DROCE_EAL set, and did its droce vdev probe?)");
-	r->ctx = ibv_open_device(list[0]);
-	if (r->ctx == NULL)
-		die("cannot open %s: %s", ibv_get_device_name(list[0]), strerror(errno));
-	if (ibv_query_port(r->ctx, 1, &pa) || ibv_query_gid(r->ctx, 1, 0, &r->gid))
-		die("cannot query port 1 / GID 0");
-	ibv_free_device_list(list);
-	r->mtu = pa.active_mtu;
-	say("device %s, port %s, active MTU %u", ibv_get_device_name(r->ctx->device),
-	    ibv_port_state_str(pa.state), mtu_bytes(r->mtu));
-	r->pd = ibv_alloc_pd(r->ctx);
-	if (r->pd == NULL)
-		die("ibv_alloc_pd: %s", strerror(errno));
-}
-
-static void
-create_qp(struct res *r, uint32_t send_wr, uint32_t recv_wr, uint32_t cqe)
+create_qp(struct mp_res *r, uint32_t send_wr, uint32_t recv_wr, uint32_t cqe)
 {
 	struct ibv_qp_init_attr qa = { 0 };
 
-	r->scq = ibv_create_cq(r->ctx, cqe, NULL, NULL, 0);
-	r->rcq = ibv_create_cq(r->ctx, cqe, NULL, NULL, 0);
-	if (r->scq == NULL || r->rcq == NULL)
-		die("ibv_create_cq: %s", strerror(errno));
+	mp_create_cqs(r, cqe, cqe);
 	if (opt.srq && opt.role == ROLE_SERVER) {
 		struct ibv_srq_init_attr sa = { 0 };
 
@@ -414,122 +229,47 @@ create_qp(struct res *r, uint32_t send_wr, uint32_t recv_wr, uint32_t cqe)
 	r->cap = qa.cap;
 }
 
+/* RC: the values of mp_rc_connect(); UD: the Q_Key, and an AH to the peer */
 static void
-reg_buf(struct res *r, size_t len)
+connect_qp(struct mp_res *r, const struct msg_hello *peer, uint32_t my_psn)
 {
-	r->buf_len = len;
-	r->buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
-	if (r->buf == NULL)
-		die("cannot allocate %zu bytes", len);
-	memset(r->buf, MP_CANARY, len);
-	r->mr = ibv_reg_mr(r->pd, r->buf, len, IBV_ACCESS_LOCAL_WRITE);
-	if (r->mr == NULL)
-		die("ibv_reg_mr(%zu): %s", len, strerror(errno));
-}
-
-static void
-connect_qp(struct res *r, const struct msg_hello *peer, uint32_t my_psn)
-{
+	static const struct mp_rc_attr rc = {
+		.access = 0, .rd_atomic = 1, .min_rnr_timer = 1,
+		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+	};
 	struct ibv_qp_attr a = { 0 };
-	int mask;
+	struct ibv_ah_attr ah = { 0 };
 
+	if (opt.type == IBV_QPT_RC) {
+		struct mp_rc_peer p = { ntohl(peer->qpn), ntohl(peer->psn),
+			mp_path_mtu(r->mtu, ntohl(peer->mtu)), peer->gid };
+
+		mp_rc_connect(r->qp, &p, my_psn, &rc);
+		return;
+	}
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
 	a.pkey_index = 0;
-	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-	if (opt.type == IBV_QPT_UD) {
-		a.qkey = MP_QKEY;
-		mask |= IBV_QP_QKEY;
-	} else {
-		a.qp_access_flags = 0;
-		mask |= IBV_QP_ACCESS_FLAGS;
-	}
-	if (ibv_modify_qp(r->qp, &a, mask))
+	a.qkey = MP_QKEY;
+	if (ibv_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
 		die("modify_qp INIT: %s", strerror(errno));
-
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
-	mask = IBV_QP_STATE;
-	if (opt.type == IBV_QPT_RC) {
-		uint32_t pm = ntohl(peer->mtu);
-
-		a.path_mtu = r->mtu < pm ? r->mtu : (enum ibv_mtu)pm;
-		a.dest_qp_num = ntohl(peer->qpn);
-		a.rq_psn = ntohl(peer->psn);
-		a.max_dest_rd_atomic = 1;
-		a.min_rnr_timer = 1;
-		a.ah_attr.is_global = 1;
-		memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
-		a.ah_attr.grh.sgid_index = 0;
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	}
-	if (ibv_modify_qp(r->qp, &a, mask))
+	if (ibv_modify_qp(r->qp, &a, IBV_QP_STATE))
 		die("modify_qp RTR: %s", strerror(errno));
-
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = my_psn;
-	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (opt.type == IBV_QPT_RC) {
-		a.timeout = 14;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.max_rd_atomic = 1;
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	if (ibv_modify_qp(r->qp, &a, mask))
+	if (ibv_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
 		die("modify_qp RTS: %s", strerror(errno));
 
-	if (opt.type == IBV_QPT_UD) {
-		struct ibv_ah_attr ah = { 0 };
-
-		ah.is_global = 1;
-		memcpy(ah.grh.dgid.raw, peer->gid, 16);
-		ah.grh.hop_limit = 64;
-		ah.port_num = 1;
-		r->ah = ibv_create_ah(r->pd, &ah);
-		if (r->ah == NULL)
-			die("ibv_create_ah: %s", strerror(errno));
-	}
-}
-
-static void
-wait_port_active(struct res *r, double deadline)
-{
-	struct ibv_port_attr pa;
-
-	for (;;) {
-		if (ibv_query_port(r->ctx, 1, &pa) == 0 && pa.state == IBV_PORT_ACTIVE)
-			return;
-		if (now_s() > deadline)
-			die("port 1 not ACTIVE within the timeout (state %s)", ibv_port_state_str(pa.state));
-		usleep(10000);
-	}
-}
-
-static void
-destroy(struct res *r)
-{
-	if (r->ah && ibv_destroy_ah(r->ah))
-		say("ibv_destroy_ah failed");
-	if (r->qp && ibv_destroy_qp(r->qp))
-		say("ibv_destroy_qp failed");
-	if (r->srq && ibv_destroy_srq(r->srq))
-		say("ibv_destroy_srq failed");
-	if (r->scq && ibv_destroy_cq(r->scq))
-		say("ibv_destroy_cq failed");
-	if (r->rcq && ibv_destroy_cq(r->rcq))
-		say("ibv_destroy_cq failed");
-	if (r->mr && ibv_dereg_mr(r->mr))
-		say("ibv_dereg_mr failed");
-	if (r->pd && ibv_dealloc_pd(r->pd))
-		say("ibv_dealloc_pd failed");
-	if (r->ctx && ibv_close_device(r->ctx))
-		say("ibv_close_device failed");
-	free(r->buf);
+	ah.is_global = 1;
+	memcpy(ah.grh.dgid.raw, peer->gid, 16);
+	ah.grh.hop_limit = 64;
+	ah.port_num = 1;
+	r->ah = ibv_create_ah(r->pd, &ah);
+	if (r->ah == NULL)
+		die("ibv_create_ah: %s", strerror(errno));
 }
 
 static const char *
@@ -538,17 +278,8 @@ type_name(void)
 	return opt.type == IBV_QPT_UD ? (opt.srq ? "UD+SRQ" : "UD") : (opt.srq ? "RC+SRQ" : "RC");
 }
 
-static uint32_t
-rand_psn(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint32_t)splitmix64((uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32)) & 0xffffff;
-}
-
 static void
-make_hello(struct msg_hello *h, const struct res *r, uint32_t psn)
+make_hello(struct msg_hello *h, const struct mp_res *r, uint32_t psn)
 {
 	memset(h, 0, sizeof(*h));
 	h->magic = htonl(MP_MAGIC);
@@ -580,7 +311,7 @@ struct slot {
 };
 
 static void
-post_slot(struct res *r, struct slot *s, uint32_t idx, uint32_t slot_len)
+post_slot(struct mp_res *r, struct slot *s, uint32_t idx, uint32_t slot_len)
 {
 	struct ibv_sge sge = { (uintptr_t)s->p, slot_len, r->mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = idx, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
@@ -598,7 +329,7 @@ post_slot(struct res *r, struct slot *s, uint32_t idx, uint32_t slot_len)
 static int
 run_server(void)
 {
-	struct res r = { 0 };
+	struct mp_res r = { 0 };
 	struct msg_hello mine, peer;
 	struct msg_plan plan;
 	struct msg_ready ready = { htonl(MP_MAGIC), htonl(1) };
@@ -609,34 +340,17 @@ run_server(void)
 	uint64_t seed, bytes = 0;
 	struct slot *slots;
 	uint8_t *expect;
-	struct sockaddr_in sa = { 0 };
-	int lfd, fd, one = 1;
+	int lfd, fd;
 	uint32_t psn = rand_psn(), peer_ip, my_ip;
 	bool got_done = false;
 	double t0, t_first = 0, t_last = 0, deadline, done_at = 0;
 	char detail[192] = "";
 
-	open_dev(&r);
+	mp_open_dev(&r);
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(atoi(opt.port));
-	sa.sin_addr.s_addr = htonl(INADDR_ANY);
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1))
-		die("cannot listen on TCP port %s: %s", opt.port, strerror(errno));
-	say("listening on TCP port %s", opt.port);
-	{
-		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
-
-		if (poll(&pfd, 1, opt.timeout * 1000) <= 0)
-			die("no client connected within %u s", opt.timeout);
-	}
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		die("accept: %s", strerror(errno));
+	lfd = mp_tcp_listen(opt.port, 1);
+	fd = mp_tcp_accept(lfd, opt.timeout);
 	close(lfd);
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 	deadline = now_s() + opt.timeout;
 	if (read_all(fd, &peer, sizeof(peer), deadline) || read_all(fd, &plan, sizeof(plan), deadline))
@@ -662,7 +376,7 @@ run_server(void)
 	if (nslots > 4096)
 		die("too many receive slots (%u, at most 4096)", nslots);
 	create_qp(&r, 4, nslots, nslots + 8);
-	reg_buf(&r, (size_t)slot_len * nslots);
+	mp_reg_buf(&r, (size_t)slot_len * nslots, MP_CANARY, IBV_ACCESS_LOCAL_WRITE);
 	slots = calloc(nslots, sizeof(*slots));
 	expect = malloc(max_size);
 	if (slots == NULL || expect == NULL)
@@ -681,7 +395,7 @@ run_server(void)
 	memcpy(&my_ip, &r.gid.raw[12], 4);
 	for (; posted < nslots; posted++)
 		post_slot(&r, &slots[posted], posted, slot_len);
-	wait_port_active(&r, deadline);
+	mp_wait_port_active(&r, deadline, 0);
 	if (write_all(fd, &ready, sizeof(ready)))
 		die("sending ready: %s", strerror(errno));
 
@@ -755,7 +469,7 @@ run_server(void)
 					goto bad_msg;
 				}
 			}
-			fill_payload(expect, size, seed, idx);
+			mp_fill_pattern(expect, size, seed, idx);
 			if (memcmp(s->p + off, expect, size) != 0) {
 				uint32_t j = 0;
 
@@ -826,7 +540,8 @@ next:
 		read_all(fd, &c, 1, now_s() + 5);
 	}
 	close(fd);
-	destroy(&r);
+	mp_destroy_qp_res(&r);
+	mp_close_dev(&r);
 	free(slots);
 	free(expect);
 	return good == msgs && bad == 0 ? 0 : 1;
@@ -850,7 +565,7 @@ errno_check(const char *what, int ret, int want, bool bad_ok)
 static int
 run_client(void)
 {
-	struct res r = { 0 };
+	struct mp_res r = { 0 };
 	struct msg_hello mine, peer;
 	struct msg_plan plan = { 0 };
 	struct msg_ready ready;
@@ -860,13 +575,12 @@ run_client(void)
 	uint32_t posted = 0, completed = 0, ok = 0, failed = 0, inline_n = 0, sge2_n = 0, imm_n = 0;
 	uint32_t psn = rand_psn(), peer_qpn;
 	uint64_t bytes = 0;
-	struct sockaddr_in sa = { 0 };
 	struct ibv_sge sge_many[32];
-	int fd = -1, one = 1, ret;
+	int fd = -1, ret;
 	double t0, dt, deadline;
 	char first_err[160] = "";
 
-	open_dev(&r);
+	mp_open_dev(&r);
 	nsizes = parse_sizes(opt.sizes_arg, mtu_bytes(r.mtu), sizes);
 	for (uint32_t i = 0; i < nsizes; i++)
 		if (sizes[i] > max_size)
@@ -874,7 +588,7 @@ run_client(void)
 	if (opt.type == IBV_QPT_UD && max_size > mtu_bytes(r.mtu))
 		die("UD message of %u bytes exceeds the MTU (%u)", max_size, mtu_bytes(r.mtu));
 	create_qp(&r, depth, 1, depth + 8);
-	reg_buf(&r, (size_t)max_size * depth);
+	mp_reg_buf(&r, (size_t)max_size * depth, MP_CANARY, IBV_ACCESS_LOCAL_WRITE);
 
 	/* errno table, QP in RESET: sends are posted from RTS on */
 	{
@@ -887,22 +601,8 @@ run_client(void)
 	}
 
 	/* the server may start after us: retry until the timeout */
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(atoi(opt.port));
-	if (inet_pton(AF_INET, opt.peer, &sa.sin_addr) != 1)
-		die("bad --peer address %s", opt.peer);
 	deadline = now_s() + opt.timeout;
-	for (;;) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-			break;
-		close(fd);
-		if (now_s() > deadline)
-			die("cannot connect to %s:%s within %u s: %s", opt.peer, opt.port, opt.timeout,
-			    strerror(errno));
-		usleep(50000);
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	fd = mp_tcp_connect(opt.peer, opt.port, deadline, opt.timeout);
 
 	make_hello(&mine, &r, psn);
 	plan.magic = htonl(MP_MAGIC);
@@ -959,7 +659,7 @@ run_client(void)
 		}
 	}
 
-	wait_port_active(&r, deadline);
+	mp_wait_port_active(&r, deadline, 0);
 	if (read_all(fd, &ready, sizeof(ready), deadline) || ntohl(ready.magic) != MP_MAGIC)
 		die("the server did not get ready: %s", strerror(errno));
 
@@ -982,7 +682,7 @@ run_client(void)
 			struct ibv_send_wr *bad = NULL;
 			bool chain = i == 0 && r.cap.max_send_sge + 1 <= 32;
 
-			fill_payload(p, size, opt.seed, i);
+			mp_fill_pattern(p, size, opt.seed, i);
 			if (i % 4 == 3) {
 				wr.opcode = IBV_WR_SEND_WITH_IMM;
 				wr.imm_data = htonl(i ^ 0x5a5a0000u);
@@ -1062,7 +762,8 @@ run_client(void)
 	if (first_err[0])
 		say("first send error: %s", first_err);
 	close(fd);
-	destroy(&r);
+	mp_destroy_qp_res(&r);
+	mp_close_dev(&r);
 	return ok == opt.msgs && failed == 0 && ntohl(res.good) == opt.msgs && ntohl(res.bad) == 0 &&
 	       errno_failed == 0 ? 0 : 1;
 }
@@ -1074,11 +775,10 @@ main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_args(argc, argv);
-	signal(SIGALRM, watchdog);
-	signal(SIGPIPE, SIG_IGN);
+	mp_signals_init("mp_peer: watchdog expired, giving up\n");
 	/* connect + data + result phases, each bounded by --timeout */
 	alarm(3 * opt.timeout + 30);
 	rc = opt.role == ROLE_SERVER ? run_server() : run_client();
-	printf("%s: %s\n", tag, rc == 0 ? "PASS" : "FAIL");
+	printf("%s: %s\n", mp_tag, rc == 0 ? "PASS" : "FAIL");
 	return rc;
 }

@@ -62,21 +62,19 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "mp_common.h"
 
 #define MS_MAGIC	0x6d537472u	/* "mStr" */
 #define MS_MAX_MSG	65536u		/* largest SEND / WRITE / READ */
@@ -87,8 +85,10 @@
 #define MS_CTR_PAGE	4096u		/* counters at the start of the area */
 #define MS_AREA		(1u << 20)	/* WRITE / READ target after the counters */
 #define MS_RECV_SLOTS	64u
+/* the MR's and the QP's access */
+#define MS_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
-enum { ROLE_SERVER, ROLE_CLIENT };
 enum { OP_SEND, OP_WRITE_READ, OP_FAA, OP_CAS };
 
 static const char *const op_names[] = { "SEND", "WRITE+READ", "FETCH_ADD", "CMP_SWAP" };
@@ -113,8 +113,6 @@ static struct {
 	.sessions = 1,
 };
 
-static const char *tag = "mp_stress";
-
 #define MS_MAX_SESSIONS	100000u
 /* a peer whose TCP connection closed: how long to wait for the QP to say so */
 #define MS_GONE_GRACE	5.0
@@ -123,7 +121,6 @@ static uint32_t cur_session;	/* 1-based, 0 outside a session */
 static bool may_die_now;	/* cur_session is listed in --peer-may-die */
 static jmp_buf session_jb;	/* peer_gone() returns here */
 static char gone_how[300];
-static bool tcp_eof;		/* the last failed read_all() met EOF */
 
 /* --- TCP messages (network byte order) --- */
 struct msg_hello {
@@ -160,28 +157,13 @@ struct msg_result {
 };
 
 /* --- helpers --- */
+/* A failure: name the session (mp_fail_exit() then exits). */
 static void
-say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", tag);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-/* A failure: name the session, then exit with @code. */
-static void __attribute__((noreturn))
-fail_exit(int code)
+session_failed(int code)
 {
 	if (cur_session)
 		say("session %u: FAIL (exit %d)", cur_session, code);
-	exit(code);
 }
-
-#define die(...) do { say(__VA_ARGS__); fail_exit(1); } while (0)
 
 /*
  * The peer went away in a session listed in --peer-may-die: record how and
@@ -205,31 +187,10 @@ tcp_how(int err)
 {
 	static char b[80];
 
-	if (tcp_eof)
+	if (mp_tcp_eof)
 		return "TCP EOF";
 	snprintf(b, sizeof(b), "TCP %s", strerror(err));
 	return b;
-}
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void
-watchdog(int sig)
-{
-	static const char m[] = "mp_stress: watchdog expired (hung inside a call?), giving up\n";
-
-	(void)sig;
-	if (write(2, m, sizeof(m) - 1) < 0) {
-		/* nothing more to do */
-	}
-	_exit(3);
 }
 
 /* Re-arm the watchdog, at most once a second: it only catches a hang inside a call. */
@@ -243,15 +204,6 @@ pet_watchdog(void)
 		alarm(opt.timeout + 30);
 		last = t;
 	}
-}
-
-static uint64_t
-splitmix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
 }
 
 struct rng {
@@ -279,26 +231,10 @@ rnd_range(struct rng *r, uint32_t lo, uint32_t hi)
 static void
 fill_payload(uint8_t *p, size_t len, uint64_t seed, uint64_t salt, uint32_t idx)
 {
-	uint64_t base = splitmix64(seed ^ salt ^ ((uint64_t)idx * 0xd1b54a32d192ed03ULL));
-	size_t off = 0;
-
-	for (uint64_t k = 0; off < len; k++) {
-		uint64_t v = splitmix64(base + k);
-		size_t n = len - off < 8 ? len - off : 8;
-
-		for (size_t b = 0; b < n; b++)
-			p[off + b] = (uint8_t)(v >> (8 * b));
-		off += n;
-	}
+	mp_fill_pattern(p, len, seed ^ salt, idx);
 	if (len >= 4)
 		for (int b = 0; b < 4; b++)
 			p[b] = (uint8_t)(idx >> (8 * b));
-}
-
-static uint32_t
-mtu_bytes(enum ibv_mtu m)
-{
-	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 0;
 }
 
 /* --- the plan: op i from (seed, i, mtu) only --- */
@@ -383,71 +319,6 @@ make_plan(uint64_t seed, uint32_t n, uint32_t mtu, uint32_t *sends)
 	return plan;
 }
 
-/* --- TCP --- */
-static int
-write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	tcp_eof = false;
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/* Read exactly @len bytes before the monotonic @deadline; -1 on EOF/error/timeout. */
-static int
-read_all(int fd, void *buf, size_t len, double deadline)
-{
-	uint8_t *p = buf;
-
-	tcp_eof = false;
-	while (len) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int ms = (int)((deadline - now_s()) * 1000);
-		ssize_t n;
-
-		if (ms <= 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		n = poll(&pfd, 1, ms);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			errno = n == 0 ? ETIMEDOUT : errno;
-			return -1;
-		}
-		n = recv(fd, p, len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			tcp_eof = n == 0;
-			errno = n == 0 ? ECONNRESET : errno;
-			return -1;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static bool
-readable(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) > 0;
-}
-
 static void
 usage(void)
 {
@@ -466,16 +337,10 @@ parse_args(int argc, char **argv)
 {
 	const char *may_die_arg = NULL;
 
-	if (argc < 3)
-		usage();
-	if (strcmp(argv[1], "server") == 0)
-		opt.role = ROLE_SERVER;
-	else if (strcmp(argv[1], "client") == 0)
-		opt.role = ROLE_CLIENT;
-	else
+	opt.role = mp_parse_role(argc, argv, "mp_stress");
+	if (opt.role < 0)
 		usage();
 	opt.port = argv[2];
-	tag = opt.role == ROLE_SERVER ? "mp_stress server" : "mp_stress client";
 	for (int i = 3; i < argc; i += 2) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -520,51 +385,12 @@ parse_args(int argc, char **argv)
 }
 
 /* --- verbs set-up --- */
-struct res {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *scq, *rcq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	size_t buf_len;
-	union ibv_gid gid;
-	enum ibv_mtu mtu;
-};
-
 static void
-open_dev(struct res *r)
-{
-	struct ibv_device **list;
-	struct ibv_port_attr pa;
-	int n = 0;
-
-	list = ibv_get_device_list(&n);
-	if (list == NULL || n < 1)
-		die("no RDMA device (is DROCE_EAL set, and did its droce vdev probe?)");
-	r->ctx = ibv_open_device(list[0]);
-	if (r->ctx == NULL)
-		die("cannot open %s: %s", ibv_get_device_name(list[0]), strerror(errno));
-	if (ibv_query_port(r->ctx, 1, &pa) || ibv_query_gid(r->ctx, 1, 0, &r->gid))
-		die("cannot query port 1 / GID 0");
-	r->mtu = pa.active_mtu;
-	say("device %s, port %s, active MTU %u", ibv_get_device_name(r->ctx->device),
-	    ibv_port_state_str(pa.state), mtu_bytes(r->mtu));
-	ibv_free_device_list(list);
-	r->pd = ibv_alloc_pd(r->ctx);
-	if (r->pd == NULL)
-		die("ibv_alloc_pd: %s", strerror(errno));
-}
-
-static void
-create_qp(struct res *r, uint32_t send_wr, uint32_t recv_wr)
+create_qp(struct mp_res *r, uint32_t send_wr, uint32_t recv_wr)
 {
 	struct ibv_qp_init_attr qa = { 0 };
 
-	r->scq = ibv_create_cq(r->ctx, send_wr + 16, NULL, NULL, 0);
-	r->rcq = ibv_create_cq(r->ctx, recv_wr + 16, NULL, NULL, 0);
-	if (r->scq == NULL || r->rcq == NULL)
-		die("ibv_create_cq: %s", strerror(errno));
+	mp_create_cqs(r, send_wr + 16, recv_wr + 16);
 	qa.qp_type = IBV_QPT_RC;
 	qa.send_cq = r->scq;
 	qa.recv_cq = r->rcq;
@@ -578,84 +404,23 @@ create_qp(struct res *r, uint32_t send_wr, uint32_t recv_wr)
 		die("ibv_create_qp(send %u, recv %u): %s", send_wr, recv_wr, strerror(errno));
 }
 
-static void
-reg_buf(struct res *r, size_t len)
-{
-	r->buf_len = len;
-	r->buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
-	if (r->buf == NULL)
-		die("cannot allocate %zu bytes", len);
-	memset(r->buf, MS_CANARY, len);
-	r->mr = ibv_reg_mr(r->pd, r->buf, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-	if (r->mr == NULL)
-		die("ibv_reg_mr(%zu): %s", len, strerror(errno));
-}
-
 /* path MTU: the smaller of the two active MTUs */
 static enum ibv_mtu
-path_mtu(const struct res *r, const struct msg_hello *peer)
+path_mtu(const struct mp_res *r, const struct msg_hello *peer)
 {
-	uint32_t pm = ntohl(peer->mtu);
-
-	return (uint32_t)r->mtu < pm ? r->mtu : (enum ibv_mtu)pm;
+	return mp_path_mtu(r->mtu, ntohl(peer->mtu));
 }
 
 static void
-connect_qp(struct res *r, const struct msg_hello *peer, uint32_t my_psn)
+connect_qp(struct mp_res *r, const struct msg_hello *peer, uint32_t my_psn)
 {
-	struct ibv_qp_attr a = { 0 };
+	static const struct mp_rc_attr rc = {
+		.access = MS_ACCESS, .rd_atomic = 16, .min_rnr_timer = 12,
+		.timeout = 10, .retry_cnt = 7, .rnr_retry = 7,
+	};
+	struct mp_rc_peer p = { ntohl(peer->qpn), ntohl(peer->psn), path_mtu(r, peer), peer->gid };
 
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.pkey_index = 0;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	if (ibv_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS))
-		die("modify_qp INIT: %s", strerror(errno));
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = path_mtu(r, peer);
-	a.dest_qp_num = ntohl(peer->qpn);
-	a.rq_psn = ntohl(peer->psn);
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
-	a.ah_attr.grh.sgid_index = 0;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("modify_qp RTR: %s", strerror(errno));
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = my_psn;
-	a.timeout = 10;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	if (ibv_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("modify_qp RTS: %s", strerror(errno));
-}
-
-static void
-wait_port_active(struct res *r, double deadline)
-{
-	struct ibv_port_attr pa;
-
-	for (;;) {
-		if (ibv_query_port(r->ctx, 1, &pa) == 0 && pa.state == IBV_PORT_ACTIVE)
-			return;
-		if (now_s() > deadline)
-			die("port 1 not ACTIVE within %u s (state %s)", opt.timeout,
-			    ibv_port_state_str(pa.state));
-		usleep(10000);
-	}
+	mp_rc_connect(r->qp, &p, my_psn, &rc);
 }
 
 /*
@@ -663,7 +428,7 @@ wait_port_active(struct res *r, double deadline)
  * @sq_out send and @rq_out receive WRs have been flushed (at most 2 s).
  */
 static void
-flush_qp(struct res *r, uint32_t sq_out, uint32_t rq_out)
+flush_qp(struct mp_res *r, uint32_t sq_out, uint32_t rq_out)
 {
 	struct ibv_qp_attr a = { 0 };
 	struct ibv_qp_init_attr ia;
@@ -697,45 +462,8 @@ flush_qp(struct res *r, uint32_t sq_out, uint32_t rq_out)
 		    "were flushed within 2 s", cur_session, sn, sq_out, rn, rq_out);
 }
 
-/* A session's QP, CQs, MR and buffer. */
 static void
-destroy_qp_res(struct res *r)
-{
-	if (r->qp && ibv_destroy_qp(r->qp))
-		say("ibv_destroy_qp failed");
-	if (r->scq && ibv_destroy_cq(r->scq))
-		say("ibv_destroy_cq failed");
-	if (r->rcq && ibv_destroy_cq(r->rcq))
-		say("ibv_destroy_cq failed");
-	if (r->mr && ibv_dereg_mr(r->mr))
-		say("ibv_dereg_mr failed");
-	free(r->buf);
-	r->qp = NULL;
-	r->scq = r->rcq = NULL;
-	r->mr = NULL;
-	r->buf = NULL;
-}
-
-static void
-close_dev(struct res *r)
-{
-	if (r->pd && ibv_dealloc_pd(r->pd))
-		say("ibv_dealloc_pd failed");
-	if (r->ctx && ibv_close_device(r->ctx))
-		say("ibv_close_device failed");
-}
-
-static uint32_t
-rand_psn(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint32_t)splitmix64((uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32)) & 0xffffff;
-}
-
-static void
-make_hello(struct msg_hello *h, const struct res *r, uint32_t psn, uint64_t addr, uint32_t ops,
+make_hello(struct msg_hello *h, const struct mp_res *r, uint32_t psn, uint64_t addr, uint32_t ops,
 	   uint64_t seed)
 {
 	memset(h, 0, sizeof(*h));
@@ -782,7 +510,7 @@ describe_diff(char *why, size_t wlen, const char *what, const uint8_t *got,
 
 /* ================================ server ================================ */
 
-static struct res dev;		/* the device and PD, open for all sessions */
+static struct mp_res dev;		/* the device and PD, open for all sessions */
 
 static int
 server_fail(int fd, uint32_t received, int code, const char *fmt, ...)
@@ -801,7 +529,7 @@ server_fail(int fd, uint32_t received, int code, const char *fmt, ...)
 
 /* What a server session holds: torn down by end_session(), also after peer_gone(). */
 static struct server {
-	struct res r;
+	struct mp_res r;
 	int fd;
 	struct op *plan;
 	uint32_t *sidx, *rq_fifo;
@@ -820,23 +548,14 @@ run_server_session(int lfd)
 	uint32_t rq_head = 0, rq_tail = 0;
 	uint64_t seed, bytes = 0, area_addr;
 	uint8_t *area;
-	int fd, one = 1, rc;
+	int fd, rc;
 	bool got_done = false;
 	double t0, last, deadline, done_at = 0, dt;
 
-	{
-		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
-
-		if (poll(&pfd, 1, opt.timeout * 1000) <= 0)
-			die("no client connected within %u s", opt.timeout);
-	}
-	fd = sv.fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		die("accept: %s", strerror(errno));
+	fd = sv.fd = mp_tcp_accept(lfd, opt.timeout);
 	/* the last session: stop listening, or a client's next connect lands here */
 	if (cur_session == opt.sessions)
 		close(lfd);
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 	deadline = now_s() + opt.timeout;
 	if (read_all(fd, &peer, sizeof(peer), deadline)) {
@@ -854,7 +573,8 @@ run_server_session(int lfd)
 
 	/* receive slots, then the counters page and the area the client writes */
 	create_qp(&sv.r, 4, MS_RECV_SLOTS);
-	reg_buf(&sv.r, (size_t)MS_RECV_SLOTS * MS_SLOT + MS_CTR_PAGE + MS_AREA);
+	mp_reg_buf(&sv.r, (size_t)MS_RECV_SLOTS * MS_SLOT + MS_CTR_PAGE + MS_AREA, MS_CANARY,
+		   MS_ACCESS);
 	area = sv.r.buf + (size_t)MS_RECV_SLOTS * MS_SLOT;
 	memset(area, 0, MS_CTR_PAGE + MS_AREA);
 	area_addr = (uintptr_t)area;
@@ -891,7 +611,7 @@ run_server_session(int lfd)
 			die("ibv_post_recv: %s", strerror(ret));
 		sv.rq_fifo[rq_tail++ % MS_RECV_SLOTS] = sv.posted;
 	}
-	wait_port_active(&sv.r, deadline);
+	mp_wait_port_active(&sv.r, deadline, opt.timeout);
 	if (write_all(fd, &ready, sizeof(ready))) {
 		if (may_die_now)
 			peer_gone("%s sending ready", tcp_how(errno));
@@ -1074,7 +794,7 @@ struct wr_rec {
 };
 
 struct client {
-	struct res r;
+	struct mp_res r;
 	struct op *plan;
 	struct wr_rec *ring;
 	uint8_t *shadow;	/* what the server's area must hold */
@@ -1291,7 +1011,7 @@ check_wc(struct client *c, const struct ibv_wc *w)
 		    w->status, w->vendor_err, wc_opcode_name(w->opcode), seq, c->posted, c->completed,
 		    now_s() - c->last);
 		check_server_abort(c, 200);
-		fail_exit(1);
+		mp_fail_exit(1);
 	}
 	switch (rec->kind) {
 	case OP_SEND: want = IBV_WC_SEND; break;
@@ -1341,15 +1061,13 @@ run_client_session(void)
 	struct msg_ready ready;
 	struct msg_done done = { 0 };
 	struct msg_result res;
-	struct sockaddr_in sa = { 0 };
 	uint32_t psn = rand_psn(), mtu, kinds[4] = { 0 }, spins = 0;
-	int one = 1;
 	double t0, dt, deadline;
 
 	c->depth = opt.depth;
 	c->seed = opt.seed + cur_session - 1;
 	create_qp(&c->r, c->depth, 1);
-	reg_buf(&c->r, (size_t)c->depth * MS_SLOT);
+	mp_reg_buf(&c->r, (size_t)c->depth * MS_SLOT, MS_CANARY, MS_ACCESS);
 	c->ring = calloc(c->depth, sizeof(*c->ring));
 	c->shadow = calloc(1, MS_AREA);
 	c->scratch = malloc(MS_MAX_MSG);
@@ -1357,23 +1075,8 @@ run_client_session(void)
 		die("out of memory");
 
 	/* the server may not listen yet: retry until the timeout */
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(atoi(opt.port));
-	if (inet_pton(AF_INET, opt.peer, &sa.sin_addr) != 1)
-		die("bad --peer address %s", opt.peer);
 	deadline = now_s() + opt.timeout;
-	for (;;) {
-		c->fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-			break;
-		close(c->fd);
-		c->fd = -1;
-		if (now_s() > deadline)
-			die("cannot connect to %s:%s within %u s: %s", opt.peer, opt.port, opt.timeout,
-			    strerror(errno));
-		usleep(50000);
-	}
-	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->fd = mp_tcp_connect(opt.peer, opt.port, deadline, opt.timeout);
 
 	make_hello(&mine, &c->r, psn, 0, opt.ops, c->seed);
 	if (write_all(c->fd, &mine, sizeof(mine))) {
@@ -1400,7 +1103,7 @@ run_client_session(void)
 	    "path MTU %u, seed %" PRIu64, c->r.qp->qp_num, c->ops, kinds[OP_SEND],
 	    kinds[OP_WRITE_READ], kinds[OP_FAA], kinds[OP_CAS], c->depth, mtu, c->seed);
 	connect_qp(&c->r, &peer, psn);
-	wait_port_active(&c->r, deadline);
+	mp_wait_port_active(&c->r, deadline, opt.timeout);
 	if (read_all(c->fd, &ready, sizeof(ready), deadline) || ntohl(ready.magic) != MS_MAGIC) {
 		if (may_die_now)
 			peer_gone("%s before it was ready", tcp_how(errno));
@@ -1439,7 +1142,7 @@ run_client_session(void)
 				    c->completed, c->completed, w->op, rec_name(w),
 				    w->kind <= OP_WRITE_READ ? w->size : 8);
 				check_server_abort(c, 200);
-				fail_exit(2);
+				mp_fail_exit(2);
 			}
 		}
 		/* --peer-may-die: the server's TCP connection closed; the QP should notice */
@@ -1483,25 +1186,29 @@ run_client_session(void)
 
 /* ================================ sessions ================================ */
 
+/* A session's QP (flushed, see flush_qp()) and its resources, and its TCP connection. */
+static void
+end_qp_conn(struct mp_res *r, int fd, uint32_t sq_out, uint32_t rq_out)
+{
+	flush_qp(r, sq_out, rq_out);
+	mp_destroy_qp_res(r);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Tear down the session that just ended (passed, or its peer went away). */
 static void
 end_session(void)
 {
 	if (opt.role == ROLE_SERVER) {
-		flush_qp(&sv.r, 0, sv.posted - sv.received);
-		destroy_qp_res(&sv.r);
-		if (sv.fd >= 0)
-			close(sv.fd);
+		end_qp_conn(&sv.r, sv.fd, 0, sv.posted - sv.received);
 		free(sv.plan);
 		free(sv.sidx);
 		free(sv.rq_fifo);
 		free(sv.expect);
 		free(sv.shadow);
 	} else {
-		flush_qp(&cl.r, cl.posted - cl.completed, 0);
-		destroy_qp_res(&cl.r);
-		if (cl.fd >= 0)
-			close(cl.fd);
+		end_qp_conn(&cl.r, cl.fd, cl.posted - cl.completed, 0);
 		free(cl.plan);
 		free(cl.ring);
 		free(cl.shadow);
@@ -1514,21 +1221,10 @@ static int
 run_sessions(void)
 {
 	static int lfd = -1;	/* static: setjmp() below */
-	int one = 1;
 
-	open_dev(&dev);
-	if (opt.role == ROLE_SERVER) {
-		struct sockaddr_in sa = { 0 };
-
-		lfd = socket(AF_INET, SOCK_STREAM, 0);
-		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		sa.sin_family = AF_INET;
-		sa.sin_port = htons(atoi(opt.port));
-		sa.sin_addr.s_addr = htonl(INADDR_ANY);
-		if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 4))
-			die("cannot listen on TCP port %s: %s", opt.port, strerror(errno));
-		say("listening on TCP port %s", opt.port);
-	}
+	mp_open_dev(&dev);
+	if (opt.role == ROLE_SERVER)
+		lfd = mp_tcp_listen(opt.port, 4);
 	for (cur_session = 1; cur_session <= opt.sessions; cur_session++) {
 		may_die_now = opt.may_die[cur_session];
 		/* set-up phases: each bounded by --timeout; later re-armed on every progress */
@@ -1542,7 +1238,7 @@ run_sessions(void)
 			int rc = opt.role == ROLE_SERVER ? run_server_session(lfd) : run_client_session();
 
 			if (rc)
-				fail_exit(rc);
+				mp_fail_exit(rc);
 			say("session %u: PASS", cur_session);
 		} else {
 			say("session %u: peer gone (%s)", cur_session, gone_how);
@@ -1550,7 +1246,7 @@ run_sessions(void)
 		end_session();
 	}
 	cur_session = 0;
-	close_dev(&dev);
+	mp_close_dev(&dev);
 	return 0;
 }
 
@@ -1561,9 +1257,9 @@ main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_args(argc, argv);
-	signal(SIGALRM, watchdog);
-	signal(SIGPIPE, SIG_IGN);
+	mp_fail_hook = session_failed;
+	mp_signals_init("mp_stress: watchdog expired (hung inside a call?), giving up\n");
 	rc = run_sessions();
-	printf("%s: %s\n", tag, rc == 0 ? "PASS" : "FAIL");
+	printf("%s: %s\n", mp_tag, rc == 0 ? "PASS" : "FAIL");
 	return rc;
 }
