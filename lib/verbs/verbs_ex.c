@@ -71,20 +71,38 @@ cq_next(struct ibv_cq_ex *ibcq)
 	return 0;
 }
 
+/*
+ * The current completion lives in the CQ: from ibv_start_poll to
+ * ibv_end_poll, the CQ belongs to the thread that started (as in rdma-core's
+ * providers), unless it was created single-threaded. A mutex, not a spin
+ * lock: with more threads than CPUs a waiter sleeps instead of spinning on a
+ * preempted holder.
+ */
 static int
 cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 {
+	struct roce_cq *cq = to_roce_cq_ex(ibcq);
+	int ret;
+
 	if (attr && attr->comp_mask)
 		return EINVAL;
-	verbs_progress(to_roce_cq_ex(ibcq)->dev);
-	return cq_next(ibcq);
+	verbs_progress(cq->dev);
+	if (!cq->single_threaded)
+		pthread_mutex_lock(&cq->poll_lock);
+	ret = cq_next(ibcq);
+	/* ENOENT: the caller does not call ibv_end_poll */
+	if (ret != 0 && !cq->single_threaded)
+		pthread_mutex_unlock(&cq->poll_lock);
+	return ret;
 }
 
-/* Completions are copied out as they are polled: nothing to release. */
 static void
 cq_end_poll(struct ibv_cq_ex *ibcq)
 {
-	RTE_SET_USED(ibcq);
+	struct roce_cq *cq = to_roce_cq_ex(ibcq);
+
+	if (!cq->single_threaded)
+		pthread_mutex_unlock(&cq->poll_lock);
 }
 
 #define CUR(ibcq) (&to_roce_cq_ex(ibcq)->cur)
@@ -130,6 +148,8 @@ create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 	if (cq == NULL)
 		return NULL;
 	cq->wc_flags = attr->wc_flags;
+	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
 	x = &cq->ibcq_ex;
 	x->start_poll = cq_start_poll;
 	x->next_poll = cq_next;
@@ -585,14 +605,16 @@ tm_alloc(const struct ibv_srq_init_attr_ex *attr)
 	tm->head = tm->tail = UINT32_MAX;
 	tm->tags = rte_zmalloc("droce_tm_tags", sizeof(*tm->tags) * ntags, RTE_CACHE_LINE_SIZE);
 	snprintf(name, sizeof(name), "dtmo%p", (void *)tm);
-	tm->ops = rte_ring_create_elem(name, sizeof(struct roce_tm_op), tm->max_ops,
-				       SOCKET_ID_ANY, RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	tm->ops = rte_ring_create_elem(name, sizeof(struct roce_tm_op), tm->max_ops, SOCKET_ID_ANY,
+				       RING_F_MP_RTS_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	snprintf(name, sizeof(name), "dtmf%p", (void *)tm);
-	tm->free = rte_ring_create(name, ntags, SOCKET_ID_ANY, RING_F_EXACT_SZ);
+	tm->free = rte_ring_create(name, ntags, SOCKET_ID_ANY, RING_F_EXACT_SZ | RING_F_MC_RTS_DEQ);
 	if (tm->tags == NULL || tm->ops == NULL || tm->free == NULL) {
 		tm_free(tm);
 		return NULL;
 	}
+	roce_ring_unbounded(tm->ops);
+	roce_ring_unbounded(tm->free);
 	for (uintptr_t h = 0; h < ntags; h++) {
 		tm->tags[h].prev = tm->tags[h].next = UINT32_MAX;
 		rte_ring_enqueue(tm->free, (void *)h);

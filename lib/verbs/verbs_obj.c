@@ -175,12 +175,15 @@ droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 		goto err_count;
 	}
 	snprintf(name, sizeof(name), "droce_cq_%p", (void *)cq);
+	/* any number of threads may poll one CQ (ibv_alloc_td(3)): each completion goes to one */
 	cq->ring = rte_ring_create_elem(name, sizeof(struct ibv_wc), cqe, SOCKET_ID_ANY,
-					RING_F_SC_DEQ | RING_F_EXACT_SZ);
+					RING_F_MC_RTS_DEQ | RING_F_EXACT_SZ);
 	if (cq->ring == NULL) {
 		errno = rte_errno == EINVAL ? EINVAL : ENOMEM;
 		goto err_free_cq;
 	}
+	roce_ring_unbounded(cq->ring);
+	pthread_mutex_init(&cq->poll_lock, NULL);
 	cq->dev = dev;
 	cq->cqe = cqe;
 	cq->chan = channel ? container_of(channel, struct roce_comp_channel, ch) : NULL;

@@ -192,6 +192,8 @@ struct roce_cq {
 	};
 	struct ibv_wc cur;		/* ibv_start_poll/next_poll: the current one */
 	struct ibv_wc_tm_info cur_tm;	/* its tag and app_ctx */
+	pthread_mutex_t poll_lock;	/* held from ibv_start_poll to ibv_end_poll */
+	bool single_threaded;		/* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: no lock */
 	uint32_t tm_users;		/* TM SRQs completing here */
 	uint64_t wc_flags;		/* ibv_create_cq_ex: the fields it may read */
 	struct roce_dev *dev;

@@ -17,10 +17,22 @@ roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
 	wq->slots = rte_zmalloc_socket(name, slot_size * size, RTE_CACHE_LINE_SIZE, socket);
 	if (wq->slots == NULL)
 		return -ENOMEM;
+	/*
+	 * Any number of application threads take free slots and post: the
+	 * relaxed-tail-sync modes let a thread that is preempted half-way hold
+	 * back only what comes after it, never make the others spin on it (the
+	 * default multi-thread mode waits for every earlier thread in turn).
+	 * The engine alone consumes the posted ring.
+	 */
 	snprintf(rname, sizeof(rname), "%s_f", name);
-	wq->free = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ);
+	wq->free = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ | RING_F_MC_RTS_DEQ);
 	snprintf(rname, sizeof(rname), "%s_p", name);
-	wq->posted = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ);
+	wq->posted = rte_ring_create(rname, size, socket,
+				     RING_F_EXACT_SZ | RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);
+	if (wq->free != NULL && wq->posted != NULL) {
+		roce_ring_unbounded(wq->free);
+		roce_ring_unbounded(wq->posted);
+	}
 	if (wq->free == NULL || wq->posted == NULL) {
 		int err = rte_errno;
 
