@@ -606,15 +606,13 @@ tm_alloc(const struct ibv_srq_init_attr_ex *attr)
 	tm->tags = rte_zmalloc("droce_tm_tags", sizeof(*tm->tags) * ntags, RTE_CACHE_LINE_SIZE);
 	snprintf(name, sizeof(name), "dtmo%p", (void *)tm);
 	tm->ops = rte_ring_create_elem(name, sizeof(struct roce_tm_op), tm->max_ops, SOCKET_ID_ANY,
-				       RING_F_MP_RTS_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+				       RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	snprintf(name, sizeof(name), "dtmf%p", (void *)tm);
-	tm->free = rte_ring_create(name, ntags, SOCKET_ID_ANY, RING_F_EXACT_SZ | RING_F_MC_RTS_DEQ);
+	tm->free = rte_ring_create(name, ntags, SOCKET_ID_ANY, RING_F_EXACT_SZ);
 	if (tm->tags == NULL || tm->ops == NULL || tm->free == NULL) {
 		tm_free(tm);
 		return NULL;
 	}
-	roce_ring_unbounded(tm->ops);
-	roce_ring_unbounded(tm->free);
 	for (uintptr_t h = 0; h < ntags; h++) {
 		tm->tags[h].prev = tm->tags[h].next = UINT32_MAX;
 		rte_ring_enqueue(tm->free, (void *)h);

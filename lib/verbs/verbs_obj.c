@@ -175,14 +175,18 @@ droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 		goto err_count;
 	}
 	snprintf(name, sizeof(name), "droce_cq_%p", (void *)cq);
-	/* any number of threads may poll one CQ (ibv_alloc_td(3)): each completion goes to one */
+	/*
+	 * Any number of threads may poll one CQ (ibv_alloc_td(3)): each
+	 * completion goes to one (multi-consumer). Not the relaxed-tail-sync
+	 * mode: its consumer tail lags while pollers overlap, and the engine
+	 * would take the CQ for overrun.
+	 */
 	cq->ring = rte_ring_create_elem(name, sizeof(struct ibv_wc), cqe, SOCKET_ID_ANY,
-					RING_F_MC_RTS_DEQ | RING_F_EXACT_SZ);
+					RING_F_EXACT_SZ);
 	if (cq->ring == NULL) {
 		errno = rte_errno == EINVAL ? EINVAL : ENOMEM;
 		goto err_free_cq;
 	}
-	roce_ring_unbounded(cq->ring);
 	pthread_mutex_init(&cq->poll_lock, NULL);
 	cq->dev = dev;
 	cq->cqe = cqe;

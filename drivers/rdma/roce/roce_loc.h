@@ -55,18 +55,6 @@ void roce_xmit(struct roce_dev *dev, struct rte_mbuf *m);
 bool roce_tx_room(struct roce_dev *dev, uint16_t n);
 
 /*
- * An RTS ring lets any number of threads be between head and tail at once
- * (the default stops new ones at capacity / 8 and makes them spin).
- */
-static inline void
-roce_ring_unbounded(struct rte_ring *r)
-{
-	if (r->prod.sync_type == RTE_RING_SYNC_MT_RTS)
-		rte_ring_set_prod_htd_max(r, r->capacity);
-	if (r->cons.sync_type == RTE_RING_SYNC_MT_RTS)
-		rte_ring_set_cons_htd_max(r, r->capacity);
-}
-/*
  * Staging slots that data (requests, READ responses) leaves free, so that
  * ACKs and NAKs still go out while a stream fills the port: a peer whose
  * ACKs wait behind our data would time out and resend.

@@ -18,21 +18,15 @@ roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
 	if (wq->slots == NULL)
 		return -ENOMEM;
 	/*
-	 * Any number of application threads take free slots and post: the
-	 * relaxed-tail-sync modes let a thread that is preempted half-way hold
-	 * back only what comes after it, never make the others spin on it (the
-	 * default multi-thread mode waits for every earlier thread in turn).
-	 * The engine alone consumes the posted ring.
+	 * Any number of application threads take free slots and post (the
+	 * default multi-thread modes). Not the relaxed-tail-sync modes: there
+	 * a consumer's tail lags while others are still taking, the engine's
+	 * return of a slot then finds the ring "full", and the slot is lost.
 	 */
 	snprintf(rname, sizeof(rname), "%s_f", name);
-	wq->free = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ | RING_F_MC_RTS_DEQ);
+	wq->free = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ);
 	snprintf(rname, sizeof(rname), "%s_p", name);
-	wq->posted = rte_ring_create(rname, size, socket,
-				     RING_F_EXACT_SZ | RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);
-	if (wq->free != NULL && wq->posted != NULL) {
-		roce_ring_unbounded(wq->free);
-		roce_ring_unbounded(wq->posted);
-	}
+	wq->posted = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ | RING_F_SC_DEQ);
 	if (wq->free == NULL || wq->posted == NULL) {
 		int err = rte_errno;
 
