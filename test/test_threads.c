@@ -388,7 +388,13 @@ create_run(const struct run_cfg *c)
 			.cap = { .max_send_wr = 1, .max_recv_wr = M.srq ? 0 : RSLOTS / 2,
 				 .max_send_sge = 1, .max_recv_sge = M.srq ? 0 : 1 },
 		};
-		struct h_qp_opts o = { .type = IBV_QPT_RC, .psn = 1000u * (uint32_t)q + 17 };
+		/*
+		 * ACK timeout 20 (~4 s) x 7 retries: this checks threads, not the
+		 * retry budget, and many busy threads on 2 CPUs can starve inline
+		 * progress for longer than the default 67 ms x 8
+		 */
+		struct h_qp_opts o = { .type = IBV_QPT_RC, .psn = 1000u * (uint32_t)q + 17,
+				       .timeout = 20 };
 		struct h_side a = { .ctx = M.c0, .pd = M.pd0, .gid = g0 };
 		struct h_side b = { .ctx = M.c1, .pd = M.pd1, .gid = g1 };
 
