@@ -26,7 +26,7 @@ roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
 	snprintf(rname, sizeof(rname), "%s_f", name);
 	wq->free = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ);
 	snprintf(rname, sizeof(rname), "%s_p", name);
-	wq->posted = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ | RING_F_SC_DEQ);
+	wq->posted = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ);
 	if (wq->free == NULL || wq->posted == NULL) {
 		int err = rte_errno;
 
