@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include <rte_malloc.h>
-#include <rte_spinlock.h>
 
 #include "verbs_loc.h"
 
@@ -188,8 +187,8 @@ create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
  * buffers and lists are its own again as each call returns). The first error
  * is kept and returned by ibv_wr_complete(), which then posts nothing.
  */
+/* From ibv_wr_start to ibv_wr_complete/abort the thread holds the SQ's post_lock. */
 struct droce_wr_batch {
-	rte_spinlock_t lock;		/* held from wr_start to wr_complete/abort */
 	uint32_t cap;			/* WRs: the send queue size */
 	uint32_t max_sge;
 	uint32_t max_inline;
@@ -422,9 +421,10 @@ wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
 static void
 wr_start(struct ibv_qp_ex *qpx)
 {
-	struct droce_wr_batch *b = to_roce_qp_ex(qpx)->batch;
+	struct roce_qp *qp = to_roce_qp_ex(qpx);
+	struct droce_wr_batch *b = qp->batch;
 
-	rte_spinlock_lock(&b->lock);
+	pthread_mutex_lock(&qp->sq.post_lock);
 	b->n = 0;
 	b->err = 0;
 	b->cur = NULL;
@@ -433,10 +433,10 @@ wr_start(struct ibv_qp_ex *qpx)
 static void
 wr_abort(struct ibv_qp_ex *qpx)
 {
-	struct droce_wr_batch *b = to_roce_qp_ex(qpx)->batch;
+	struct roce_qp *qp = to_roce_qp_ex(qpx);
 
-	b->n = 0;
-	rte_spinlock_unlock(&b->lock);
+	qp->batch->n = 0;
+	pthread_mutex_unlock(&qp->sq.post_lock);
 }
 
 /*
@@ -459,7 +459,7 @@ wr_complete(struct ibv_qp_ex *qpx)
 	for (uint32_t i = 0; ret == 0 && i < b->n; i++)
 		ret = droce_send_wr_enqueue(qp, &b->wr[i]);
 	b->n = 0;
-	rte_spinlock_unlock(&b->lock);
+	pthread_mutex_unlock(&qp->sq.post_lock);
 	verbs_progress(qp->dev);
 	return ret;
 }
@@ -474,7 +474,6 @@ batch_alloc(struct roce_qp *qp)
 
 	if (b == NULL)
 		return -ENOMEM;
-	rte_spinlock_init(&b->lock);
 	b->cap = cap;
 	b->max_sge = max_sge;
 	b->max_inline = max_inline;
@@ -774,6 +773,7 @@ post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op, struct ibv_ops_wr **b
 		*bad_op = op;
 		return EINVAL;		/* not a tag-matching SRQ */
 	}
+	pthread_mutex_lock(&srq->rq.post_lock);
 	for (; op != NULL; op = op->next) {
 		ret = post_one_op(srq->tm, op);
 		if (ret) {
@@ -781,6 +781,7 @@ post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op, struct ibv_ops_wr **b
 			break;
 		}
 	}
+	pthread_mutex_unlock(&srq->rq.post_lock);
 	verbs_progress(srq->dev);
 	return ret;
 }

@@ -176,13 +176,12 @@ droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 	}
 	snprintf(name, sizeof(name), "droce_cq_%p", (void *)cq);
 	/*
-	 * Any number of threads may poll one CQ (ibv_alloc_td(3)): each
-	 * completion goes to one (multi-consumer). Not the relaxed-tail-sync
-	 * mode: its consumer tail lags while pollers overlap, and the engine
-	 * would take the CQ for overrun.
+	 * Any number of threads may poll one CQ (ibv_alloc_td(3)); they take
+	 * poll_lock (or the CQ was created single-threaded), so the ring has
+	 * one consumer at a time.
 	 */
 	cq->ring = rte_ring_create_elem(name, sizeof(struct ibv_wc), cqe, SOCKET_ID_ANY,
-					RING_F_EXACT_SZ);
+					RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	if (cq->ring == NULL) {
 		errno = rte_errno == EINVAL ? EINVAL : ENOMEM;
 		goto err_free_cq;
@@ -476,15 +475,19 @@ droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 		return NULL;
 	}
 	pthread_mutex_lock(&dev->lock);
-	for (idx = 0; idx < DROCE_MAX_QP && dev->qp_tbl[idx]; idx++)
+	for (idx = 0; idx < DROCE_MAX_QP && dev->qp_taken[idx]; idx++)
 		;
 	if (idx == DROCE_MAX_QP) {
 		pthread_mutex_unlock(&dev->lock);
 		ret = -ENOMEM;
 		goto err_free_qp;
 	}
-	/* reserve the slot; published once complete */
-	dev->qp_tbl[idx] = qp;
+	/*
+	 * Reserve the slot; the engine and the receive path find the QP in
+	 * qp_tbl only once it is complete (below): below qp_hi they look at
+	 * every slot.
+	 */
+	dev->qp_taken[idx] = true;
 	pthread_mutex_unlock(&dev->lock);
 
 	qp->dev = dev;
@@ -543,7 +546,8 @@ droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	qp->attr.cap = *cap;
 
 	pthread_mutex_lock(&dev->lock);
-	dev->nb_qp++;
+	__atomic_store_n(&dev->qp_tbl[idx], qp, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&dev->nb_qp, 1, __ATOMIC_RELAXED);	/* the waker reads it */
 	if (idx + 1 > dev->qp_hi)
 		__atomic_store_n(&dev->qp_hi, idx + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
@@ -557,7 +561,7 @@ err_fini_sq:
 	roce_wq_fini(&qp->sq);
 err_release_slot:
 	pthread_mutex_lock(&dev->lock);
-	dev->qp_tbl[idx] = NULL;
+	dev->qp_taken[idx] = false;
 	pthread_mutex_unlock(&dev->lock);
 err_free_qp:
 	rte_free(qp);
@@ -702,7 +706,8 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&qp->state, IBV_QPS_RESET, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&dev->qp_tbl[qp->idx], NULL, __ATOMIC_SEQ_CST);
-	dev->nb_qp--;
+	__atomic_fetch_sub(&dev->nb_qp, 1, __ATOMIC_RELAXED);
+	dev->qp_taken[qp->idx] = false;
 	pthread_mutex_unlock(&dev->lock);
 	roce_dev_quiesce(dev);
 	roce_qp_reset_engine(qp);

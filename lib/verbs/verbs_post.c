@@ -155,6 +155,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 		*bad = wr;
 		return EINVAL;
 	}
+	pthread_mutex_lock(&qp->sq.post_lock);
 	for (; wr != NULL; wr = wr->next) {
 		ret = droce_send_wr_check(qp, wr);
 		if (ret == 0)
@@ -164,6 +165,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 			break;
 		}
 	}
+	pthread_mutex_unlock(&qp->sq.post_lock);
 	verbs_progress(qp->dev);
 	return ret;
 }
@@ -200,6 +202,7 @@ post_recv_list(struct roce_dev *dev, struct roce_wq *wq, struct ibv_recv_wr *wr,
 		*bad = NULL;
 		return EINVAL;
 	}
+	pthread_mutex_lock(&wq->post_lock);
 	for (; wr != NULL; wr = wr->next) {
 		ret = post_one_recv(wq, wr);
 		if (ret) {
@@ -207,6 +210,7 @@ post_recv_list(struct roce_dev *dev, struct roce_wq *wq, struct ibv_recv_wr *wr,
 			break;
 		}
 	}
+	pthread_mutex_unlock(&wq->post_lock);
 	verbs_progress(dev);
 	return ret;
 }
@@ -240,7 +244,12 @@ droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (n < 0)
 		return -EINVAL;
 	verbs_progress(cq->dev);
+	/* one poller at a time, sleeping (not spinning) behind a preempted one */
+	if (!cq->single_threaded)
+		pthread_mutex_lock(&cq->poll_lock);
 	n = rte_ring_dequeue_burst_elem(cq->ring, wc, sizeof(*wc), n, NULL);
+	if (!cq->single_threaded)
+		pthread_mutex_unlock(&cq->poll_lock);
 	if (unlikely(cq->tm_users))
 		for (int i = 0; i < n; i++)
 			if (roce_wc_is_tm(&wc[i]))

@@ -172,7 +172,11 @@ struct roce_recv_wqe {
 /*
  * A work queue: a fixed array of WQE slots, a ring of free slot pointers
  * (empty means the queue is full) and the posted ring the engine consumes.
- * Both rings are created with exact sizes.
+ * Both rings are created with exact sizes. Posting threads take @post_lock
+ * for a whole WR list, so only one of them at a time works on the rings'
+ * application ends: a mutex, not a spin lock, so that with more threads than
+ * CPUs a waiter sleeps instead of spinning behind a preempted poster (as a
+ * multi-producer ring's tail update would).
  */
 struct roce_wq {
 	void *slots;
@@ -180,6 +184,7 @@ struct roce_wq {
 	uint32_t max_sge;
 	struct rte_ring *free;
 	struct rte_ring *posted;
+	pthread_mutex_t post_lock;
 };
 
 /* --- CQ --- */
@@ -469,6 +474,7 @@ struct roce_dev {
 
 	/* published to the engine with release stores */
 	struct roce_qp *qp_tbl[DROCE_MAX_QP];
+	bool qp_taken[DROCE_MAX_QP];	/* control path, under lock: a QP is being made or is in qp_tbl */
 	uint32_t qp_hi;			/* highest used index + 1 */
 	struct roce_srq *tm_tbl[DROCE_MAX_TM_SRQ];	/* tag-matching SRQs */
 	uint32_t tm_hi;

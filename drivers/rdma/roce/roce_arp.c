@@ -167,7 +167,7 @@ malformed:
 	/* not Ethernet/IPv4 ARP, truncated, or an opcode droce has no use for */
 	dev->stats.rx_drop_bad_arp++;
 drop:
-	rte_pktmbuf_free(m);
+	roce_mbuf_free(m);
 }
 
 /* 0 with @mac filled, or -EAGAIN after (rate-limited) sending a request. */

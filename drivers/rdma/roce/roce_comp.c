@@ -61,10 +61,8 @@ roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp)
 
 	while (st != IBV_QPS_RESET && st != IBV_QPS_ERR) {
 		if (__atomic_compare_exchange_n(&qp->state, &st, IBV_QPS_ERR, false,
-						__ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE)) {
-			qp->ibqp.state = IBV_QPS_ERR;
-			return true;
-		}
+						__ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
+			return true;	/* ibv_query_qp updates ibv_qp.state */
 	}
 	return false;
 }

@@ -6,6 +6,84 @@
 #include <rte_mbuf.h>
 #include "roce.h"
 
+#ifdef __SANITIZE_THREAD__
+#include <sanitizer/tsan_interface.h>
+#endif
+
+/*
+ * Frames cross threads through code ThreadSanitizer does not see: the port's
+ * PMD (a frame sent by one device's thread, received by another's) and the
+ * mempool's driver (a buffer freed by one thread, allocated by another). In
+ * a -Dtsan=true build these mark the hand-offs (each segment's address is the
+ * sync object); in any other build they are nothing.
+ */
+#ifdef __SANITIZE_THREAD__
+#define ROCE_TSAN_ACQUIRE(p)	__tsan_acquire((void *)(p))
+#define ROCE_TSAN_RELEASE(p)	__tsan_release((void *)(p))
+#else
+#define ROCE_TSAN_ACQUIRE(p)	RTE_SET_USED(p)
+#define ROCE_TSAN_RELEASE(p)	RTE_SET_USED(p)
+#endif
+
+static inline void
+roce_mbuf_handoff(struct rte_mbuf *m)
+{
+	for (; m != NULL; m = m->next)
+		ROCE_TSAN_RELEASE(m);
+}
+
+static inline void
+roce_mbuf_takeover(struct rte_mbuf *m)
+{
+	for (; m != NULL; m = m->next)
+		ROCE_TSAN_ACQUIRE(m);
+}
+
+/*
+ * A device's inline progress lock. DPDK's x86 spin lock is inline assembly,
+ * which ThreadSanitizer does not see as a lock: these tell it.
+ */
+static inline bool
+roce_inline_trylock(struct roce_dev *dev)
+{
+	if (!rte_spinlock_trylock(&dev->inline_lock))
+		return false;
+	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
+	return true;
+}
+
+static inline void
+roce_inline_lock(struct roce_dev *dev)
+{
+	rte_spinlock_lock(&dev->inline_lock);
+	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
+}
+
+static inline void
+roce_inline_unlock(struct roce_dev *dev)
+{
+	ROCE_TSAN_RELEASE(&dev->inline_lock);
+	rte_spinlock_unlock(&dev->inline_lock);
+}
+
+/* rte_pktmbuf_free, the release marked after the free's own accesses. */
+static inline void
+roce_mbuf_free(struct rte_mbuf *m)
+{
+#ifdef __SANITIZE_THREAD__
+	struct rte_mbuf *seg[RTE_MBUF_MAX_NB_SEGS > 64 ? 64 : RTE_MBUF_MAX_NB_SEGS];
+	unsigned int n = 0;
+
+	for (struct rte_mbuf *s = m; s != NULL && n < RTE_DIM(seg); s = s->next)
+		seg[n++] = s;
+	rte_pktmbuf_free(m);
+	while (n > 0)
+		__tsan_release(seg[--n]);
+#else
+	rte_pktmbuf_free(m);
+#endif
+}
+
 /* A received RoCEv2 packet, parsed and validated by roce_recv.c. */
 struct roce_pkt {
 	struct rte_mbuf *m;

@@ -64,6 +64,8 @@ roce_pkt_alloc(struct roce_dev *dev)
 
 	if (unlikely(m == NULL))
 		dev->stats.tx_drop_no_mbuf++;
+	else
+		roce_mbuf_takeover(m);
 	return m;
 }
 
@@ -76,7 +78,11 @@ roce_pkt_alloc(struct roce_dev *dev)
 static void
 tx_flush(struct roce_dev *dev)
 {
-	uint16_t n = dev->nb_tx, sent = rte_eth_tx_burst(dev->port_id, 0, dev->tx, n);
+	uint16_t n = dev->nb_tx, sent;
+
+	for (uint16_t i = 0; i < n; i++)
+		roce_mbuf_handoff(dev->tx[i]);
+	sent = rte_eth_tx_burst(dev->port_id, 0, dev->tx, n);
 
 	if (unlikely(sent < n))
 		memmove(dev->tx, dev->tx + sent, (n - sent) * sizeof(dev->tx[0]));
@@ -107,7 +113,7 @@ roce_xmit(struct roce_dev *dev, struct rte_mbuf *m)
 {
 	if (unlikely(!roce_tx_room(dev, 1))) {
 		dev->stats.tx_drop_full++;
-		rte_pktmbuf_free(m);
+		roce_mbuf_free(m);
 		return;
 	}
 	dev->stats.tx_pkts++;
@@ -133,7 +139,7 @@ roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 	bool local = dip == dev->ip;
 
 	if (!local && roce_neigh_resolve(dev, dip, &dmac) != 0) {
-		rte_pktmbuf_free(m);
+		roce_mbuf_free(m);
 		dev->stats.tx_no_neigh++;
 		return -EAGAIN;
 	}
@@ -173,7 +179,7 @@ roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 		dev->stats.tx_bytes += m->pkt_len;
 		if (rte_ring_enqueue(dev->loop, m) != 0) {
 			dev->stats.tx_drop_full++;
-			rte_pktmbuf_free(m);
+			roce_mbuf_free(m);
 		}
 		return 0;
 	}
@@ -190,6 +196,8 @@ roce_dev_poll(struct roce_dev *dev)
 
 	__atomic_fetch_add(&dev->epoch, 1, __ATOMIC_SEQ_CST);
 	n = rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST);
+	for (uint16_t i = 0; i < n; i++)
+		roce_mbuf_takeover(pkts[i]);
 	if (n)
 		roce_rx(dev, pkts, n);
 	n = rte_ring_dequeue_burst(dev->loop, (void **)pkts, DROCE_BURST, NULL);
@@ -235,9 +243,9 @@ roce_progress(void)
 	for (uint32_t i = 0; i < n; i++) {
 		struct roce_dev *dev = __atomic_load_n(&inline_devs[i], __ATOMIC_ACQUIRE);
 
-		if (dev && rte_spinlock_trylock(&dev->inline_lock)) {
+		if (dev && roce_inline_trylock(dev)) {
 			roce_dev_poll(dev);
-			rte_spinlock_unlock(&dev->inline_lock);
+			roce_inline_unlock(dev);
 		}
 	}
 }
@@ -262,13 +270,13 @@ waker_poll(struct roce_dev *dev)
 		dev->wake_epoch = epoch;	/* the application moves it */
 		return false;
 	}
-	if (!rte_spinlock_trylock(&dev->inline_lock))
+	if (!roce_inline_trylock(dev))
 		return false;
 	before = dev->stats.rx_pkts + dev->stats.tx_pkts;
 	roce_dev_poll(dev);
 	moved = dev->stats.rx_pkts + dev->stats.tx_pkts != before;
 	dev->wake_epoch = __atomic_load_n(&dev->epoch, __ATOMIC_RELAXED);
-	rte_spinlock_unlock(&dev->inline_lock);
+	roce_inline_unlock(dev);
 	return moved;
 }
 
@@ -455,8 +463,8 @@ roce_dev_quiesce(struct roce_dev *dev)
 	uint64_t e0, e;
 
 	if (dev->engine == NULL) {
-		rte_spinlock_lock(&dev->inline_lock);
-		rte_spinlock_unlock(&dev->inline_lock);
+		roce_inline_lock(dev);
+		roce_inline_unlock(dev);
 		return;
 	}
 	e0 = __atomic_load_n(&dev->epoch, __ATOMIC_ACQUIRE);
@@ -504,7 +512,7 @@ roce_engine_attach(struct roce_dev *dev)
 				 dev->name, rte_strerror(-ret));
 			goto out;
 		}
-		inline_devs[nb_inline] = dev;
+		__atomic_store_n(&inline_devs[nb_inline], dev, __ATOMIC_RELAXED);
 		__atomic_store_n(&nb_inline, nb_inline + 1, __ATOMIC_RELEASE);
 		ROCE_LOG(INFO, "%s: inline progress", dev->name);
 		goto out;
@@ -557,14 +565,14 @@ roce_engine_detach(struct roce_dev *dev)
 	pthread_mutex_lock(&engine_lock);
 	if (eng == NULL) {
 		for (uint32_t i = 0; i < nb_inline; i++)
-			if (inline_devs[i] != dev)
-				inline_devs[j++] = inline_devs[i];
+			if (inline_devs[i] != dev)	/* the waker reads them */
+				__atomic_store_n(&inline_devs[j++], inline_devs[i], __ATOMIC_RELAXED);
 		if (j != nb_inline) {
 			__atomic_store_n(&nb_inline, j, __ATOMIC_RELEASE);
 			/* an inline poller may still hold the device */
 			waker_forget();
-			rte_spinlock_lock(&dev->inline_lock);
-			rte_spinlock_unlock(&dev->inline_lock);
+			roce_inline_lock(dev);
+			roce_inline_unlock(dev);
 		}
 		if (j == 0)
 			waker_stop();

@@ -12,6 +12,7 @@ roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
 	char rname[RTE_RING_NAMESIZE];
 
 	memset(wq, 0, sizeof(*wq));
+	pthread_mutex_init(&wq->post_lock, NULL);
 	wq->size = size;
 	wq->max_sge = max_sge;
 	wq->slots = rte_zmalloc_socket(name, slot_size * size, RTE_CACHE_LINE_SIZE, socket);
@@ -44,6 +45,7 @@ roce_wq_fini(struct roce_wq *wq)
 	rte_ring_free(wq->free);
 	rte_ring_free(wq->posted);
 	rte_free(wq->slots);
+	pthread_mutex_destroy(&wq->post_lock);
 	memset(wq, 0, sizeof(*wq));
 }
 

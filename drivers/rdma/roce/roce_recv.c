@@ -19,9 +19,10 @@ linearize(struct roce_dev *dev, struct rte_mbuf *m)
 	if (likely(m->nb_segs == 1))
 		return m;
 	n = rte_pktmbuf_alloc(dev->mp);
+	roce_mbuf_takeover(n);
 	if (n == NULL || rte_pktmbuf_tailroom(n) < m->pkt_len) {
-		rte_pktmbuf_free(n);
-		rte_pktmbuf_free(m);
+		roce_mbuf_free(n);
+		roce_mbuf_free(m);
 		dev->stats.rx_drop_truncated++;
 		return NULL;
 	}
@@ -30,7 +31,7 @@ linearize(struct roce_dev *dev, struct rte_mbuf *m)
 	src = rte_pktmbuf_read(m, 0, m->pkt_len, dst);
 	if (src != dst)
 		memcpy(dst, src, m->pkt_len);
-	rte_pktmbuf_free(m);
+	roce_mbuf_free(m);
 	return n;
 }
 
@@ -160,7 +161,7 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 	else
 		roce_resp_rcv(dev, qp, &pkt);
 drop:
-	rte_pktmbuf_free(m);
+	roce_mbuf_free(m);
 }
 
 void

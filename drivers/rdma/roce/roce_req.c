@@ -148,7 +148,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
 		return -ENOBUFS;
 	p = (uint8_t *)rte_pktmbuf_append(m, oi->hdr_len + pay + pad + ROCE_ICRC_LEN);
 	if (p == NULL) {
-		rte_pktmbuf_free(m);
+		roce_mbuf_free(m);
 		return -ENOBUFS;
 	}
 	bth_init((struct roce_bth *)p, opcode, last && (wqe->send_flags & IBV_SEND_SOLICITED),
