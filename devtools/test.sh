@@ -41,5 +41,31 @@ run_build build
 if [ "${DROCE_SKIP_ASAN:-0}" != 1 ]; then
 	run_build build-asan -Dsanitize=true -Dbuildtype=debug
 fi
+# --- fuzzing (devtools/fuzz): each libFuzzer harness once, DROCE_FUZZ_TIME
+# seconds (default 30), in build-fuzz (clang); each harness counts as one
+# test, a failed build as one failure. Not when only part of the suite was
+# asked for (arguments), nor with DROCE_SKIP_FUZZ=1.
+if [ "${DROCE_SKIP_FUZZ:-0}" != 1 ] && ((${#TEST_ARGS[@]} == 0)); then
+	echo "== fuzz (build-fuzz)"
+	mkdir -p build-fuzz
+	bash devtools/fuzz --time "${DROCE_FUZZ_TIME:-30}" 2>&1 | tee build-fuzz/fuzz-test.log
+	p=$(grep -c '^fuzz_[a-z]*: PASS' build-fuzz/fuzz-test.log)
+	f=$(grep -c '^fuzz_[a-z]*: FAIL' build-fuzz/fuzz-test.log)
+	passed=$((passed + p))
+	failed=$((failed + f + (p + f == 0 ? 1 : 0)))
+fi
+# --- end of fuzzing ---
+# --- ThreadSanitizer (devtools/tsan --quick): the threaded test programs in
+# both progress modes in build-tsan (-Dtsan=true); each run counts as one
+# test. Not with arguments, nor with DROCE_SKIP_TSAN=1.
+if [ "${DROCE_SKIP_TSAN:-0}" != 1 ] && ((${#TEST_ARGS[@]} == 0)); then
+	echo "== tsan (build-tsan)"
+	mkdir -p build-tsan
+	bash devtools/tsan --quick 2>&1 | tee build-tsan/tsan-test.log
+	p=$(grep -c '^tsan: ok ' build-tsan/tsan-test.log)
+	f=$(grep -c '^tsan: FAIL ' build-tsan/tsan-test.log)
+	passed=$((passed + p))
+	failed=$((failed + f + (p + f == 0 ? 1 : 0)))
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

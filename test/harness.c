@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +8,7 @@
 #include <unistd.h>
 
 #include <rte_eal.h>
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
 #include "droce.h"
@@ -250,7 +253,7 @@ h_connect(struct h_side *s, const struct h_side *peer, const struct h_qp_opts *o
 		fill_ah(&a.ah_attr, peer);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		if (o->type == IBV_QPT_RC) {
-			a.max_dest_rd_atomic = 1;
+			a.max_dest_rd_atomic = o->max_dest_rd_atomic ? o->max_dest_rd_atomic : 1;
 			a.min_rnr_timer = 1;
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		}
@@ -343,6 +346,30 @@ h_ah(struct h_side *s, const struct h_side *peer)
 	return ibv_create_ah(s->pd, &ah);
 }
 
+struct ibv_cq_ex *
+h_tm_cq(struct ibv_context *ctx, uint32_t cqe)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = cqe, .wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO,
+	};
+
+	return ibv_create_cq_ex(ctx, &ca);
+}
+
+struct ibv_srq *
+h_tm_srq(struct ibv_pd *pd, struct ibv_cq *cq, uint32_t max_wr, uint32_t max_tags, uint32_t max_ops)
+{
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = max_wr, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ |
+			     IBV_SRQ_INIT_ATTR_TM,
+		.srq_type = IBV_SRQT_TM, .pd = pd, .cq = cq,
+		.tm_cap = { .max_num_tags = max_tags, .max_ops = max_ops },
+	};
+
+	return ibv_create_srq_ex(pd->context, &sa);
+}
+
 uint64_t
 h_now_ms(void)
 {
@@ -373,5 +400,44 @@ h_pattern(uint8_t *p, size_t len, uint32_t seed)
 	for (size_t i = 0; i < len; i++) {
 		x = x * 1103515245u + 12345u;
 		p[i] = (uint8_t)(x >> 16);
+	}
+}
+
+uint64_t
+h_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+uint64_t
+h_eth_xstat(uint16_t port, const char *name)
+{
+	uint64_t id, value;
+
+	if (rte_eth_xstats_get_id_by_name(port, name, &id) != 0)
+		return UINT64_MAX;
+	if (rte_eth_xstats_get_by_id(port, &id, &value, 1) != 1)
+		return UINT64_MAX;
+	return value;
+}
+
+int
+h_async_event(struct ibv_context *c, struct ibv_async_event *ev, int ms)
+{
+	uint64_t end = h_now_ms() + (uint64_t)ms;
+
+	for (;;) {
+		struct pollfd p = { .fd = c->async_fd, .events = POLLIN };
+		uint64_t now;
+
+		if (ibv_get_async_event(c, ev) == 0)
+			return 0;
+		now = h_now_ms();
+		if (errno != EAGAIN || now >= end)
+			return -1;
+		poll(&p, 1, (int)(end - now));
 	}
 }

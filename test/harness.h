@@ -41,6 +41,7 @@ struct h_qp_opts {
 	struct ibv_pd *pd;		/* use this PD instead of a new one */
 	int mr_access;			/* extra access flags for the side's MR */
 	uint8_t max_rd_atomic;		/* RC: READs/atomics in flight as requester; 0: 1 */
+	uint8_t max_dest_rd_atomic;	/* RC: READs/atomics accepted in flight as responder; 0: 1 */
 	uint64_t send_ops_flags;	/* non-zero: ibv_create_qp_ex with these send ops */
 	uint64_t wc_flags_ex;		/* non-zero: ibv_create_cq_ex with these wc_flags */
 };
@@ -66,6 +67,15 @@ int h_post_recv(struct h_side *s, size_t off, uint32_t len, uint64_t wr_id);
 int h_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
 /* An address handle to the peer's GID (for UD). */
 struct ibv_ah *h_ah(struct h_side *s, const struct h_side *peer);
+/* An extended CQ of @cqe entries whose completions carry tag-matching info. */
+struct ibv_cq_ex *h_tm_cq(struct ibv_context *ctx, uint32_t cqe);
+/*
+ * A tag-matching SRQ on @pd completing on @cq: @max_wr receive WQEs of one
+ * SGE (for unexpected messages), @max_tags tags, @max_ops list operations
+ * in flight. NULL with errno set.
+ */
+struct ibv_srq *h_tm_srq(struct ibv_pd *pd, struct ibv_cq *cq, uint32_t max_wr, uint32_t max_tags,
+			 uint32_t max_ops);
 
 /*
  * rte_eal_init for a test that sets up its own ports: no hugepages, 512 MB,
@@ -88,10 +98,16 @@ struct rte_mbuf *h_mbuf_chain(struct rte_mempool *pool, const uint8_t *data, con
 
 /* Small shared helpers */
 uint64_t h_now_ms(void);
+/* The next async event of @c (its async_fd non-blocking), sleeping on the fd up to @ms: 0 or -1. */
+int h_async_event(struct ibv_context *c, struct ibv_async_event *ev, int ms);
 /* A device counter by name (droce_dev_xstats), UINT64_MAX if unknown. */
 uint64_t h_xstat(const char *dev, const char *name);
 /* A byte stream that differs for every seed. */
 void h_pattern(uint8_t *p, size_t len, uint32_t seed);
+/* splitmix64's output function of x + the golden gamma: a well-mixed 64-bit value. */
+uint64_t h_mix64(uint64_t x);
+/* An ethdev extended counter by name (rte_eth_xstats), UINT64_MAX if unknown. */
+uint64_t h_eth_xstat(uint16_t port, const char *name);
 
 #define H_QKEY 0x11111111u
 

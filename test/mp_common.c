@@ -14,6 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_malloc.h>
+#include <rte_mempool.h>
+#include <rte_memzone.h>
+
+#include "droce.h"
 #include "mp_common.h"
 
 const char *mp_tag = "mp";
@@ -400,4 +405,91 @@ mp_rc_connect(struct ibv_qp *qp, const struct mp_rc_peer *peer, uint32_t my_psn,
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
 		die("modify_qp RTS: %s", strerror(errno));
+}
+
+/* --- leak check --- */
+static void
+count_pool(struct rte_mempool *mp, void *arg)
+{
+	struct mp_levels *l = arg;
+
+	l->pools++;
+	l->pool_objs_in_use += rte_mempool_in_use_count(mp);
+}
+
+static void
+count_memzone(const struct rte_memzone *mz, void *arg)
+{
+	(void)mz;
+	((struct mp_levels *)arg)->memzones++;
+}
+
+void
+mp_levels_get(struct ibv_context *ctx, struct mp_levels *l)
+{
+	struct droce_dev_objects o;
+
+	memset(l, 0, sizeof(*l));
+	if (droce_dev_objects_get(ibv_get_device_name(ctx->device), &o) != 0)
+		die("droce_dev_objects_get(%s) failed", ibv_get_device_name(ctx->device));
+	l->contexts = o.contexts;
+	l->pds = o.pds;
+	l->mrs = o.mrs;
+	l->cqs = o.cqs;
+	l->srqs = o.srqs;
+	l->qps = o.qps;
+	l->ahs = o.ahs;
+	l->mbufs_in_use = o.mbufs_in_use;
+	l->mbufs_staged = o.mbufs_staged;
+	rte_mempool_walk(count_pool, l);
+	rte_memzone_walk(count_memzone, l);
+	for (unsigned int i = 0; i < rte_socket_count(); i++) {
+		struct rte_malloc_socket_stats st;
+
+		if (rte_malloc_get_socket_stats(rte_socket_id_by_idx(i), &st) == 0) {
+			l->heap_objs += st.alloc_count;
+			l->heap_bytes += st.heap_allocsz_bytes;
+		}
+	}
+}
+
+void
+mp_levels_str(const struct mp_levels *l, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u contexts, %u PDs, %u MRs, %u CQs, %u SRQs, %u QPs, %u AHs; "
+		 "device pool %u mbufs in use (%u staged for the port); %u mempools, %llu objects "
+		 "in use; %u memzones; %llu rte_malloc objects, %llu bytes",
+		 l->contexts, l->pds, l->mrs, l->cqs, l->srqs, l->qps, l->ahs, l->mbufs_in_use,
+		 l->mbufs_staged, l->pools, (unsigned long long)l->pool_objs_in_use, l->memzones,
+		 (unsigned long long)l->heap_objs, (unsigned long long)l->heap_bytes);
+}
+
+bool
+mp_levels_same(const struct mp_levels *b, const struct mp_levels *n, char *why, size_t len)
+{
+	size_t off = 0;
+
+	why[0] = '\0';
+#define DIFF(name, x, y) do { \
+	if ((x) != (y) && off < len) \
+		off += snprintf(why + off, len - off, "%s%s %lld -> %lld", off ? ", " : "", \
+				name, (long long)(x), (long long)(y)); \
+} while (0)
+	DIFF("contexts", b->contexts, n->contexts);
+	DIFF("PDs", b->pds, n->pds);
+	DIFF("MRs", b->mrs, n->mrs);
+	DIFF("CQs", b->cqs, n->cqs);
+	DIFF("SRQs", b->srqs, n->srqs);
+	DIFF("QPs", b->qps, n->qps);
+	DIFF("AHs", b->ahs, n->ahs);
+	DIFF("device pool mbufs in use, not staged", (int64_t)b->mbufs_in_use - b->mbufs_staged,
+	     (int64_t)n->mbufs_in_use - n->mbufs_staged);
+	DIFF("mempools", b->pools, n->pools);
+	DIFF("mempool objects in use, not staged", (int64_t)b->pool_objs_in_use - b->mbufs_staged,
+	     (int64_t)n->pool_objs_in_use - n->mbufs_staged);
+	DIFF("memzones", b->memzones, n->memzones);
+	DIFF("rte_malloc objects", b->heap_objs, n->heap_objs);
+	DIFF("rte_malloc bytes", b->heap_bytes, n->heap_bytes);
+#undef DIFF
+	return off == 0;
 }

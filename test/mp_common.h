@@ -4,7 +4,9 @@
  * with a program tag, the watchdog, a monotonic clock, the payload pattern,
  * bounded TCP I/O and the TCP rendezvous, and the verbs set-up (device and
  * PD, CQs, a registered buffer, the RC QP's INIT -> RTR -> RTS with GID
- * index 0, teardown). Only <infiniband/verbs.h>; every wait is bounded.
+ * index 0, teardown), and a leak check. Only <infiniband/verbs.h> in the
+ * interface (the leak check reads droce and DPDK inside); every wait is
+ * bounded.
  *
  * Every failure here goes through die(): the message, then mp_fail_exit(1).
  */
@@ -107,6 +109,31 @@ void mp_wait_port_active(struct mp_res *r, double deadline, unsigned int timeout
 void mp_destroy_qp_res(struct mp_res *r);
 /* PD and device */
 void mp_close_dev(struct mp_res *r);
+
+/*
+ * --- leak check: what this process holds, from droce and DPDK ---
+ * The device's objects (contexts, PDs, MRs, CQs, SRQs, QPs, AHs) and mbuf
+ * pool level (droce.h), and every mempool, memzone and rte_malloc object of
+ * the process. Mbufs staged for a port that takes nothing (a peer that died
+ * with its receive ring full) are in use but not lost: two levels are the
+ * same when everything matches, mbufs in use counted without those.
+ */
+struct mp_levels {
+	uint32_t contexts, pds, mrs, cqs, srqs, qps, ahs;
+	uint32_t mbufs_in_use, mbufs_staged;	/* the device's pool */
+	uint32_t pools;				/* mempools of the process */
+	uint64_t pool_objs_in_use;		/* ... their objects in use, summed */
+	uint32_t memzones;
+	uint64_t heap_objs, heap_bytes;		/* rte_malloc, every socket */
+};
+
+/* The levels now, for the device of @ctx. */
+void mp_levels_get(struct ibv_context *ctx, struct mp_levels *l);
+/* @l in words */
+void mp_levels_str(const struct mp_levels *l, char *buf, size_t len);
+/* true if @now is back at @base; else false and the differences in @why */
+bool mp_levels_same(const struct mp_levels *base, const struct mp_levels *now, char *why,
+		    size_t len);
 
 /* the path MTU: the smaller of ours and the peer's (enum ibv_mtu values) */
 enum ibv_mtu mp_path_mtu(enum ibv_mtu mine, uint32_t peer);

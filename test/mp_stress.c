@@ -6,6 +6,7 @@
  *
  *   mp_stress server|client <tcp port> [--ops N] [--seed S] [--timeout sec]
  *             [--depth D] [--peer addr] [--sessions N] [--peer-may-die K,...]
+ *             [--leak-check]
  *
  * Both sides exchange QPN, PSN, GID, MTU, rkey and the address of the
  * server's target area over TCP, connect one RC QP each (GID index 0,
@@ -54,6 +55,24 @@
  * (wrong data, an error completion while the TCP peer is alive, a failure
  * the peer reported) is still a failure.
  *
+ * In such a session the first error completion is reported with its time
+ * (CLOCK_REALTIME, for the script that killed the peer) and the RC retry
+ * budget, timeout x (retry_cnt + 1):
+ *
+ *   session K: first error completion on WR W at realtime T, D s after the
+ *   last successful completion; RC budget B ms; status <ibv_wc_status_str>
+ *
+ * and at the end of every session the WRs still outstanding are flushed
+ * (the QP moved to ERR, if the engine had not) and counted by status.
+ *
+ * --leak-check: the process records what it holds after opening the device
+ * and before the first session (droce's object counts and mbuf pool level,
+ * every mempool, memzone and rte_malloc object: mp_levels_get()), and after
+ * every session's teardown checks that it is back there:
+ *
+ *   leak check after session K: PASS (<levels>)
+ *   leak check after session K: FAIL (<what differs>)   and exit 1
+ *
  * Exit: 0 every session passed (or, if listed, its peer went away); 1 a
  * failed WR, wrong data or a protocol error; 2 a stall (no completion for
  * --timeout seconds); 3 the watchdog fired.
@@ -70,6 +89,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -102,6 +122,7 @@ static struct {
 	unsigned int timeout;
 	uint32_t depth;
 	bool ops_set;		/* --ops given */
+	bool leak_check;	/* --leak-check */
 	uint32_t sessions;
 	uint8_t *may_die;	/* [1..sessions]: --peer-may-die */
 } opt = {
@@ -116,6 +137,9 @@ static struct {
 #define MS_MAX_SESSIONS	100000u
 /* a peer whose TCP connection closed: how long to wait for the QP to say so */
 #define MS_GONE_GRACE	5.0
+/* RC local ACK timeout (4.096 us x 2^10 = 4.2 ms) and retries */
+#define MS_RC_TIMEOUT	10
+#define MS_RC_RETRY	7
 
 static uint32_t cur_session;	/* 1-based, 0 outside a session */
 static bool may_die_now;	/* cur_session is listed in --peer-may-die */
@@ -325,10 +349,13 @@ usage(void)
 	fprintf(stderr,
 		"usage: mp_stress server|client <tcp port> [--ops N] [--seed S] [--timeout sec]\n"
 		"       [--depth D] [--peer addr] [--sessions N] [--peer-may-die K,...]\n"
+		"       [--leak-check]\n"
 		"EAL arguments (and the droce vdev) come from $DROCE_EAL. The plan has the\n"
 		"larger of both sides' --ops (the server's only if given) and the client's\n"
 		"seed (+ session - 1). --peer-may-die: sessions (1-based) in which the peer\n"
-		"process may be killed; its death there ends the session, not as a failure.\n");
+		"process may be killed; its death there ends the session, not as a failure.\n"
+		"--leak-check: after every session, droce's objects and DPDK's memory must be\n"
+		"back where they were before the first.\n");
 	exit(1);
 }
 
@@ -344,6 +371,11 @@ parse_args(int argc, char **argv)
 	for (int i = 3; i < argc; i += 2) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (strcmp(a, "--leak-check") == 0) {
+			opt.leak_check = true;
+			i--;		/* a flag: no value */
+			continue;
+		}
 		if (v == NULL)
 			usage();
 		if (strcmp(a, "--ops") == 0) {
@@ -416,7 +448,7 @@ connect_qp(struct mp_res *r, const struct msg_hello *peer, uint32_t my_psn)
 {
 	static const struct mp_rc_attr rc = {
 		.access = MS_ACCESS, .rd_atomic = 16, .min_rnr_timer = 12,
-		.timeout = 10, .retry_cnt = 7, .rnr_retry = 7,
+		.timeout = MS_RC_TIMEOUT, .retry_cnt = MS_RC_RETRY, .rnr_retry = 7,
 	};
 	struct mp_rc_peer p = { ntohl(peer->qpn), ntohl(peer->psn), path_mtu(r, peer), peer->gid };
 
@@ -432,7 +464,8 @@ flush_qp(struct mp_res *r, uint32_t sq_out, uint32_t rq_out)
 {
 	struct ibv_qp_attr a = { 0 };
 	struct ibv_qp_init_attr ia;
-	uint32_t sn = 0, rn = 0;
+	uint32_t sn = 0, rn = 0, other = 0;
+	enum ibv_wc_status first_other = IBV_WC_SUCCESS;
 	double until = now_s() + 2;
 	int ret;
 
@@ -454,8 +487,25 @@ flush_qp(struct mp_res *r, uint32_t sq_out, uint32_t rq_out)
 		int n = ibv_poll_cq(r->scq, 16, wc);
 
 		sn += n > 0 ? n : 0;
+		for (int k = 0; k < n; k++)
+			if (wc[k].status != IBV_WC_WR_FLUSH_ERR && other++ == 0)
+				first_other = wc[k].status;
 		n = ibv_poll_cq(r->rcq, 16, wc);
 		rn += n > 0 ? n : 0;
+		/* receives that completed before the QP went to ERR may come first */
+		for (int k = 0; k < n; k++)
+			if (wc[k].status != IBV_WC_WR_FLUSH_ERR && other++ == 0)
+				first_other = wc[k].status;
+	}
+	if (sq_out || rq_out) {
+		char more[80] = "";
+
+		if (other)
+			snprintf(more, sizeof(more), ", %u otherwise (the first %s)", other,
+				 ibv_wc_status_str(first_other));
+		say("session %u: of the %u send and %u receive WRs outstanding at its end, %u and "
+		    "%u completed, %u with IBV_WC_WR_FLUSH_ERR%s", cur_session, sq_out, rq_out, sn,
+		    rn, sn + rn - other, more);
 	}
 	if (sn < sq_out || rn < rq_out)
 		say("session %u: note: after the QP went to ERR only %u/%u send and %u/%u receive WRs "
@@ -993,6 +1043,15 @@ check_wc(struct client *c, const struct ibv_wc *w)
 		    w->wr_id, ibv_wc_status_str(w->status), wc_opcode_name(w->opcode), seq, rec->op,
 		    c->ops, rec_name(rec), c->posted, c->completed);
 	if (w->status != IBV_WC_SUCCESS && may_die_now) {
+		struct timespec rt;
+
+		/* for the script that killed the peer: when, against the retry budget */
+		clock_gettime(CLOCK_REALTIME, &rt);
+		say("session %u: first error completion on WR %u at realtime %lld.%09ld, %.3f s "
+		    "after the last successful completion; RC budget %.1f ms; status %s",
+		    cur_session, seq, (long long)rt.tv_sec, rt.tv_nsec, now_s() - c->last,
+		    4.096e-3 * (1u << MS_RC_TIMEOUT) * (MS_RC_RETRY + 1),
+		    ibv_wc_status_str(w->status));
 		/* the server's process was killed? Its TCP connection closes first */
 		check_server_abort(c, 1000);
 		if (c->tcp_gone) {
@@ -1216,15 +1275,39 @@ end_session(void)
 	}
 }
 
+/* --leak-check: after a session's teardown, what the process holds is back at @base. */
+static void
+leak_check(const struct mp_levels *base)
+{
+	struct mp_levels now;
+	char why[600], lv[400];
+
+	mp_levels_get(dev.ctx, &now);
+	mp_levels_str(&now, lv, sizeof(lv));
+	if (!mp_levels_same(base, &now, why, sizeof(why))) {
+		say("leak check after session %u: FAIL (%s; now %s)", cur_session, why, lv);
+		mp_fail_exit(1);
+	}
+	say("leak check after session %u: PASS (%s)", cur_session, lv);
+}
+
 /* Open the device (and listen) once, then run the sessions; a failure exits at once. */
 static int
 run_sessions(void)
 {
 	static int lfd = -1;	/* static: setjmp() below */
+	static struct mp_levels base;
 
 	mp_open_dev(&dev);
 	if (opt.role == ROLE_SERVER)
 		lfd = mp_tcp_listen(opt.port, 4);
+	if (opt.leak_check) {
+		char lv[400];
+
+		mp_levels_get(dev.ctx, &base);
+		mp_levels_str(&base, lv, sizeof(lv));
+		say("leak check: before session 1: %s", lv);
+	}
 	for (cur_session = 1; cur_session <= opt.sessions; cur_session++) {
 		may_die_now = opt.may_die[cur_session];
 		/* set-up phases: each bounded by --timeout; later re-armed on every progress */
@@ -1244,6 +1327,8 @@ run_sessions(void)
 			say("session %u: peer gone (%s)", cur_session, gone_how);
 		}
 		end_session();
+		if (opt.leak_check)
+			leak_check(&base);
 	}
 	cur_session = 0;
 	mp_close_dev(&dev);

@@ -16,6 +16,18 @@
 # Peer 3 takes over the side of the link peer 2's process held, with a new
 # MAC; the survivor must reach it.
 #
+# The survivor runs with --leak-check: its droce objects (contexts, PDs, MRs,
+# CQs, SRQs, QPs, AHs), its mbuf pool level and DPDK's memory (mempools,
+# memzones, rte_malloc objects) after every session's teardown, session 2's
+# included, must be where they were before session 1 ("leak check after
+# session K: PASS").
+#
+# A survivor client, which has WRs in flight when its server dies, must get
+# its first error completion within twice its RC retry budget, timeout x
+# (retry_cnt + 1) (33.6 ms), plus 1 s, of the SIGKILL (the measured time is
+# printed); a survivor server only receives, so no timer of its runs out: its
+# session ends on TCP EOF and its receives are flushed (printed).
+#
 # Scenarios (one line each), then "mp_reconnect: S scenarios, F failed":
 #   survivor=server  the killed client was sending: the survivor, which
 #                    mostly receives, sees the TCP connection close
@@ -90,7 +102,7 @@ child_of() { pgrep -P "$1" 2>/dev/null | head -n 1; }
 
 # scenario <survivor role>: 0 if it passed; prints one line (and logs when it failed)
 scenario() {
-	local surv=$1 peer t0 i rc src=-1 why= gone slog plog ops
+	local surv=$1 peer t0 i rc src=-1 why= gone slog plog ops cpid kill_rt= errline extra=
 	local name="survivor=$1"
 
 	if [ "$surv" = server ]; then
@@ -103,7 +115,8 @@ scenario() {
 	slog=$LOGDIR/$surv.survivor.log
 	t0=$(date +%s.%N)
 	DROCE_EAL=$(eal "$surv" "mprS$$_$surv") timeout -k 5 $SURV_BOUND "$MP_STRESS" "$surv" $PORT \
-		--sessions 3 --peer-may-die 2 --ops $OPS --timeout "$TIMEOUT" >"$slog" 2>&1 &
+		--sessions 3 --peer-may-die 2 --ops $OPS --timeout "$TIMEOUT" --leak-check \
+		>"$slog" 2>&1 &
 	SURV_PID=$!
 	if [ "$surv" = server ]; then
 		for i in $(seq 1 300); do
@@ -131,7 +144,9 @@ scenario() {
 			done
 			if grep -qs "RC QPN" "$plog"; then
 				sleep $KILL_DELAY
-				kill -KILL "$(child_of $PEER_PID)" 2>/dev/null
+				cpid=$(child_of $PEER_PID)
+				kill_rt=$(date +%s.%N)
+				kill -KILL "$cpid" 2>/dev/null
 			fi
 		fi
 		wait $PEER_PID 2>/dev/null	# no "Killed" notice for peer 2
@@ -167,12 +182,45 @@ scenario() {
 		elif ! grep -q "session 1: PASS" "$slog" || ! grep -q "session 3: PASS" "$slog" ||
 		     ! grep -qE "session 2: (PASS|peer gone)" "$slog"; then
 			why="the survivor exited 0 without three ended sessions"
+		else
+			for i in 1 2 3; do
+				grep -q "leak check after session $i: PASS" "$slog" ||
+					why="no passed leak check after the survivor's session $i"
+			done
 		fi
 	fi
-	gone=$(grep -m1 -o "session 2: .*" "$slog")
+	# the survivor client's first error completion, against the SIGKILL
+	if [ -z "$why" ] && [ "$surv" = client ]; then
+		errline=$(grep -m1 "session 2: first error completion" "$slog")
+		if [ -z "$errline" ]; then
+			why="the survivor client got no error completion after its server was killed"
+		else
+			# "... at realtime T, D s after ...; RC budget B ms; status S"
+			extra=$(echo "$errline" | awk -v k="$kill_rt" '{
+				for (i = 1; i <= NF; i++) {
+					if ($i == "realtime") t = $(i + 1)
+					if ($i == "budget") b = $(i + 1)
+				}
+				sub(/,$/, "", t)
+				st = $0
+				sub(/.*; status /, "", st)
+				d = t - k
+				bound = 2 * b / 1000 + 1
+				printf "first error completion (%s) %.3f s after the SIGKILL, RC budget %.1f ms, " \
+				       "bound %.3f s%s", st, d, b, bound, d <= bound ? "" : ": too late"
+			}')
+			case $extra in
+			*"too late"*) why=$extra ;;
+			esac
+		fi
+	elif [ -z "$why" ]; then
+		extra=$(grep -m1 -o "session 2: of the .*" "$slog")
+	fi
+	gone=$(grep -m1 -oE "session 2: (PASS|peer gone).*" "$slog")
 	if [ -z "$why" ]; then
 		printf 'mp_reconnect %s: PASS, %.1f s; %s\n' "$name" \
 			"$(awk "BEGIN { print $(date +%s.%N) - $t0 }")" "$gone"
+		printf '    survivor: %s; leak checks after sessions 1, 2, 3 passed\n' "$extra"
 		if [ "$VERBOSE" = 1 ]; then
 			grep -h "session [0-9]*:" "$slog" | sed "s/^/    survivor | /"
 		fi

@@ -145,27 +145,9 @@ fd_readable(int fd, int ms)
 	return n == 1 && (p.revents & POLLIN);
 }
 
-/* The next async event of @c (async_fd is non-blocking), sleeping on the fd. */
-static int
-next_event(struct ibv_context *c, struct ibv_async_event *ev, int ms)
-{
-	uint64_t end = h_now_ms() + ms;
-
-	for (;;) {
-		uint64_t now;
-
-		if (ibv_get_async_event(c, ev) == 0)
-			return 0;
-		now = h_now_ms();
-		if (errno != EAGAIN || now >= end)
-			return -1;
-		fd_readable(c->async_fd, (int)(end - now));
-	}
-}
-
 #define EXPECT_EVENT(c, type, field, obj) do { \
 	struct ibv_async_event _ev; \
-	TEST_ASSERT(next_event((c), &_ev, EV_MS) == 0, "no %s within %d ms", \
+	TEST_ASSERT(h_async_event((c), &_ev, EV_MS) == 0, "no %s within %d ms", \
 		    ibv_event_type_str(type), EV_MS); \
 	TEST_ASSERT(_ev.event_type == (type), "%s, expected %s", \
 		    ibv_event_type_str(_ev.event_type), ibv_event_type_str(type)); \
@@ -175,7 +157,7 @@ next_event(struct ibv_context *c, struct ibv_async_event *ev, int ms)
 
 #define EXPECT_PORT_EVENT(c, type) do { \
 	struct ibv_async_event _ev; \
-	TEST_ASSERT(next_event((c), &_ev, EV_MS) == 0, "no %s within %d ms", \
+	TEST_ASSERT(h_async_event((c), &_ev, EV_MS) == 0, "no %s within %d ms", \
 		    ibv_event_type_str(type), EV_MS); \
 	TEST_ASSERT(_ev.event_type == (type), "%s, expected %s", \
 		    ibv_event_type_str(_ev.event_type), ibv_event_type_str(type)); \
@@ -185,7 +167,7 @@ next_event(struct ibv_context *c, struct ibv_async_event *ev, int ms)
 
 #define ASSERT_NO_EVENT(c) do { \
 	struct ibv_async_event _ev; \
-	TEST_ASSERT(next_event((c), &_ev, QUIET_MS) != 0, "unexpected %s", \
+	TEST_ASSERT(h_async_event((c), &_ev, QUIET_MS) != 0, "unexpected %s", \
 		    ibv_event_type_str(_ev.event_type)); \
 } while (0)
 
@@ -305,7 +287,7 @@ test_cq_overrun_raises_cq_err_and_qp_fatal(void)
 	for (int i = 0; i < 3; i++)	/* unsignaled: a's own CQ stays empty */
 		TEST_ASSERT_EQ(h_post_send(&R.a, IBV_WR_SEND, i * 1024, 64 + i, i, 0), 0);
 	for (int i = 0; i < 2; i++) {
-		TEST_ASSERT(next_event(R.b.ctx, &ev[i], EV_MS) == 0, "event %d of 2 missing", i);
+		TEST_ASSERT(h_async_event(R.b.ctx, &ev[i], EV_MS) == 0, "event %d of 2 missing", i);
 		if (ev[i].event_type == IBV_EVENT_CQ_ERR) {
 			TEST_ASSERT_PTR_EQ(ev[i].element.cq, R.b.rcq);
 			cq_err = true;

@@ -21,6 +21,8 @@
 #include <rte_mempool.h>
 
 #include "droce_test.h"
+#include "harness.h"
+#include "rte_pmd_impair.h"
 
 #define NB_MBUF		8191
 #define PKT_LEN		128u
@@ -127,18 +129,6 @@ diff_bits(const struct rte_mbuf *m, uint32_t seq, uint32_t *first)
 	}
 	rte_pktmbuf_free(ref);
 	return bits;
-}
-
-static uint64_t
-xstat(uint16_t port, const char *name)
-{
-	uint64_t id, value;
-
-	if (rte_eth_xstats_get_id_by_name(port, name, &id) != 0)
-		return UINT64_MAX;
-	if (rte_eth_xstats_get_by_id(port, &id, &value, 1) != 1)
-		return UINT64_MAX;
-	return value;
 }
 
 /* Configures nq queue pairs, starts the port and zeroes its counters. */
@@ -342,13 +332,13 @@ test_impair_drop_rate_within_bounds(void)
 		TEST_ASSERT(arrivals[i] <= 1, "packet %u arrived %u times", i, arrivals[i]);
 	for (uint32_t i = 1; i < t.ordered; i++)
 		TEST_ASSERT(order[i] > order[i - 1], "out of order at %u", i);
-	TEST_ASSERT_EQ(xstat(port, "impair_in"), t.n);
-	TEST_ASSERT_EQ(xstat(port, "impair_dropped"), dropped);
-	TEST_ASSERT_EQ(xstat(port, "impair_passed"), t.received);
-	TEST_ASSERT_EQ(xstat(port, "impair_duplicated"), 0);
-	TEST_ASSERT_EQ(xstat(port, "impair_reordered"), 0);
-	TEST_ASSERT_EQ(xstat(port, "impair_corrupted"), 0);
-	TEST_ASSERT_EQ(xstat(port, "impair_delayed"), 0);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_in"), t.n);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_dropped"), dropped);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_passed"), t.received);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_duplicated"), 0);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_reordered"), 0);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_corrupted"), 0);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_delayed"), 0);
 	/* stats come from the wrapped port, which only saw what survived */
 	TEST_ASSERT_EQ(rte_eth_stats_get(port, &st), 0);
 	TEST_ASSERT_EQ(st.opackets, t.received);
@@ -416,14 +406,14 @@ test_impair_queues_have_own_streams(void)
 		pattern_b[i] = (uint8_t)arrivals[i];
 	TEST_ASSERT(memcmp(pattern_a, pattern_b, sizeof(pattern_a)) != 0,
 		    "queues 0 and 1 dropped the same packets");
-	TEST_ASSERT_EQ(xstat(port, "impair_in"), t.n);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_in"), t.n);
 	t.queue = 0;
 	TEST_ASSERT_EQ(traffic_run(port, &t), 0);
 	for (uint32_t i = 0; i < t.n; i++)
 		pattern_b[i] = (uint8_t)arrivals[i];
 	TEST_ASSERT(memcmp(pattern_a, pattern_b, sizeof(pattern_a)) == 0,
 		    "queue 0 of a two-queue port differs from a one-queue port");
-	TEST_ASSERT_EQ(xstat(port, "impair_in"), 2 * t.n);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_in"), 2 * t.n);
 	TEST_ASSERT_EQ(rte_eth_dev_stop(port), 0);
 	return TEST_SUCCESS;
 }
@@ -448,9 +438,9 @@ test_impair_dup_delivers_copies(void)
 	/* binomial(5000, 0.2): mean 1000, sd 28 */
 	TEST_ASSERT(twice >= 850 && twice <= 1150, "%u duplicated of %u", twice, t.n);
 	TEST_ASSERT_EQ(t.received, t.n + twice);
-	TEST_ASSERT_EQ(xstat(port, "impair_duplicated"), twice);
-	TEST_ASSERT_EQ(xstat(port, "impair_passed"), t.received);
-	TEST_ASSERT_EQ(xstat(port, "impair_dropped"), 0);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_duplicated"), twice);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_passed"), t.received);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_dropped"), 0);
 	/* a copy follows its original */
 	for (uint32_t i = 1; i < t.ordered; i++)
 		TEST_ASSERT(order[i] >= order[i - 1], "out of order at %u", i);
@@ -480,8 +470,8 @@ test_impair_reorder_delivers_all_once(void)
 		max_seen = RTE_MAX(max_seen, order[i]);
 	}
 	TEST_ASSERT(late > 200, "only %u packets arrived late", late);
-	TEST_ASSERT_EQ(xstat(port, "impair_reordered"), late);
-	TEST_ASSERT_EQ(xstat(port, "impair_passed"), t.n);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_reordered"), late);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_passed"), t.n);
 	return TEST_SUCCESS;
 }
 
@@ -515,8 +505,8 @@ test_impair_corrupt_changes_one_bit(void)
 	/* binomial(2000, 0.5): mean 1000, sd 22 */
 	TEST_ASSERT(corrupted >= 880 && corrupted <= 1120, "%u corrupted of %u", corrupted, n);
 	TEST_ASSERT(lo <= 20 && hi >= PKT_LEN - 6, "corrupted bytes only in %u..%u", lo, hi);
-	TEST_ASSERT_EQ(xstat(port, "impair_corrupted"), corrupted);
-	TEST_ASSERT_EQ(xstat(port, "impair_passed"), n);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_corrupted"), corrupted);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_passed"), n);
 	return TEST_SUCCESS;
 }
 
@@ -548,7 +538,7 @@ test_impair_corrupt_leaves_shared_data_alone(void)
 	}
 	TEST_ASSERT_EQ(rte_eth_dev_stop(port), 0);
 	TEST_ASSERT(corrupted > 50, "only %u corrupted", corrupted);
-	TEST_ASSERT_EQ(xstat(port, "impair_corrupted"), corrupted);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_corrupted"), corrupted);
 	return TEST_SUCCESS;
 }
 
@@ -582,8 +572,8 @@ test_impair_delay_holds_then_releases(void)
 	TEST_ASSERT_EQ(t.mangled, 0);
 	for (uint32_t i = 0; i < t.n; i++)
 		TEST_ASSERT_EQ(order[i], i);
-	TEST_ASSERT_EQ(xstat(port, "impair_delayed"), t.n);
-	TEST_ASSERT_EQ(xstat(port, "impair_passed"), t.n);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_delayed"), t.n);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_passed"), t.n);
 	TEST_ASSERT_EQ(rte_eth_dev_stop(port), 0);
 	return TEST_SUCCESS;
 }
@@ -626,7 +616,7 @@ test_impair_tx_delay_released_by_later_tx(void)
 	TEST_ASSERT_EQ(t.mangled, 0);
 	for (uint32_t i = 0; i < t.n; i++)
 		TEST_ASSERT_EQ(order[i], i);
-	TEST_ASSERT_EQ(xstat(port, "impair_delayed"), t.n);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_delayed"), t.n);
 	TEST_ASSERT_EQ(rte_eth_dev_stop(port), 0);
 	return TEST_SUCCESS;
 }
@@ -651,6 +641,8 @@ test_impair_bad_devargs_fail_probe(void)
 		"ethdev=net_ring9,delay_us=1.5",
 		"ethdev=net_ring9,seed=x",
 		"ethdev=net_ring9,dir=sideways",
+		"ethdev=net_ring9,link=sideways",
+		"ethdev=net_ring9,link=",
 		"ethdev=net_ring9,drop=0.1,drop=0.2",
 		"ethdev=net_ring0",		/* already wrapped by net_impair0 */
 	};
@@ -672,7 +664,7 @@ test_impair_bad_devargs_fail_probe(void)
 	/* the same port with good arguments is accepted */
 	TEST_ASSERT_EQ(rte_vdev_init("net_impair9",
 		"ethdev=net_ring9,drop=0.5,dup=0,reorder=0.25,corrupt=1,delay_us=10,"
-		"seed=0x10,dir=both"), 0);
+		"seed=0x10,dir=both,link=down"), 0);
 	port = port_of("net_impair9");
 	TEST_ASSERT(port < RTE_MAX_ETHPORTS, "no net_impair9");
 	TEST_ASSERT_EQ(rte_eth_dev_owner_get(ring, &owner), 0);
@@ -681,6 +673,172 @@ test_impair_bad_devargs_fail_probe(void)
 	TEST_ASSERT_EQ(rte_vdev_uninit("net_impair9"), 0);
 	TEST_ASSERT(port_of("net_impair9") == RTE_MAX_ETHPORTS, "net_impair9 still there");
 	TEST_ASSERT(port_of("net_ring9") == RTE_MAX_ETHPORTS, "net_ring9 not closed");
+	return TEST_SUCCESS;
+}
+
+static int lsc_events;
+
+static int
+count_lsc(uint16_t port, enum rte_eth_event_type type, void *arg, void *ret_param)
+{
+	(void)port;
+	(void)arg;
+	(void)ret_param;
+	if (type == RTE_ETH_EVENT_INTR_LSC)
+		__atomic_fetch_add(&lsc_events, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int
+link_status(uint16_t port)
+{
+	struct rte_eth_link link;
+
+	if (rte_eth_link_get_nowait(port, &link) != 0)
+		return -1;
+	return link.link_status;
+}
+
+/* Sends packets seq .. seq+n-1 (all taken), then one empty burst. */
+static int
+send_n(uint16_t port, uint32_t seq, uint16_t n)
+{
+	struct rte_mbuf *pkts[64];
+
+	if (n > RTE_DIM(pkts))
+		return -1;
+	for (uint16_t i = 0; i < n; i++) {
+		pkts[i] = make_pkt(seq + i);
+		if (pkts[i] == NULL) {
+			rte_pktmbuf_free_bulk(pkts, i);
+			return -1;
+		}
+	}
+	if (rte_eth_tx_burst(port, 0, pkts, n) != n)
+		return -1;
+	tx_flush(port, 0);
+	return 0;
+}
+
+/*
+ * net_impair10 starts with link=down and delays 1 ms both ways. Down: the
+ * link reads down, everything offered to tx and everything arriving from the
+ * wrapped port is dropped (impair_link_dropped), frames held for the delay
+ * are flushed when it goes down; each change (droce_impair_link_set,
+ * rte_eth_dev_set_link_*) raises one LSC event, setting the same state none;
+ * up again, traffic passes intact.
+ */
+static int
+test_impair_link_down_drops_both_ways_and_raises_lsc(void)
+{
+	uint16_t port = port_of("net_impair10"), ring = port_of("net_ring10");
+	struct traffic t = { .n = 300, .burst = 16, .quiet_ms = 20 };
+	struct rte_eth_dev_info info;
+	struct rte_mbuf *pkts[64];
+	uint64_t in, passed, flushed;
+
+	TEST_ASSERT(port < RTE_MAX_ETHPORTS && ring < RTE_MAX_ETHPORTS, "no net_impair10");
+	TEST_ASSERT_EQ(droce_impair_link_set(RTE_MAX_ETHPORTS, 1), -ENODEV);
+	TEST_ASSERT_EQ(droce_impair_link_set(port_of("net_ring11"), 1), -EINVAL);
+	TEST_ASSERT_EQ(rte_eth_dev_info_get(port, &info), 0);
+	TEST_ASSERT(*info.dev_flags & RTE_ETH_DEV_INTR_LSC, "no RTE_ETH_DEV_INTR_LSC");
+	TEST_ASSERT_EQ(rte_eth_dev_callback_register(port, RTE_ETH_EVENT_INTR_LSC, count_lsc,
+						     NULL), 0);
+	lsc_events = 0;
+	TEST_ASSERT_EQ(port_up(port), 0);
+	TEST_ASSERT_EQ(link_status(port), RTE_ETH_LINK_DOWN);
+
+	/* down from the start: sent frames are taken and dropped */
+	TEST_ASSERT_EQ(send_n(port, 0, 64), 0);
+	TEST_ASSERT_EQ(rx_all(port, &t), 0);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_link_dropped"), 64);
+	/* frames already on the wire are dropped on receipt */
+	for (uint16_t i = 0; i < 32; i++) {
+		pkts[i] = make_pkt(i);
+		TEST_ASSERT(pkts[i] != NULL, "alloc");
+	}
+	TEST_ASSERT_EQ(rte_eth_tx_burst(ring, 0, pkts, 32), 32);
+	TEST_ASSERT_EQ(rte_eth_rx_burst(port, 0, pkts, 64), 0);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_link_dropped"), 96);
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_in"), 0);
+	TEST_ASSERT_EQ(lsc_events, 0);
+
+	/* up: one event, and the frames dropped while down stay lost */
+	TEST_ASSERT_EQ(droce_impair_link_set(port, 1), 0);
+	TEST_ASSERT_EQ(lsc_events, 1);
+	TEST_ASSERT_EQ(link_status(port), RTE_ETH_LINK_UP);
+	TEST_ASSERT_EQ(droce_impair_link_set(port, 1), 0);
+	TEST_ASSERT_EQ(lsc_events, 1);
+	TEST_ASSERT_EQ(traffic_run(port, &t), 0);
+	TEST_ASSERT_EQ(t.received, t.n);
+	TEST_ASSERT_EQ(t.mangled, 0);
+	for (uint32_t i = 0; i < t.n; i++)
+		TEST_ASSERT(arrivals[i] == 1, "packet %u arrived %u times", i, arrivals[i]);
+
+	/* frames held for the delay when the link goes down are flushed */
+	TEST_ASSERT_EQ(send_n(port, 0, 64), 0);
+	TEST_ASSERT_EQ(droce_impair_link_set(port, 0), 0);
+	TEST_ASSERT_EQ(lsc_events, 2);
+	TEST_ASSERT_EQ(link_status(port), RTE_ETH_LINK_DOWN);
+	tx_flush(port, 0);
+	rte_delay_ms(2);
+	TEST_ASSERT_EQ(rte_eth_rx_burst(port, 0, pkts, 64), 0);
+	/* flushed, unless the delay ran out first: then dropped on receipt */
+	TEST_ASSERT_EQ(h_eth_xstat(port, "impair_flushed") +
+		       h_eth_xstat(port, "impair_link_dropped"), 64 + 96);
+
+	/* the ethdev calls do the same */
+	TEST_ASSERT_EQ(rte_eth_dev_set_link_up(port), 0);
+	TEST_ASSERT_EQ(lsc_events, 3);
+	TEST_ASSERT_EQ(link_status(port), RTE_ETH_LINK_UP);
+	TEST_ASSERT_EQ(traffic_run(port, &t), 0);
+	TEST_ASSERT_EQ(t.received, t.n);
+	TEST_ASSERT_EQ(rte_eth_dev_set_link_down(port), 0);
+	TEST_ASSERT_EQ(lsc_events, 4);
+	TEST_ASSERT_EQ(link_status(port), RTE_ETH_LINK_DOWN);
+
+	/* each direction: what went in left once, passed or flushed (nothing impaired) */
+	in = h_eth_xstat(port, "impair_in");
+	passed = h_eth_xstat(port, "impair_passed");
+	flushed = h_eth_xstat(port, "impair_flushed");
+	TEST_ASSERT_EQ(in, 4 * t.n + 64);
+	TEST_ASSERT_EQ(in, passed + flushed);
+	TEST_ASSERT_EQ(rte_eth_dev_stop(port), 0);
+	TEST_ASSERT_EQ(rte_eth_dev_callback_unregister(port, RTE_ETH_EVENT_INTR_LSC, count_lsc,
+						       NULL), 0);
+	return TEST_SUCCESS;
+}
+
+/*
+ * net_impair13 wraps net_impair12, a port that interrupts link changes: a
+ * change of net_impair12's link reaches net_impair13's LSC callbacks, and
+ * net_impair13's link follows it unless set down itself.
+ */
+static int
+test_impair_passes_on_wrapped_port_lsc(void)
+{
+	uint16_t outer = port_of("net_impair13"), inner = port_of("net_impair12");
+
+	TEST_ASSERT(outer < RTE_MAX_ETHPORTS && inner < RTE_MAX_ETHPORTS, "no net_impair12/13");
+	TEST_ASSERT_EQ(rte_eth_dev_callback_register(outer, RTE_ETH_EVENT_INTR_LSC, count_lsc,
+						     NULL), 0);
+	lsc_events = 0;
+	TEST_ASSERT_EQ(port_up(outer), 0);
+	TEST_ASSERT_EQ(link_status(outer), RTE_ETH_LINK_UP);
+	TEST_ASSERT_EQ(droce_impair_link_set(inner, 0), 0);
+	TEST_ASSERT_EQ(lsc_events, 1);
+	TEST_ASSERT_EQ(link_status(outer), RTE_ETH_LINK_DOWN);
+	/* down twice over: one way back up is not enough */
+	TEST_ASSERT_EQ(droce_impair_link_set(outer, 0), 0);
+	TEST_ASSERT_EQ(droce_impair_link_set(inner, 1), 0);
+	TEST_ASSERT_EQ(lsc_events, 1);
+	TEST_ASSERT_EQ(link_status(outer), RTE_ETH_LINK_DOWN);
+	TEST_ASSERT_EQ(droce_impair_link_set(outer, 1), 0);
+	TEST_ASSERT_EQ(lsc_events, 2);
+	TEST_ASSERT_EQ(link_status(outer), RTE_ETH_LINK_UP);
+	TEST_ASSERT_EQ(rte_eth_dev_stop(outer), 0);
+	TEST_ASSERT_EQ(rte_eth_dev_callback_unregister(outer, RTE_ETH_EVENT_INTR_LSC, count_lsc,
+						       NULL), 0);
 	return TEST_SUCCESS;
 }
 
@@ -701,15 +859,15 @@ test_impair_mbufs_not_leaked(void)
 	TEST_ASSERT_EQ(port_up(all), 0);
 	TEST_ASSERT_EQ(traffic_run(all, &t), 0);
 	TEST_ASSERT_EQ(rte_eth_dev_stop(all), 0);
-	in = xstat(all, "impair_in");
-	dup = xstat(all, "impair_duplicated");
-	passed = xstat(all, "impair_passed");
-	dropped = xstat(all, "impair_dropped");
-	flushed = xstat(all, "impair_flushed");
+	in = h_eth_xstat(all, "impair_in");
+	dup = h_eth_xstat(all, "impair_duplicated");
+	passed = h_eth_xstat(all, "impair_passed");
+	dropped = h_eth_xstat(all, "impair_dropped");
+	flushed = h_eth_xstat(all, "impair_flushed");
 	TEST_ASSERT(t.received > t.n / 2, "received %u of %u", t.received, t.n);
-	TEST_ASSERT(xstat(all, "impair_reordered") > 0, "nothing reordered");
-	TEST_ASSERT(xstat(all, "impair_corrupted") > 0, "nothing corrupted");
-	TEST_ASSERT(xstat(all, "impair_delayed") > 0, "nothing delayed");
+	TEST_ASSERT(h_eth_xstat(all, "impair_reordered") > 0, "nothing reordered");
+	TEST_ASSERT(h_eth_xstat(all, "impair_corrupted") > 0, "nothing corrupted");
+	TEST_ASSERT(h_eth_xstat(all, "impair_delayed") > 0, "nothing delayed");
 	TEST_ASSERT(dup > 0 && dropped > 0, "dup %" PRIu64 " dropped %" PRIu64, dup, dropped);
 	/* each direction: every packet in, and every copy, left exactly once */
 	TEST_ASSERT_EQ(in + dup, passed + dropped + flushed);
@@ -724,7 +882,7 @@ test_impair_mbufs_not_leaked(void)
 	}
 	TEST_ASSERT_EQ(rte_eth_tx_burst(txd, 0, pkts, 64), 64);
 	TEST_ASSERT_EQ(rte_eth_dev_stop(txd), 0);
-	TEST_ASSERT_EQ(xstat(txd, "impair_flushed"), 64);
+	TEST_ASSERT_EQ(h_eth_xstat(txd, "impair_flushed"), 64);
 
 	/* packets held on the rx side when the port stops */
 	TEST_ASSERT_EQ(port_up(rxd), 0);
@@ -735,7 +893,7 @@ test_impair_mbufs_not_leaked(void)
 	TEST_ASSERT_EQ(rte_eth_tx_burst(rxd, 0, pkts, 64), 64);
 	TEST_ASSERT_EQ(rte_eth_rx_burst(rxd, 0, pkts, 64), 0);
 	TEST_ASSERT_EQ(rte_eth_dev_stop(rxd), 0);
-	TEST_ASSERT_EQ(xstat(rxd, "impair_flushed"), 64);
+	TEST_ASSERT_EQ(h_eth_xstat(rxd, "impair_flushed"), 64);
 
 	TEST_ASSERT_EQ(rte_mempool_avail_count(pool), pool->size);
 	return TEST_SUCCESS;
@@ -754,6 +912,8 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_impair_delay_holds_then_releases),
 	TEST_CASE(test_impair_tx_delay_released_by_later_tx),
 	TEST_CASE(test_impair_bad_devargs_fail_probe),
+	TEST_CASE(test_impair_link_down_drops_both_ways_and_raises_lsc),
+	TEST_CASE(test_impair_passes_on_wrapped_port_lsc),
 	TEST_CASE(test_impair_mbufs_not_leaked),
 };
 
@@ -776,6 +936,11 @@ main(int argc, char **argv)
 		"--vdev=net_impair8,ethdev=net_ring8,drop=0.1,dup=0.1,reorder=0.2,"
 			"corrupt=0.1,delay_us=100,dir=both,seed=8",
 		"--vdev=net_ring9",
+		"--vdev=net_ring10",
+		"--vdev=net_impair10,ethdev=net_ring10,delay_us=1000,dir=both,link=down",
+		"--vdev=net_ring11",
+		"--vdev=net_ring12", "--vdev=net_impair12,ethdev=net_ring12",
+		"--vdev=net_impair13,ethdev=net_impair12",
 	};
 	int rc;
 

@@ -36,27 +36,15 @@ static int
 setup(void)
 {
 	struct ibv_context *cc = h_open(0), *sc = h_open(1);
-	struct ibv_cq_init_attr_ex ca = {
-		.cqe = 256, .wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO,
-	};
-	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = SRQ_WR, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ |
-			     IBV_SRQ_INIT_ATTR_TM,
-		.srq_type = IBV_SRQT_TM,
-		.tm_cap = { .max_num_tags = TAGS, .max_ops = 16 },
-	};
 	struct h_qp_opts sopts = { .type = IBV_QPT_RC, .buf_len = TAGBUF + TAGS * SLOT };
 
 	if (cc == NULL || sc == NULL)
 		return -1;
 	spd = ibv_alloc_pd(sc);
-	tcq = ibv_create_cq_ex(sc, &ca);
+	tcq = h_tm_cq(sc, 256);
 	if (spd == NULL || tcq == NULL)
 		return -1;
-	sa.pd = spd;
-	sa.cq = ibv_cq_ex_to_cq(tcq);
-	srq = ibv_create_srq_ex(sc, &sa);
+	srq = h_tm_srq(spd, ibv_cq_ex_to_cq(tcq), SRQ_WR, TAGS, 16);
 	if (srq == NULL)
 		return -1;
 	sopts.pd = spd;
@@ -679,15 +667,7 @@ test_failed_unexpected_message_does_not_break_phase(void)
 static struct ibv_srq *
 extra_tm_srq(void)
 {
-	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = 1, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ |
-			     IBV_SRQ_INIT_ATTR_TM,
-		.srq_type = IBV_SRQT_TM, .pd = spd, .cq = ibv_cq_ex_to_cq(tcq),
-		.tm_cap = { .max_num_tags = 2, .max_ops = 8 },
-	};
-
-	return ibv_create_srq_ex(srv.ctx, &sa);
+	return h_tm_srq(spd, ibv_cq_ex_to_cq(tcq), 1, 2, 8);
 }
 
 /*

@@ -54,6 +54,24 @@ int droce_dev_stats_get(const char *name, struct droce_dev_stats *st);
  */
 int droce_dev_xstats(const char *name, const char **names, uint64_t *values, int n);
 
+/** What a device holds at one moment: for leak checks. */
+struct droce_dev_objects {
+	uint32_t contexts;		/* open contexts */
+	uint32_t pds, mrs, cqs, srqs, qps, ahs;	/* of every context */
+	uint32_t mbufs_in_use;		/* of the device's mbuf pool (rx and tx frames) */
+	uint32_t mbufs_staged;		/* of those, frames waiting for the port to take them */
+};
+
+/**
+ * Snapshot a device's object counts and mbuf pool level by ibv device name.
+ * With inline progress it is taken between two progress iterations; an
+ * engine lcore may be moving frames meanwhile, so the mbuf counts are exact
+ * only while the device is idle.
+ *
+ * @return 0, or -ENODEV if no device has that name.
+ */
+int droce_dev_objects_get(const char *name, struct droce_dev_objects *o);
+
 #ifdef __cplusplus
 }
 #endif

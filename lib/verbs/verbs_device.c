@@ -52,28 +52,45 @@ exit_linger(void)
 	}
 }
 
+/*
+ * @env split at whitespace into argv[1..], after argv[0] "droce", at most
+ * @max entries with the terminating NULL, in *@copy, which the caller frees
+ * (or, once EAL has the argv, keeps). Returns argc or -ENOMEM.
+ */
+int
+droce_eal_args_split(const char *env, char **copy, char **argv, int max)
+{
+	char *tok, *save = NULL;
+	int argc = 0;
+
+	*copy = strdup(env);
+	if (*copy == NULL)
+		return -ENOMEM;
+	argv[argc++] = "droce";
+	for (tok = strtok_r(*copy, " \t\n", &save); tok && argc < max - 1;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	return argc;
+}
+
 /* Bring EAL up from $DROCE_EAL (whitespace-separated arguments). */
 static int
 eal_from_env(void)
 {
 	const char *env = getenv("DROCE_EAL");
-	char *copy, *tok, *save = NULL;
+	char *copy;
 	char *argv[128];
-	int argc = 0, ret, out;
+	int argc, ret, out;
 
 	if (env == NULL || *env == '\0') {
 		fprintf(stderr, "droce: no droce device: DROCE_EAL is not set "
 			"(e.g. DROCE_EAL=\"--no-huge --vdev=net_ring0 --vdev=droce0,ethdev=net_ring0,ip=10.0.0.1\")\n");
 		return -ENODEV;
 	}
-	copy = strdup(env);
-	if (copy == NULL)
-		return -ENOMEM;
-	argv[argc++] = "droce";
-	for (tok = strtok_r(copy, " \t\n", &save); tok && argc < (int)RTE_DIM(argv) - 1;
-	     tok = strtok_r(NULL, " \t\n", &save))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
+	argc = droce_eal_args_split(env, &copy, argv, RTE_DIM(argv));
+	if (argc < 0)
+		return argc;
 	/*
 	 * The program's stdout is its own (ibv_devices, ibv_devinfo, the
 	 * pingpongs print results there): EAL and droce log to stderr, and

@@ -7,6 +7,8 @@
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_lcore.h>
+#include <rte_mempool.h>
+#include <rte_spinlock.h>
 
 #include "droce.h"
 #include "verbs_loc.h"
@@ -102,4 +104,30 @@ droce_dev_xstats(const char *name, const char **names, uint64_t *values, int n)
 		values[i] = *(const uint64_t *)((const uint8_t *)&dev->stats + xstats[i].off);
 	}
 	return RTE_DIM(xstats);
+}
+
+int
+droce_dev_objects_get(const char *name, struct droce_dev_objects *o)
+{
+	struct roce_dev *dev = roce_dev_by_name(name);
+
+	if (dev == NULL)
+		return -ENODEV;
+	pthread_mutex_lock(&dev->lock);
+	o->contexts = dev->ctx_refs;
+	o->pds = dev->nb_pd;
+	o->mrs = dev->nb_mr;
+	o->cqs = dev->nb_cq;
+	o->srqs = dev->nb_srq;
+	o->qps = dev->nb_qp;
+	o->ahs = dev->nb_ah;
+	pthread_mutex_unlock(&dev->lock);
+	/* inline progress: no iteration (nor the waker's) holds frames while we look */
+	if (dev->lcore < 0)
+		rte_spinlock_lock(&dev->inline_lock);
+	o->mbufs_in_use = rte_mempool_in_use_count(dev->mp);
+	o->mbufs_staged = __atomic_load_n(&dev->nb_tx, __ATOMIC_RELAXED);
+	if (dev->lcore < 0)
+		rte_spinlock_unlock(&dev->inline_lock);
+	return 0;
 }

@@ -39,6 +39,7 @@ droce_evq_init(struct droce_evq *q, const char *name, unsigned int esize, unsign
 		close(q->fd);
 		return -rte_errno;
 	}
+	roce_mem_got();
 	pthread_mutex_init(&q->lock, NULL);
 	return 0;
 }
@@ -46,6 +47,7 @@ droce_evq_init(struct droce_evq *q, const char *name, unsigned int esize, unsign
 void
 droce_evq_fini(struct droce_evq *q)
 {
+	roce_mem_put();
 	rte_ring_free(q->ring);
 	close(q->fd);
 	pthread_mutex_destroy(&q->lock);

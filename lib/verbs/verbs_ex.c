@@ -582,10 +582,11 @@ ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 static void
 tm_free(struct roce_tm *tm)
 {
+	roce_mem_put();
 	rte_ring_free(tm->ops);
 	rte_ring_free(tm->free);
-	rte_free(tm->tags);
-	rte_free(tm);
+	roce_free(tm->tags);
+	roce_free(tm);
 }
 
 static struct roce_tm *
@@ -595,14 +596,15 @@ tm_alloc(const struct ibv_srq_init_attr_ex *attr)
 	char name[RTE_RING_NAMESIZE];
 	struct roce_tm *tm;
 
-	tm = rte_zmalloc("droce_tm", sizeof(*tm), RTE_CACHE_LINE_SIZE);
+	tm = roce_zmalloc("droce_tm", sizeof(*tm), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (tm == NULL)
 		return NULL;
 	tm->cq = to_roce_cq(attr->cq);
 	tm->max_tags = ntags;
 	tm->max_ops = attr->tm_cap.max_ops;
 	tm->head = tm->tail = UINT32_MAX;
-	tm->tags = rte_zmalloc("droce_tm_tags", sizeof(*tm->tags) * ntags, RTE_CACHE_LINE_SIZE);
+	tm->tags = roce_zmalloc("droce_tm_tags", sizeof(*tm->tags) * ntags, RTE_CACHE_LINE_SIZE,
+				SOCKET_ID_ANY);
 	snprintf(name, sizeof(name), "dtmo%p", (void *)tm);
 	tm->ops = rte_ring_create_elem(name, sizeof(struct roce_tm_op), tm->max_ops, SOCKET_ID_ANY,
 				       RING_F_SC_DEQ | RING_F_EXACT_SZ);
@@ -612,6 +614,7 @@ tm_alloc(const struct ibv_srq_init_attr_ex *attr)
 		tm_free(tm);
 		return NULL;
 	}
+	roce_mem_got();		/* the rings' memzones */
 	for (uintptr_t h = 0; h < ntags; h++) {
 		tm->tags[h].prev = tm->tags[h].next = UINT32_MAX;
 		rte_ring_enqueue(tm->free, (void *)h);

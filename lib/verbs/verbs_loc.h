@@ -54,6 +54,7 @@ verbs_progress(struct roce_dev *dev)
 }
 
 /* verbs_device.c */
+int droce_eal_args_split(const char *env, char **copy, char **argv, int max);
 int droce_query_device_ex(struct ibv_context *context,
 			  const struct ibv_query_device_ex_input *input,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);

@@ -73,7 +73,9 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned i
 	    /* IBA 10.6.3.1: remote write or atomic needs local write */
 	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
-	    (addr == NULL && length) || length > DROCE_MAX_MR_SIZE) {
+	    (addr == NULL && length) || length > DROCE_MAX_MR_SIZE ||
+	    /* a range past the end of the address space (the engine would wrap) */
+	    (uintptr_t)addr + length < (uintptr_t)addr || iova + length < iova) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -169,7 +171,7 @@ droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 	}
 	dev->nb_cq++;
 	pthread_mutex_unlock(&dev->lock);
-	cq = rte_zmalloc("droce_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE);
+	cq = roce_zmalloc("droce_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (cq == NULL) {
 		errno = ENOMEM;
 		goto err_count;
@@ -180,8 +182,8 @@ droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 	 * poll_lock (or the CQ was created single-threaded), so the ring has
 	 * one consumer at a time.
 	 */
-	cq->ring = rte_ring_create_elem(name, sizeof(struct ibv_wc), cqe, SOCKET_ID_ANY,
-					RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	cq->ring = roce_ring_alloc(name, sizeof(struct ibv_wc), cqe, SOCKET_ID_ANY,
+				   RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	if (cq->ring == NULL) {
 		errno = rte_errno == EINVAL ? EINVAL : ENOMEM;
 		goto err_free_cq;
@@ -201,7 +203,7 @@ droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 	return cq;
 
 err_free_cq:
-	rte_free(cq);
+	roce_free(cq);
 err_count:
 	pthread_mutex_lock(&dev->lock);
 	dev->nb_cq--;
@@ -242,8 +244,8 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 	roce_cq_disarm(cq);
 	if (ibcq->channel)
 		__atomic_fetch_sub(&ibcq->channel->refcnt, 1, __ATOMIC_RELAXED);
-	rte_ring_free(cq->ring);
-	rte_free(cq);
+	roce_ring_release(cq->ring);
+	roce_free(cq);
 	return 0;
 }
 
@@ -270,7 +272,7 @@ ibv_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 	}
 	dev->nb_srq++;
 	pthread_mutex_unlock(&dev->lock);
-	srq = rte_zmalloc("droce_srq", sizeof(*srq), RTE_CACHE_LINE_SIZE);
+	srq = roce_zmalloc("droce_srq", sizeof(*srq), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (srq == NULL) {
 		ret = -ENOMEM;
 		goto err_count;
@@ -292,7 +294,7 @@ ibv_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 	return &srq->ibsrq;
 
 err_free_srq:
-	rte_free(srq);
+	roce_free(srq);
 err_count:
 	pthread_mutex_lock(&dev->lock);
 	dev->nb_srq--;
@@ -347,7 +349,7 @@ ibv_destroy_srq(struct ibv_srq *ibsrq)
 	if (srq->tm != NULL)
 		droce_tm_srq_fini(srq);
 	roce_wq_fini(&srq->rq);
-	rte_free(srq);
+	roce_free(srq);
 	return 0;
 }
 
@@ -432,7 +434,7 @@ tm_pool_init(struct roce_qp *qp)
 	void *w;
 
 	snprintf(name, sizeof(name), "dtmp%u_%.8s", qp->qpn, qp->dev->name);
-	qp->tm_pool = rte_ring_create(name, ROCE_TM_QP_WQES, SOCKET_ID_ANY,
+	qp->tm_pool = roce_ring_alloc(name, sizeof(void *), ROCE_TM_QP_WQES, SOCKET_ID_ANY,
 				      RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	if (qp->tm_pool == NULL)
 		return -rte_errno;
@@ -469,7 +471,7 @@ droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	qp = rte_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
+	qp = roce_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (qp == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -514,7 +516,7 @@ droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 			goto err_fini_sq;
 	}
 	cap->max_send_sge = qp->sq.max_sge;
-	qp->e.win = rte_zmalloc("droce_win", sizeof(void *) * qp->sq.size, 0);
+	qp->e.win = roce_zmalloc("droce_win", sizeof(void *) * qp->sq.size, 0, SOCKET_ID_ANY);
 	if (qp->e.win == NULL) {
 		ret = -ENOMEM;
 		goto err_fini_sq;
@@ -555,16 +557,16 @@ droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	return qp;
 
 err_free_win:
-	rte_free(qp->e.win);
+	roce_free(qp->e.win);
 err_fini_sq:
-	rte_ring_free(qp->tm_pool);
+	roce_ring_release(qp->tm_pool);
 	roce_wq_fini(&qp->sq);
 err_release_slot:
 	pthread_mutex_lock(&dev->lock);
 	dev->qp_taken[idx] = false;
 	pthread_mutex_unlock(&dev->lock);
 err_free_qp:
-	rte_free(qp);
+	roce_free(qp);
 	errno = -ret;
 	return NULL;
 }
@@ -711,12 +713,12 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_unlock(&dev->lock);
 	roce_dev_quiesce(dev);
 	roce_qp_reset_engine(qp);
-	rte_ring_free(qp->tm_pool);
+	roce_ring_release(qp->tm_pool);
 	roce_wq_fini(&qp->sq);
 	if (qp->srq == NULL)
 		roce_wq_fini(&qp->rq);
-	rte_free(qp->e.win);
+	roce_free(qp->e.win);
 	droce_wr_batch_free(qp);
-	rte_free(qp);
+	roce_free(qp);
 	return 0;
 }

@@ -23,6 +23,15 @@
  * direction, and re-seeded when the port starts: the k-th packet through a
  * queue gets the same drop decision for a given seed whatever the burst
  * sizes, the timing, or the other impairments configured.
+ *
+ * The link can be taken down and brought back at run time (devarg link=,
+ * droce_impair_link_set() in rte_pmd_impair.h, rte_eth_dev_set_link_down/up):
+ * while it is down the port reports its link down, and every burst call
+ * drops what its queue holds and every frame offered to it or read from the
+ * underlying port, in both directions, whatever dir= says. Each change of
+ * the reported status raises RTE_ETH_EVENT_INTR_LSC, as do changes of the
+ * underlying port's link when that port interrupts on them; one whose link
+ * never interrupts is taken as it was when the port started.
  */
 
 #include <ctype.h>
@@ -41,11 +50,16 @@
 #include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
+#include <rte_spinlock.h>
 #include <rte_string_fns.h>
 
 #include <bus_vdev_driver.h>
 #include <ethdev_driver.h>
 #include <ethdev_vdev.h>
+
+#include "impair_args.h"
+#include "rte_pmd_impair.h"
 
 #ifndef RTE_LOG_DEFAULT_LOGTYPE
 #define RTE_LOG_DEFAULT_LOGTYPE pmd.net.impair
@@ -63,9 +77,7 @@ RTE_LOG_REGISTER_DEFAULT(impair_logtype, NOTICE);
 #define IMPAIR_ARG_DELAY_US	"delay_us"
 #define IMPAIR_ARG_SEED		"seed"
 #define IMPAIR_ARG_DIR		"dir"
-
-#define IMPAIR_DIR_TX		1u
-#define IMPAIR_DIR_RX		2u
+#define IMPAIR_ARG_LINK		"link"
 
 /* Largest delay accepted, in microseconds (10 s). */
 #define IMPAIR_DELAY_US_MAX	10000000ULL
@@ -85,14 +97,6 @@ RTE_LOG_REGISTER_DEFAULT(impair_logtype, NOTICE);
 /* A probability is kept as a threshold on 53 random bits. */
 #define IMPAIR_P_ONE		(UINT64_C(1) << 53)
 
-enum impair_stream {
-	IMPAIR_RNG_DROP,
-	IMPAIR_RNG_DUP,
-	IMPAIR_RNG_CORRUPT,
-	IMPAIR_RNG_REORDER,
-	IMPAIR_RNG_MAX,
-};
-
 enum impair_counter {
 	IMPAIR_CNT_PASSED,
 	IMPAIR_CNT_DROPPED,
@@ -103,6 +107,7 @@ enum impair_counter {
 	IMPAIR_CNT_IN,
 	IMPAIR_CNT_FLUSHED,
 	IMPAIR_CNT_NOMEM,
+	IMPAIR_CNT_LINK_DROPPED,
 	IMPAIR_CNT_MAX,
 };
 
@@ -116,14 +121,7 @@ static const char *const impair_xstat_names[IMPAIR_CNT_MAX] = {
 	[IMPAIR_CNT_IN] = "impair_in",
 	[IMPAIR_CNT_FLUSHED] = "impair_flushed",
 	[IMPAIR_CNT_NOMEM] = "impair_nomem",
-};
-
-struct impair_cfg {
-	char ethdev[RTE_ETH_NAME_MAX_LEN];
-	double p[IMPAIR_RNG_MAX];	/* indexed by enum impair_stream */
-	uint64_t delay_us;
-	uint64_t seed;
-	unsigned int dir;
+	[IMPAIR_CNT_LINK_DROPPED] = "impair_link_dropped",
 };
 
 /* One queue of one direction. Lives in shared memory (rte_malloc). */
@@ -133,6 +131,7 @@ struct impair_queue {
 	uint16_t own_port;		/* this port, stamped on received mbufs */
 	uint8_t is_tx;
 	uint8_t active;			/* impairments apply to this direction */
+	const uint32_t *link_down;	/* the port's impair_priv.link_down */
 
 	uint64_t thr[IMPAIR_RNG_MAX];	/* 0: never, IMPAIR_P_ONE: always */
 	uint64_t delay_tsc;
@@ -164,6 +163,9 @@ struct impair_priv {
 	uint64_t retired[IMPAIR_CNT_MAX];	/* from released queues */
 	uint64_t base[IMPAIR_CNT_MAX];		/* totals at last reset */
 	bool closed;
+	bool under_lsc;			/* the underlying port interrupts link changes */
+	uint32_t link_down;		/* set down (link=down, droce_impair_link_set) */
+	rte_spinlock_t link_lock;	/* one recomputation of the link at a time */
 };
 
 /* ---------------------------------------------------------------------
@@ -393,11 +395,45 @@ impair_now(const struct impair_queue *q)
  * Burst functions.
  */
 
+static void impair_queue_flush(struct impair_queue *q);
+
+static inline bool
+impair_link_is_down(const struct impair_queue *q)
+{
+	return unlikely(__atomic_load_n(q->link_down, __ATOMIC_RELAXED) != 0);
+}
+
+/* Link down: what the queue holds and everything offered is lost; all taken. */
+static uint16_t
+impair_tx_down(struct impair_queue *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	impair_queue_flush(q);
+	rte_pktmbuf_free_bulk(pkts, n);
+	q->cnt[IMPAIR_CNT_LINK_DROPPED] += n;
+	return n;
+}
+
+/* Link down: what the queue holds and what arrives is lost, nothing delivered. */
+static uint16_t
+impair_rx_down(struct impair_queue *q)
+{
+	struct rte_mbuf *in[IMPAIR_RX_BURST];
+	uint16_t got;
+
+	impair_queue_flush(q);
+	got = rte_eth_rx_burst(q->port, q->qid, in, IMPAIR_RX_BURST);
+	rte_pktmbuf_free_bulk(in, got);
+	q->cnt[IMPAIR_CNT_LINK_DROPPED] += got;
+	return 0;
+}
+
 static uint16_t
 impair_tx_pass(void *queue, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct impair_queue *q = queue;
 
+	if (impair_link_is_down(q))
+		return impair_tx_down(q, pkts, n);
 	return rte_eth_tx_burst(q->port, q->qid, pkts, n);
 }
 
@@ -409,6 +445,8 @@ impair_tx(void *queue, struct rte_mbuf **pkts, uint16_t n)
 	uint32_t ready;
 	uint16_t i;
 
+	if (impair_link_is_down(q))
+		return impair_tx_down(q, pkts, n);
 	impair_reorder_timeout(q, now);
 	for (i = 0; i < n; i++) {
 		if (impair_fifo_free(q) < IMPAIR_SLOTS_PER_PKT)
@@ -438,8 +476,11 @@ static uint16_t
 impair_rx_pass(void *queue, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct impair_queue *q = queue;
-	uint16_t nb = rte_eth_rx_burst(q->port, q->qid, pkts, n);
+	uint16_t nb;
 
+	if (impair_link_is_down(q))
+		return impair_rx_down(q);
+	nb = rte_eth_rx_burst(q->port, q->qid, pkts, n);
 	for (uint16_t i = 0; i < nb; i++)
 		pkts[i]->port = q->own_port;
 	return nb;
@@ -453,6 +494,8 @@ impair_rx(void *queue, struct rte_mbuf **pkts, uint16_t n)
 	uint32_t room, want, ready;
 	uint16_t i;
 
+	if (impair_link_is_down(q))
+		return impair_rx_down(q);
 	impair_reorder_timeout(q, now);
 
 	room = impair_fifo_free(q) / IMPAIR_SLOTS_PER_PKT;
@@ -519,6 +562,7 @@ impair_queue_create(struct rte_eth_dev *dev, uint16_t qid, bool is_tx,
 	q->own_port = dev->data->port_id;
 	q->is_tx = is_tx;
 	q->active = active;
+	q->link_down = &priv->link_down;
 	if (active) {
 		q->fifo_t = (uint64_t *)(q + 1);
 		q->fifo_m = (struct rte_mbuf **)(q->fifo_t + slots);
@@ -613,6 +657,9 @@ impair_dev_configure(struct rte_eth_dev *dev)
 	struct rte_eth_conf conf = dev->data->dev_conf;
 	int ret;
 
+	/* our link interrupt is our own; the underlying port's only if it has one */
+	if (!priv->under_lsc)
+		conf.intr_conf.lsc = 0;
 	ret = rte_eth_dev_configure(priv->under, dev->data->nb_rx_queues,
 				    dev->data->nb_tx_queues, &conf);
 	if (ret != 0)
@@ -621,28 +668,90 @@ impair_dev_configure(struct rte_eth_dev *dev)
 	return ret;
 }
 
+/*
+ * Recompute the link the port shows: down while stopped or set down, else
+ * the underlying port's. Returns 0 when its status changed, else -1 (what
+ * the link_update op returns). The lock orders recomputations from several
+ * threads (an application's query, droce_impair_link_set, the underlying
+ * port's interrupt): the one that stores last read the latest setting.
+ */
 static int
-impair_link_update(struct rte_eth_dev *dev, int wait_to_complete)
+impair_link_refresh(struct rte_eth_dev *dev, bool started, int wait_to_complete)
 {
 	struct impair_priv *priv = dev->data->dev_private;
 	struct rte_eth_link link;
-	int ret;
+	int ret = -1;
 
 	memset(&link, 0, sizeof(link));
-	ret = wait_to_complete ? rte_eth_link_get(priv->under, &link) :
-				 rte_eth_link_get_nowait(priv->under, &link);
-	if (ret != 0 || !dev->data->dev_started) {
+	/* read outside the lock: waiting for the underlying link may take seconds */
+	if (started)
+		ret = wait_to_complete ? rte_eth_link_get(priv->under, &link) :
+					 rte_eth_link_get_nowait(priv->under, &link);
+	rte_spinlock_lock(&priv->link_lock);
+	if (ret != 0 || __atomic_load_n(&priv->link_down, __ATOMIC_ACQUIRE)) {
 		memset(&link, 0, sizeof(link));
 		link.link_status = RTE_ETH_LINK_DOWN;
 	}
-	return rte_eth_linkstatus_set(dev, &link);
+	ret = rte_eth_linkstatus_set(dev, &link);
+	rte_spinlock_unlock(&priv->link_lock);
+	return ret;
+}
+
+static int
+impair_link_update(struct rte_eth_dev *dev, int wait_to_complete)
+{
+	return impair_link_refresh(dev, dev->data->dev_started, wait_to_complete);
+}
+
+/* Recompute the link; a change of its status goes to the LSC callbacks. */
+static void
+impair_link_changed(struct rte_eth_dev *dev)
+{
+	if (impair_link_refresh(dev, dev->data->dev_started, 0) == 0)
+		rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_INTR_LSC, NULL);
+}
+
+/* Set the link down or up (the data path sees it at its next burst call). */
+static void
+impair_link_admin(struct rte_eth_dev *dev, bool up)
+{
+	struct impair_priv *priv = dev->data->dev_private;
+
+	if (__atomic_exchange_n(&priv->link_down, up ? 0 : 1, __ATOMIC_ACQ_REL) == !up)
+		return;
+	IMPAIR_LOG(INFO, "%s: link set %s", dev->data->name, up ? "up" : "down");
+	impair_link_changed(dev);
+}
+
+static int
+impair_dev_set_link_up(struct rte_eth_dev *dev)
+{
+	impair_link_admin(dev, true);
+	return 0;
+}
+
+static int
+impair_dev_set_link_down(struct rte_eth_dev *dev)
+{
+	impair_link_admin(dev, false);
+	return 0;
+}
+
+/* The underlying port's link changed: ours follows (unless set down). */
+static int
+impair_under_lsc(uint16_t port_id, enum rte_eth_event_type type, void *arg, void *ret_param)
+{
+	RTE_SET_USED(port_id);
+	RTE_SET_USED(type);
+	RTE_SET_USED(ret_param);
+	impair_link_changed(arg);
+	return 0;
 }
 
 static int
 impair_dev_start(struct rte_eth_dev *dev)
 {
 	struct impair_priv *priv = dev->data->dev_private;
-	struct rte_eth_link link;
 	int ret;
 
 	ret = rte_eth_dev_start(priv->under);
@@ -662,8 +771,7 @@ impair_dev_start(struct rte_eth_dev *dev)
 		dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
 	}
 	/* dev_started is only set once this returns: take the link as it is */
-	if (rte_eth_link_get_nowait(priv->under, &link) == 0)
-		rte_eth_linkstatus_set(dev, &link);
+	impair_link_refresh(dev, true, 0);
 	return 0;
 }
 
@@ -682,7 +790,6 @@ static int
 impair_dev_stop(struct rte_eth_dev *dev)
 {
 	struct impair_priv *priv = dev->data->dev_private;
-	struct rte_eth_link link;
 	int ret;
 
 	ret = rte_eth_dev_stop(priv->under);
@@ -694,9 +801,7 @@ impair_dev_stop(struct rte_eth_dev *dev)
 		dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STOPPED;
 	for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)
 		dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STOPPED;
-	memset(&link, 0, sizeof(link));
-	link.link_status = RTE_ETH_LINK_DOWN;
-	rte_eth_linkstatus_set(dev, &link);
+	impair_link_refresh(dev, false, 0);
 	return ret;
 }
 
@@ -715,6 +820,11 @@ impair_dev_close(struct rte_eth_dev *dev)
 		impair_rx_queue_release(dev, i);
 	for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)
 		impair_tx_queue_release(dev, i);
+	/* waits for a forwarding callback that is running */
+	while (priv->under_lsc &&
+	       rte_eth_dev_callback_unregister(priv->under, RTE_ETH_EVENT_INTR_LSC,
+					       impair_under_lsc, dev) == -EAGAIN)
+		rte_pause();
 
 	/* the port may already be gone if the application closed it itself */
 	if (rte_eth_dev_is_valid_port(priv->under) &&
@@ -893,6 +1003,8 @@ static const struct eth_dev_ops impair_ops = {
 	.dev_start = impair_dev_start,
 	.dev_stop = impair_dev_stop,
 	.dev_close = impair_dev_close,
+	.dev_set_link_up = impair_dev_set_link_up,
+	.dev_set_link_down = impair_dev_set_link_down,
 	.link_update = impair_link_update,
 	.promiscuous_enable = impair_promiscuous_enable,
 	.promiscuous_disable = impair_promiscuous_disable,
@@ -919,6 +1031,7 @@ static const struct eth_dev_ops impair_ops = {
 static const char *const impair_valid_args[] = {
 	IMPAIR_ARG_ETHDEV, IMPAIR_ARG_DROP, IMPAIR_ARG_DUP, IMPAIR_ARG_REORDER,
 	IMPAIR_ARG_CORRUPT, IMPAIR_ARG_DELAY_US, IMPAIR_ARG_SEED, IMPAIR_ARG_DIR,
+	IMPAIR_ARG_LINK,
 };
 
 static int
@@ -962,8 +1075,9 @@ bad:
 	return -EINVAL;
 }
 
-static int
-impair_parse_args(const char *name, const char *params, struct impair_cfg *cfg)
+/* The devargs into @cfg; 0 or -EINVAL (logged). */
+int
+impair_args_parse(const char *name, const char *params, struct impair_cfg *cfg)
 {
 	struct rte_kvargs *kv;
 	bool seen[RTE_DIM(impair_valid_args)] = { false };
@@ -1036,6 +1150,16 @@ impair_parse_args(const char *name, const char *params, struct impair_cfg *cfg)
 					   name, key, val);
 				ret = -EINVAL;
 			}
+		} else if (strcmp(key, IMPAIR_ARG_LINK) == 0) {
+			if (strcmp(val, "up") == 0) {
+				cfg->link_down = false;
+			} else if (strcmp(val, "down") == 0) {
+				cfg->link_down = true;
+			} else {
+				IMPAIR_LOG(ERR, "%s: invalid argument %s=%s: expected up or down",
+					   name, key, val);
+				ret = -EINVAL;
+			}
 		}
 	}
 	rte_kvargs_free(kv);
@@ -1066,6 +1190,7 @@ impair_probe(struct rte_vdev_device *vdev)
 	struct rte_eth_dev *eth_dev;
 	struct impair_priv *priv;
 	struct impair_cfg cfg;
+	struct rte_eth_dev_info uinfo;
 	uint16_t under;
 	uint64_t hz;
 	int ret;
@@ -1084,7 +1209,7 @@ impair_probe(struct rte_vdev_device *vdev)
 		return 0;
 	}
 
-	ret = impair_parse_args(name, rte_vdev_device_args(vdev), &cfg);
+	ret = impair_args_parse(name, rte_vdev_device_args(vdev), &cfg);
 	if (ret != 0)
 		return ret;
 	if (rte_eth_dev_get_port_by_name(cfg.ethdev, &under) != 0) {
@@ -1127,7 +1252,25 @@ impair_probe(struct rte_vdev_device *vdev)
 	if (cfg.delay_us != 0 && priv->delay_tsc == 0)
 		priv->delay_tsc = 1;
 	priv->reorder_tsc = RTE_MAX((uint64_t)IMPAIR_REORDER_US * hz / 1000000, (uint64_t)1);
+	priv->link_down = cfg.link_down;
+	rte_spinlock_init(&priv->link_lock);
 
+	/*
+	 * Our own link changes (link set down or up) interrupt; the underlying
+	 * port's are passed on where it has an interrupt for them.
+	 */
+	priv->under_lsc = rte_eth_dev_info_get(under, &uinfo) == 0 &&
+			  (*uinfo.dev_flags & RTE_ETH_DEV_INTR_LSC) != 0;
+	if (priv->under_lsc) {
+		ret = rte_eth_dev_callback_register(under, RTE_ETH_EVENT_INTR_LSC,
+						    impair_under_lsc, eth_dev);
+		if (ret != 0) {
+			IMPAIR_LOG(ERR, "%s: cannot watch the link of %s: %d", name,
+				   cfg.ethdev, ret);
+			goto fail_port;
+		}
+	}
+	eth_dev->data->dev_flags |= RTE_ETH_DEV_INTR_LSC;
 	eth_dev->data->dev_link.link_status = RTE_ETH_LINK_DOWN;
 	eth_dev->data->dev_link.link_autoneg = RTE_ETH_LINK_AUTONEG;
 	eth_dev->dev_ops = &impair_ops;
@@ -1135,11 +1278,12 @@ impair_probe(struct rte_vdev_device *vdev)
 	rte_eth_dev_probing_finish(eth_dev);
 
 	IMPAIR_LOG(INFO, "%s: wraps %s (port %u) dir=%s drop=%g dup=%g reorder=%g "
-		   "corrupt=%g delay_us=%" PRIu64 " seed=%" PRIu64,
+		   "corrupt=%g delay_us=%" PRIu64 " seed=%" PRIu64 " link=%s",
 		   name, cfg.ethdev, under,
 		   cfg.dir == IMPAIR_DIR_TX ? "tx" : cfg.dir == IMPAIR_DIR_RX ? "rx" : "both",
 		   cfg.p[IMPAIR_RNG_DROP], cfg.p[IMPAIR_RNG_DUP], cfg.p[IMPAIR_RNG_REORDER],
-		   cfg.p[IMPAIR_RNG_CORRUPT], cfg.delay_us, cfg.seed);
+		   cfg.p[IMPAIR_RNG_CORRUPT], cfg.delay_us, cfg.seed,
+		   cfg.link_down ? "down" : "up");
 	return 0;
 
 fail_port:
@@ -1167,6 +1311,24 @@ impair_remove(struct rte_vdev_device *vdev)
 	return rte_eth_dev_release_port(eth_dev);
 }
 
+/* ---------------------------------------------------------------------
+ * Private API (rte_pmd_impair.h).
+ */
+
+int
+droce_impair_link_set(uint16_t port_id, int up)
+{
+	struct rte_eth_dev *dev;
+
+	if (!rte_eth_dev_is_valid_port(port_id))
+		return -ENODEV;
+	dev = &rte_eth_devices[port_id];
+	if (dev->dev_ops != &impair_ops)
+		return -EINVAL;
+	impair_link_admin(dev, up != 0);
+	return 0;
+}
+
 static struct rte_vdev_driver impair_vdev_drv = {
 	.probe = impair_probe,
 	.remove = impair_remove,
@@ -1181,4 +1343,5 @@ RTE_PMD_REGISTER_PARAM_STRING(net_impair,
 	"corrupt=<0..1> "
 	"delay_us=<int> "
 	"seed=<u64> "
-	"dir=tx|rx|both");
+	"dir=tx|rx|both "
+	"link=up|down");

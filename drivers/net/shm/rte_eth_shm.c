@@ -59,6 +59,8 @@
 #include <ethdev_driver.h>
 #include <ethdev_vdev.h>
 
+#include "shm_args.h"
+
 #ifndef RTE_LOG_DEFAULT_LOGTYPE
 #define RTE_LOG_DEFAULT_LOGTYPE pmd.net.shm
 #endif
@@ -68,7 +70,6 @@ RTE_LOG_REGISTER_DEFAULT(shm_logtype, NOTICE);
 	rte_log(RTE_LOG_ ## level, shm_logtype, "net_shm: " fmt "\n", ##__VA_ARGS__)
 
 #define SHM_ARG_LINK		"link"
-#define SHM_LINK_MAX		64
 #define SHM_NAME_FMT		"/droce-shm.%s"
 
 #define SHM_MAGIC		0x64736831u	/* "dsh1" */
@@ -819,21 +820,13 @@ set_link(const char *key, const char *val, void *opaque)
 	return 0;
 }
 
-static int
-shm_probe(struct rte_vdev_device *vdev)
+/* The devargs: one link=<name>, copied to @link; 0 or -EINVAL (logged). */
+int
+shm_args_parse(const char *name, const char *params, char link[SHM_LINK_MAX + 1])
 {
-	const char *name = rte_vdev_device_name(vdev);
-	const char *params = rte_vdev_device_args(vdev);
-	char link[SHM_LINK_MAX + 1] = "";
-	struct rte_eth_dev *eth_dev;
 	struct rte_kvargs *kv;
-	struct shm_priv *p;
 	int ret;
 
-	if (rte_eal_process_type() != RTE_PROC_PRIMARY) {
-		SHM_LOG(ERR, "%s: only a primary process can use a net_shm port", name);
-		return -ENOTSUP;
-	}
 	kv = rte_kvargs_parse(params ? params : "", shm_valid_args);
 	if (kv == NULL) {
 		SHM_LOG(ERR, "%s: invalid arguments \"%s\" (known: %s=<name>)", name,
@@ -848,6 +841,24 @@ shm_probe(struct rte_vdev_device *vdev)
 			name, SHM_ARG_LINK, SHM_LINK_MAX);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int
+shm_probe(struct rte_vdev_device *vdev)
+{
+	const char *name = rte_vdev_device_name(vdev);
+	const char *params = rte_vdev_device_args(vdev);
+	char link[SHM_LINK_MAX + 1] = "";
+	struct rte_eth_dev *eth_dev;
+	struct shm_priv *p;
+
+	if (rte_eal_process_type() != RTE_PROC_PRIMARY) {
+		SHM_LOG(ERR, "%s: only a primary process can use a net_shm port", name);
+		return -ENOTSUP;
+	}
+	if (shm_args_parse(name, params, link) != 0)
+		return -EINVAL;
 
 	eth_dev = rte_eth_vdev_allocate(vdev, sizeof(*p));
 	if (eth_dev == NULL)

@@ -349,6 +349,7 @@ struct roce_qp_eng {
 	uint64_t rnr_tsc;		/* do not send before */
 	uint8_t retry_left;
 	uint8_t rnr_left;
+	uint8_t tx_stalled;		/* RC: the next packet found no mbuf or neighbour */
 	uint8_t last_wqe_raised;	/* IBV_EVENT_QP_LAST_WQE_REACHED sent */
 	/* responder */
 	uint32_t epsn;			/* expected PSN */

@@ -297,6 +297,14 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			return;
 		}
 		e->rnr_tsc = rte_get_timer_cycles() + rnr_delay_tsc(dev, syn & 0x1f);
+		/*
+		 * The responder answered: local ACK timeouts count afresh,
+		 * from the resend after the RNR delay. Only rnr_retry bounds
+		 * an RNR wait (7: forever), however many RNR NAKs or resends
+		 * a lossy path drops during it.
+		 */
+		e->retry_left = qp->attr.retry_cnt;
+		e->retry_tsc = 0;
 		roce_req_rewind(qp, e->una);
 		return;
 	case AETH_NAK:

@@ -67,26 +67,10 @@ roce_dev_by_name(const char *name)
 	return NULL;
 }
 
-struct probe_args {
-	const char *dev;
-	char ethdev[RTE_DEV_NAME_MAX_LEN];
-	rte_be32_t ip;
-	struct rte_ether_addr mac;
-	bool has_mac;
-	uint32_t mtu;
-	int lcore;		/* -2 auto, -1 inline */
-	uint32_t link_wait_ms;	/* 0: do not wait for link up at probe */
-	unsigned int nb_neigh;
-	struct {
-		rte_be32_t ip;
-		struct rte_ether_addr mac;
-	} neigh[DROCE_NEIGH_MAX];
-};
-
 static int
 arg_ethdev(const char *key, const char *val, void *opaque)
 {
-	struct probe_args *a = opaque;
+	struct roce_dev_args *a = opaque;
 
 	if (val == NULL || *val == '\0' || strlen(val) >= sizeof(a->ethdev))
 		return -EINVAL;
@@ -97,7 +81,7 @@ arg_ethdev(const char *key, const char *val, void *opaque)
 static int
 arg_ip(const char *key, const char *val, void *opaque)
 {
-	struct probe_args *a = opaque;
+	struct roce_dev_args *a = opaque;
 	struct in_addr in;
 
 	if (val == NULL || inet_pton(AF_INET, val, &in) != 1 || in.s_addr == 0)
@@ -109,7 +93,7 @@ arg_ip(const char *key, const char *val, void *opaque)
 static int
 arg_mac(const char *key, const char *val, void *opaque)
 {
-	struct probe_args *a = opaque;
+	struct roce_dev_args *a = opaque;
 
 	if (val == NULL || rte_ether_unformat_addr(val, &a->mac) != 0 ||
 	    !rte_is_valid_assigned_ether_addr(&a->mac))
@@ -121,7 +105,7 @@ arg_mac(const char *key, const char *val, void *opaque)
 static int
 arg_mtu(const char *key, const char *val, void *opaque)
 {
-	struct probe_args *a = opaque;
+	struct roce_dev_args *a = opaque;
 	char *end;
 	unsigned long v;
 
@@ -138,7 +122,7 @@ arg_mtu(const char *key, const char *val, void *opaque)
 static int
 arg_lcore(const char *key, const char *val, void *opaque)
 {
-	struct probe_args *a = opaque;
+	struct roce_dev_args *a = opaque;
 	char *end;
 	unsigned long v;
 
@@ -163,7 +147,7 @@ arg_lcore(const char *key, const char *val, void *opaque)
 static int
 arg_link_wait(const char *key, const char *val, void *opaque)
 {
-	struct probe_args *a = opaque;
+	struct roce_dev_args *a = opaque;
 	char *end;
 	unsigned long v;
 
@@ -180,7 +164,7 @@ arg_link_wait(const char *key, const char *val, void *opaque)
 static int
 arg_neigh(const char *key, const char *val, void *opaque)
 {
-	struct probe_args *a = opaque;
+	struct roce_dev_args *a = opaque;
 	char buf[64], *at;
 	struct in_addr in;
 
@@ -198,8 +182,9 @@ arg_neigh(const char *key, const char *val, void *opaque)
 	return 0;
 }
 
-static int
-parse_args(struct probe_args *a, const char *params)
+/* Devargs into @a (zeroed by the caller, .dev and .lcore set); 0 or -EINVAL. */
+int
+roce_dev_args_parse(struct roce_dev_args *a, const char *params)
 {
 	static const struct {
 		const char *key;
@@ -250,7 +235,7 @@ ib_mtu_for(uint32_t eth_mtu)
 }
 
 static int
-port_setup(struct roce_dev *dev, const struct probe_args *a)
+port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info info;
@@ -368,7 +353,7 @@ static int
 roce_probe(struct rte_vdev_device *vdev)
 {
 	const char *name = rte_vdev_device_name(vdev);
-	struct probe_args a = { .dev = name, .lcore = -2 };
+	struct roce_dev_args a = { .dev = name, .lcore = -2 };
 	struct roce_dev *dev;
 	char rname[RTE_RING_NAMESIZE];
 	int slot = -1, ret;
@@ -377,7 +362,7 @@ roce_probe(struct rte_vdev_device *vdev)
 		ROCE_LOG(ERR, "%s: only primary processes can own a droce device", name);
 		return -ENOTSUP;
 	}
-	ret = parse_args(&a, rte_vdev_device_args(vdev));
+	ret = roce_dev_args_parse(&a, rte_vdev_device_args(vdev));
 	if (ret)
 		return ret;
 

@@ -112,6 +112,23 @@ roce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev)
 }
 
 /* roce_dev.c */
+/* The vdev's devargs, parsed. */
+struct roce_dev_args {
+	const char *dev;
+	char ethdev[RTE_DEV_NAME_MAX_LEN];
+	rte_be32_t ip;
+	struct rte_ether_addr mac;
+	bool has_mac;
+	uint32_t mtu;
+	int lcore;		/* -2 auto, -1 inline */
+	uint32_t link_wait_ms;	/* 0: do not wait for link up at probe */
+	unsigned int nb_neigh;
+	struct {
+		rte_be32_t ip;
+		struct rte_ether_addr mac;
+	} neigh[DROCE_NEIGH_MAX];
+};
+int roce_dev_args_parse(struct roce_dev_args *a, const char *params);
 unsigned int roce_dev_count(void);
 struct roce_dev *roce_dev_get(unsigned int idx);
 struct roce_dev *roce_dev_by_name(const char *name);
@@ -204,6 +221,13 @@ int roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 struct roce_recv_wqe *roce_srq_get(struct roce_dev *dev, struct roce_srq *srq);
 
 /* roce_wq (roce_qp.c) */
+void roce_mem_got(void);
+void roce_mem_put(void);
+void *roce_zmalloc(const char *type, size_t size, unsigned int align, int socket);
+void roce_free(void *p);
+struct rte_ring *roce_ring_alloc(const char *name, unsigned int esize, unsigned int count,
+				 int socket, unsigned int flags);
+void roce_ring_release(struct rte_ring *r);
 int roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
 		 uint32_t max_sge, size_t slot_size, int socket);
 void roce_wq_fini(struct roce_wq *wq);

@@ -86,7 +86,8 @@ tx_flush(struct roce_dev *dev)
 
 	if (unlikely(sent < n))
 		memmove(dev->tx, dev->tx + sent, (n - sent) * sizeof(dev->tx[0]));
-	dev->nb_tx = n - sent;
+	/* atomic: droce_dev_objects_get reads it from another thread */
+	__atomic_store_n(&dev->nb_tx, n - sent, __ATOMIC_RELAXED);
 }
 
 /* Room for @n more frames in the staging area, after a flush if needed. */
@@ -118,7 +119,8 @@ roce_xmit(struct roce_dev *dev, struct rte_mbuf *m)
 	}
 	dev->stats.tx_pkts++;
 	dev->stats.tx_bytes += m->pkt_len;
-	dev->tx[dev->nb_tx++] = m;
+	dev->tx[dev->nb_tx] = m;
+	__atomic_store_n(&dev->nb_tx, dev->nb_tx + 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -187,6 +189,8 @@ roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 	return 0;
 }
 
+#define RX_BURSTS	8	/* receive bursts in one device iteration, at most */
+
 void
 roce_dev_poll(struct roce_dev *dev)
 {
@@ -195,11 +199,21 @@ roce_dev_poll(struct roce_dev *dev)
 	uint16_t n;
 
 	__atomic_fetch_add(&dev->epoch, 1, __ATOMIC_SEQ_CST);
-	n = rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST);
-	for (uint16_t i = 0; i < n; i++)
-		roce_mbuf_takeover(pkts[i]);
-	if (n)
-		roce_rx(dev, pkts, n);
+	/*
+	 * Up to RX_BURSTS bursts while the port has more: the requesters below
+	 * may send a burst per QP each round, and a receiver that took one
+	 * burst per round fell behind its senders (frames piled up in the
+	 * link, the mbuf pool ran dry, RC timed out).
+	 */
+	for (unsigned int b = 0; b < RX_BURSTS; b++) {
+		n = rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST);
+		for (uint16_t i = 0; i < n; i++)
+			roce_mbuf_takeover(pkts[i]);
+		if (n)
+			roce_rx(dev, pkts, n);
+		if (n < DROCE_BURST)
+			break;
+	}
 	n = rte_ring_dequeue_burst(dev->loop, (void **)pkts, DROCE_BURST, NULL);
 	if (n)
 		roce_rx(dev, pkts, n);
@@ -221,7 +235,11 @@ roce_dev_poll(struct roce_dev *dev)
 	for (uint32_t i = 0; i < hi; i++) {
 		struct roce_qp *qp = __atomic_load_n(&dev->qp_tbl[i], __ATOMIC_ACQUIRE);
 
-		if (qp == NULL)
+		/*
+		 * IBA 10.3.1: a QP in Reset does nothing; and once ibv_modify_qp
+		 * has quiesced the device it zeroes qp->e (roce_qp_reset_engine)
+		 */
+		if (qp == NULL || roce_qp_state(qp) == IBV_QPS_RESET)
 			continue;
 		if (qp->e.rd_head != qp->e.rd_tail || qp->e.ack_pending)
 			roce_resp_run(dev, qp);

@@ -5,6 +5,87 @@
 
 #include "roce_loc.h"
 
+/*
+ * DPDK's allocators hand memory from one thread to another under their own
+ * locks (the heap's, the memzones'), which ThreadSanitizer does not see: to
+ * it, an object one thread destroys and another creates in the same memory
+ * race. In a -Dtsan=true build these mark the hand-off, on one sync object
+ * as for one lock; in any other build roce_zmalloc and roce_free are
+ * rte_zmalloc_socket and rte_free. Run-time objects (CQs, SRQs, QPs and
+ * their rings) use them; roce_mem_got/put go around other DPDK allocations.
+ */
+static int mem_sync;
+
+void
+roce_mem_got(void)
+{
+	ROCE_TSAN_ACQUIRE(&mem_sync);
+}
+
+void
+roce_mem_put(void)
+{
+	ROCE_TSAN_RELEASE(&mem_sync);
+}
+
+void *
+roce_zmalloc(const char *type, size_t size, unsigned int align, int socket)
+{
+	void *p = rte_zmalloc_socket(type, size, align, socket);
+
+	if (p != NULL)
+		roce_mem_got();
+	return p;
+}
+
+void
+roce_free(void *p)
+{
+	roce_mem_put();
+	rte_free(p);
+}
+
+/*
+ * A ring in rte_malloc memory instead of a memzone of its own: a QP has
+ * four rings, an SRQ two, a CQ one, and DPDK 22.11 allows RTE_MAX_MEMZONE
+ * (2560 in Debian's build, fixed at build time) memzones in the whole
+ * process, fewer than DROCE_MAX_QP QPs need. rte_ring_lookup() does not find
+ * these rings (nothing looks them up). NULL with rte_errno set; free with
+ * roce_ring_release().
+ */
+struct rte_ring *
+roce_ring_alloc(const char *name, unsigned int esize, unsigned int count, int socket,
+		unsigned int flags)
+{
+	ssize_t sz = rte_ring_get_memsize_elem(esize, (flags & RING_F_EXACT_SZ) ?
+					       rte_align32pow2(count + 1) : count);
+	struct rte_ring *r;
+	int ret;
+
+	if (sz < 0) {
+		rte_errno = (int)-sz;
+		return NULL;
+	}
+	r = roce_zmalloc(name, sz, RTE_CACHE_LINE_SIZE, socket);
+	if (r == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	ret = rte_ring_init(r, name, count, flags);
+	if (ret != 0) {
+		roce_free(r);
+		rte_errno = -ret;
+		return NULL;
+	}
+	return r;
+}
+
+void
+roce_ring_release(struct rte_ring *r)
+{
+	roce_free(r);
+}
+
 int
 roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
 	     uint32_t max_sge, size_t slot_size, int socket)
@@ -15,7 +96,7 @@ roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
 	pthread_mutex_init(&wq->post_lock, NULL);
 	wq->size = size;
 	wq->max_sge = max_sge;
-	wq->slots = rte_zmalloc_socket(name, slot_size * size, RTE_CACHE_LINE_SIZE, socket);
+	wq->slots = roce_zmalloc(name, slot_size * size, RTE_CACHE_LINE_SIZE, socket);
 	if (wq->slots == NULL)
 		return -ENOMEM;
 	/*
@@ -25,9 +106,9 @@ roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
 	 * return of a slot then finds the ring "full", and the slot is lost.
 	 */
 	snprintf(rname, sizeof(rname), "%s_f", name);
-	wq->free = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ);
+	wq->free = roce_ring_alloc(rname, sizeof(void *), size, socket, RING_F_EXACT_SZ);
 	snprintf(rname, sizeof(rname), "%s_p", name);
-	wq->posted = rte_ring_create(rname, size, socket, RING_F_EXACT_SZ);
+	wq->posted = roce_ring_alloc(rname, sizeof(void *), size, socket, RING_F_EXACT_SZ);
 	if (wq->free == NULL || wq->posted == NULL) {
 		int err = rte_errno;
 
@@ -42,9 +123,9 @@ roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
 void
 roce_wq_fini(struct roce_wq *wq)
 {
-	rte_ring_free(wq->free);
-	rte_ring_free(wq->posted);
-	rte_free(wq->slots);
+	roce_ring_release(wq->free);
+	roce_ring_release(wq->posted);
+	roce_free(wq->slots);
 	pthread_mutex_destroy(&wq->post_lock);
 	memset(wq, 0, sizeof(*wq));
 }

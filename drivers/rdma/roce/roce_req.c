@@ -192,6 +192,22 @@ arm_retry(struct roce_qp *qp, uint64_t now)
 }
 
 /*
+ * The next packet cannot leave (no mbuf, or the peer's MAC not known yet):
+ * each retry waits at least STALL_MIN_MS, so that ARP's own retries (10 ms,
+ * doubling) and a pool that drains have their time even under a short ACK
+ * timeout; after retry_cnt + 1 of them the WR ends in RETRY_EXC_ERR.
+ */
+#define STALL_MIN_MS	100
+
+static void
+arm_stall(struct roce_qp *qp, uint64_t now)
+{
+	uint64_t min = rte_get_timer_hz() / 1000 * STALL_MIN_MS;
+
+	qp->e.retry_tsc = qp->tmo_tsc ? now + RTE_MAX(qp->tmo_tsc, min) : 0;
+}
+
+/*
  * Go-back-N: resend from @psn, which lies in a WQE of the window: one sent,
  * or the one being sent (a loss in a long message is resent at once, not
  * after the whole message and a timeout).
@@ -223,7 +239,8 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 {
 	struct roce_qp_eng *e = &qp->e;
 
-	if (e->win_head == e->win_cur && e->cur_pkt == 0) {
+	/* nothing outstanding, unless the next packet cannot leave (roce_req_run) */
+	if (e->win_head == e->win_cur && e->cur_pkt == 0 && !e->tx_stalled) {
 		e->retry_tsc = 0;
 		return;
 	}
@@ -244,7 +261,10 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 	if (e->retry_left + 1 < qp->attr.retry_cnt)
 		roce_neigh_confirm(dev, qp->av.dip);
 	roce_req_rewind(qp, e->una);
-	arm_retry(qp, now);
+	if (e->tx_stalled)
+		arm_stall(qp, now);
+	else
+		arm_retry(qp, now);
 }
 
 static void
@@ -305,8 +325,11 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		return;
 	now = rte_get_timer_cycles();
 	if (qp->type == IBV_QPT_RC) {
+		/* waiting out an RNR NAK's delay is not waiting for an ACK */
+		if (now < e->rnr_tsc)
+			return;
 		check_timeout(dev, qp, now);
-		if (roce_qp_state(qp) == IBV_QPS_ERR || now < e->rnr_tsc)
+		if (roce_qp_state(qp) == IBV_QPS_ERR)
 			return;
 	}
 	while (budget-- && e->win_cur != e->win_tail) {
@@ -332,8 +355,21 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		if (!roce_tx_room_data(dev))
 			return;		/* the port is full: wait, do not drop */
 		ret = send_pkt(dev, qp, wqe);
-		if (ret < 0)
-			return;		/* no mbuf or no neighbour yet: try next loop */
+		if (ret < 0) {
+			/*
+			 * No mbuf or no neighbour yet: try next loop. The local
+			 * ACK timer runs meanwhile, so that a WR which cannot
+			 * leave for a whole retry budget ends in
+			 * IBV_WC_RETRY_EXC_ERR rather than waiting forever.
+			 */
+			if (qp->type == IBV_QPT_RC && !e->tx_stalled) {
+				e->tx_stalled = 1;
+				if (e->retry_tsc == 0)
+					arm_stall(qp, now);
+			}
+			return;
+		}
+		e->tx_stalled = 0;
 		if (qp->type == IBV_QPT_RC)
 			arm_retry(qp, now);
 		if (ret == 0)

@@ -72,13 +72,16 @@ ack_alloc(struct roce_dev *dev, struct roce_qp *qp, uint8_t opcode, uint32_t psn
 	return m;
 }
 
-static void
+/* false: no mbuf, nothing sent */
+static bool
 send_aeth(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, uint8_t syn)
 {
 	struct rte_mbuf *m = ack_alloc(dev, qp, IBV_OPCODE_RC_ACKNOWLEDGE, psn, syn, qp->e.msn, 0);
 
-	if (m != NULL)
-		roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl);
+	if (m == NULL)
+		return false;
+	roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl);
+	return true;
 }
 
 /* The coalesced ACK owed since the last burst (or a fatal NAK, see nak_fatal). */
@@ -91,8 +94,11 @@ roce_resp_send_ack(struct roce_dev *dev, struct roce_qp *qp)
 	/* the port is full: still owed, roce_resp_run tries again */
 	if (!roce_tx_room(dev, 1))
 		return;
-	qp->e.ack_pending = 0;
-	send_aeth(dev, qp, qp->e.ack_psn, qp->e.ack_syn);
+	/*
+	 * No mbuf: still owed too. Dropped, it would cost the requester a
+	 * timeout, and one without a timer (timeout 0) would wait forever.
+	 */
+	qp->e.ack_pending = !send_aeth(dev, qp, qp->e.ack_psn, qp->e.ack_syn);
 }
 
 static void
@@ -386,12 +392,15 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			if (oi->flags & ROCE_OPF_AETH)
 				aeth_init((struct roce_aeth *)(p + ROCE_BTH_LEN),
 					  AETH_ACK | AETH_CREDIT_INVALID, e->msn);
-			rte_memcpy(p + oi->hdr_len, j->host, pay);
+			/* a zero-length READ names no memory: host is NULL */
+			if (pay != 0)
+				rte_memcpy(p + oi->hdr_len, j->host, pay);
 			memset(p + oi->hdr_len + pay, 0, pad);
 			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
 				return;
 			budget--;
-			j->host += pay;
+			if (pay != 0)
+				j->host += pay;
 			j->va += pay;
 			j->left -= pay;
 			j->psn = psn_add(j->psn, 1);
@@ -579,8 +588,11 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		rnr(dev, qp, pkt);
 		return -EAGAIN;
 	}
-	rte_memcpy(e->w_host, pkt->payload, pkt->paylen);
-	e->w_host += pkt->paylen;
+	/* a zero-length WRITE names no memory: w_host is NULL (or the last message's) */
+	if (pkt->paylen != 0) {
+		rte_memcpy(e->w_host, pkt->payload, pkt->paylen);
+		e->w_host += pkt->paylen;
+	}
 	e->w_left -= pkt->paylen;
 	if ((pkt->opf & ROCE_OPF_LAST) && e->w_left != 0) {
 		/*

@@ -1,0 +1,779 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A link that goes down and comes back: both devices sit on net_impair
+ * ports, whose links droce_impair_link_set() takes down and up together, as
+ * a cable pulled and plugged back in would.
+ *
+ *  - Within the RC retry budget, in the middle of a stream of multi-packet
+ *    SENDs, WRITEs and READs with WRs outstanding: PORT_ERR then PORT_ACTIVE
+ *    on both devices' async queues, retransmissions, and once the link is
+ *    back every WR succeeds and every byte arrives exactly once, in order;
+ *    the same across eight flaps in a row.
+ *  - Past the budget: the oldest outstanding WR ends IBV_WC_RETRY_EXC_ERR
+ *    within timeout x (retry_cnt + 1), the rest IBV_WC_WR_FLUSH_ERR, the QP
+ *    is in ERR; once the link is back the old pair, reset and reconnected,
+ *    and a new pair carry the same stream.
+ *  - UD across a flap: datagrams sent while the link is down complete, are
+ *    lost and counted by the port; those sent after it is back arrive.
+ *
+ * Run with --inline or --lcore. The ports are "--impair=link=up" (no
+ * impairment) unless the command line gives other --impair= devargs (then
+ * the UD case, which counts every datagram, is skipped).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+#include <rte_ethdev.h>
+
+#include "droce_test.h"
+#include "harness.h"
+#include "rte_pmd_impair.h"
+#include "verbs_assert.h"
+
+#define WC_MS		5000	/* wait for one expected completion */
+#define EV_MS		5000	/* wait for one expected event */
+#define QUIET_MS	50	/* window in which no event may appear */
+
+/* the stream: A posts, B receives SENDs and is the target of WRITEs and READs */
+#define DEPTH		16		/* A's WRs outstanding at most */
+#define SLOT		8192u		/* A: one op's buffer (SEND/WRITE source, READ sink) */
+#define MAX_LEN		SLOT		/* bytes of one op at most */
+#define NRECV		64u		/* B's receives posted */
+#define RSLOT		8192u		/* B: one receive buffer */
+#define WR_OFF		(NRECV * RSLOT)	/* B: the area WRITEs go to */
+#define WR_LEN		(128u * 1024)
+#define RD_OFF		(WR_OFF + WR_LEN)	/* B: the area READs come from */
+#define RD_LEN		(128u * 1024)
+#define BUF_LEN		(RD_OFF + RD_LEN)
+#define READ_FILL	0xee		/* A's READ sink before the READ */
+
+enum { OP_SEND, OP_WRITE, OP_READ };
+
+static uint16_t impair_port[2];		/* under droce0, droce1 */
+static bool clean_link;			/* no --impair= on the command line: no loss */
+
+/* Resources of the running case, released by teardown whatever happened. */
+static struct {
+	struct h_side a, b, c, d;	/* a, c on droce0; b, d on droce1 */
+	struct ibv_ah *ah;
+	bool link_down;
+} R;
+
+static void
+teardown(void)
+{
+	struct ibv_context *ca = R.a.ctx, *cb = R.b.ctx;
+
+	if (R.link_down)
+		for (int i = 0; i < 2; i++)
+			droce_impair_link_set(impair_port[i], 1);
+	if (R.ah)
+		ibv_destroy_ah(R.ah);
+	h_side_destroy(&R.c);
+	h_side_destroy(&R.d);
+	h_side_destroy(&R.a);
+	h_side_destroy(&R.b);
+	if (ca)
+		ibv_close_device(ca);
+	if (cb)
+		ibv_close_device(cb);
+	memset(&R, 0, sizeof(R));
+}
+
+/* Both ends of the cable at once. */
+static int
+link_set(bool up)
+{
+	for (int i = 0; i < 2; i++)
+		if (droce_impair_link_set(impair_port[i], up) != 0)
+			return -1;
+	R.link_down = !up;
+	return 0;
+}
+
+static uint64_t
+impair_xstat(int side, const char *name)
+{
+	return h_eth_xstat(impair_port[side], name);
+}
+
+static uint64_t
+retransmits(void)
+{
+	return h_xstat("droce0", "retransmits") + h_xstat("droce1", "retransmits");
+}
+
+static double
+budget_ms(uint8_t timeout, uint8_t retry_cnt)
+{
+	/* IBA 9.7.6.1.3: the local ACK timeout is 4.096 us x 2^timeout */
+	return 4.096e-3 * (double)(1u << timeout) * (retry_cnt + 1);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Events */
+
+static enum ibv_port_state
+port_state(struct ibv_context *c)
+{
+	struct ibv_port_attr a;
+
+	return ibv_query_port(c, 1, &a) == 0 ? a.state : IBV_PORT_NOP;
+}
+
+static int
+nonblock(struct ibv_context *c)
+{
+	return fcntl(c->async_fd, F_SETFL, fcntl(c->async_fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* Both contexts get @type for port 1 next; ibv_query_port then says @state. */
+static int
+port_event_both(struct ibv_context *c0, struct ibv_context *c1, enum ibv_event_type type,
+		enum ibv_port_state state)
+{
+	struct ibv_context *c[2] = { c0, c1 };
+
+	for (int i = 0; i < 2; i++) {
+		struct ibv_async_event ev;
+
+		TEST_ASSERT(h_async_event(c[i], &ev, EV_MS) == 0, "droce%d: no %s within %d ms", i,
+			    ibv_event_type_str(type), EV_MS);
+		TEST_ASSERT(ev.event_type == type, "droce%d: %s, expected %s", i,
+			    ibv_event_type_str(ev.event_type), ibv_event_type_str(type));
+		TEST_ASSERT_EQ(ev.element.port_num, 1);
+		ibv_ack_async_event(&ev);
+		TEST_ASSERT_EQ(port_state(c[i]), state);
+	}
+	return TEST_SUCCESS;
+}
+
+static int
+no_event(struct ibv_context *c)
+{
+	struct ibv_async_event ev;
+
+	TEST_ASSERT(h_async_event(c, &ev, QUIET_MS) != 0, "unexpected %s",
+		    ibv_event_type_str(ev.event_type));
+	return TEST_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The RC stream: op i's kind, length and offset depend on i only */
+
+struct op {
+	uint8_t kind;
+	uint32_t len;
+	uint32_t off;		/* WRITE: in B's write area; READ: in its read area */
+};
+
+static void
+gen_op(uint32_t i, struct op *o)
+{
+	uint64_t r = h_mix64(i);
+
+	o->kind = i % 3;
+	/* SENDs of two to eight packets at the 1024-byte path MTU */
+	o->len = o->kind == OP_SEND ? 1025 + (uint32_t)(r % (MAX_LEN - 1024)) :
+		 1 + (uint32_t)(r % MAX_LEN);
+	o->off = (uint32_t)((r >> 32) % ((o->kind == OP_WRITE ? WR_LEN : RD_LEN) - o->len + 1));
+}
+
+struct stream {
+	struct h_side *a, *b;
+	uint32_t nops;
+	uint32_t posted, completed;	/* A's WRs: one per op, wr_id = op index */
+	uint32_t nsend;			/* SENDs posted: the k-th SEND fills receive k */
+	uint32_t *send_op;		/* [k]: op index of the k-th SEND */
+	uint32_t recvd;			/* B's receives completed */
+	uint8_t *shadow;		/* what B's write area must hold */
+	uint8_t *expect;
+	bool post;			/* keep A's send queue DEPTH deep */
+};
+
+static void
+stream_fini(struct stream *st)
+{
+	free(st->send_op);
+	free(st->shadow);
+	free(st->expect);
+	memset(st, 0, sizeof(*st));
+}
+
+static int
+post_recv_k(struct stream *st, uint32_t k)
+{
+	return h_post_recv(st->b, (size_t)(k % NRECV) * RSLOT, RSLOT, k);
+}
+
+/* @nops ops from A to B; B's receives posted, its read area filled. */
+static int
+stream_init(struct stream *st, struct h_side *a, struct h_side *b, uint32_t nops)
+{
+	memset(st, 0, sizeof(*st));
+	st->a = a;
+	st->b = b;
+	st->nops = nops;
+	st->post = true;
+	st->send_op = calloc(nops / 3 + 1, sizeof(*st->send_op));
+	st->shadow = malloc(WR_LEN);
+	st->expect = malloc(MAX_LEN);
+	TEST_ASSERT(st->send_op && st->shadow && st->expect, "malloc");
+	memcpy(st->shadow, b->buf + WR_OFF, WR_LEN);
+	h_pattern(b->buf + RD_OFF, RD_LEN, 4242);
+	for (uint32_t k = 0; k < NRECV; k++)
+		TEST_ASSERT_EQ(post_recv_k(st, k), 0);
+	return TEST_SUCCESS;
+}
+
+static int
+post_op(struct stream *st, uint32_t i)
+{
+	struct h_side *a = st->a, *b = st->b;
+	uint8_t *p = a->buf + (size_t)(i % DEPTH) * SLOT;
+	struct op o;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+
+	gen_op(i, &o);
+	sge = (struct ibv_sge){ (uintptr_t)p, o.len, a->mr->lkey };
+	switch (o.kind) {
+	case OP_SEND:
+		h_pattern(p, o.len, i);
+		wr.opcode = IBV_WR_SEND;
+		st->send_op[st->nsend++] = i;
+		break;
+	case OP_WRITE:
+		h_pattern(p, o.len, i);
+		memcpy(st->shadow + o.off, p, o.len);
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = (uintptr_t)b->buf + WR_OFF + o.off;
+		wr.wr.rdma.rkey = b->mr->rkey;
+		break;
+	default:
+		memset(p, READ_FILL, o.len);
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.wr.rdma.remote_addr = (uintptr_t)b->buf + RD_OFF + o.off;
+		wr.wr.rdma.rkey = b->mr->rkey;
+		break;
+	}
+	return ibv_post_send(a->qp, &wr, &bad);
+}
+
+/* A successful completion of A's oldest WR. */
+static int
+check_send_wc(struct stream *st, const struct ibv_wc *w)
+{
+	static const enum ibv_wc_opcode want[] = { IBV_WC_SEND, IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ };
+	uint32_t i = st->completed;
+	struct op o;
+
+	gen_op(i, &o);
+	ASSERT_STATUS(*w, IBV_WC_SUCCESS);
+	TEST_ASSERT_EQ(w->wr_id, i);
+	TEST_ASSERT_EQ(w->opcode, want[o.kind]);
+	TEST_ASSERT_EQ(w->qp_num, st->a->qp->qp_num);
+	if (o.kind == OP_READ) {
+		TEST_ASSERT_EQ(w->byte_len, o.len);
+		ASSERT_BYTES(st->a->buf + (size_t)(i % DEPTH) * SLOT, st->b->buf + RD_OFF + o.off,
+			     o.len);
+	}
+	st->completed++;
+	return TEST_SUCCESS;
+}
+
+/* B's next receive: the next SEND, whole, in order; then posted again. */
+static int
+check_recv_wc(struct stream *st, const struct ibv_wc *w)
+{
+	uint32_t k = st->recvd, i;
+	struct op o;
+
+	TEST_ASSERT(k < st->nsend, "receive %u completed, %u SENDs posted", k, st->nsend);
+	i = st->send_op[k];
+	gen_op(i, &o);
+	ASSERT_STATUS(*w, IBV_WC_SUCCESS);
+	TEST_ASSERT_EQ(w->wr_id, k);
+	TEST_ASSERT_EQ(w->opcode, IBV_WC_RECV);
+	TEST_ASSERT_EQ(w->byte_len, o.len);
+	h_pattern(st->expect, o.len, i);
+	ASSERT_BYTES(st->b->buf + (size_t)(k % NRECV) * RSLOT, st->expect, o.len);
+	st->recvd++;
+	TEST_ASSERT_EQ(post_recv_k(st, k + NRECV), 0);
+	return TEST_SUCCESS;
+}
+
+/* One round: post up to DEPTH, take B's receives, then A's completions (all successful). */
+static int
+stream_step(struct stream *st)
+{
+	struct ibv_wc wc[16];
+	int n;
+
+	while (st->post && st->posted < st->nops && st->posted - st->completed < DEPTH) {
+		TEST_ASSERT_EQ(post_op(st, st->posted), 0);
+		st->posted++;
+	}
+	n = ibv_poll_cq(st->b->rcq, 16, wc);
+	TEST_ASSERT(n >= 0, "poll_cq %d", n);
+	for (int k = 0; k < n; k++)
+		if (check_recv_wc(st, &wc[k]) != TEST_SUCCESS)
+			return TEST_FAILED;
+	n = ibv_poll_cq(st->a->scq, 16, wc);
+	TEST_ASSERT(n >= 0, "poll_cq %d", n);
+	for (int k = 0; k < n; k++)
+		if (check_send_wc(st, &wc[k]) != TEST_SUCCESS)
+			return TEST_FAILED;
+	return TEST_SUCCESS;
+}
+
+/* Steps until @n ops completed, failing after @ms. */
+static int
+stream_until(struct stream *st, uint32_t n, uint64_t ms)
+{
+	uint64_t end = h_now_ms() + ms;
+
+	while (st->completed < n) {
+		if (stream_step(st) != TEST_SUCCESS)
+			return TEST_FAILED;
+		TEST_ASSERT(h_now_ms() < end, "stalled: %u of %u ops completed within %" PRIu64
+			    " ms (%u posted, %u received)", st->completed, n, ms, st->posted,
+			    st->recvd);
+	}
+	return TEST_SUCCESS;
+}
+
+/*
+ * Runs the stream to its end: every op completed, every SEND received (and
+ * nothing more), B's write area as the WRITEs left it in posting order.
+ */
+static int
+stream_finish(struct stream *st, uint64_t ms)
+{
+	uint64_t end = h_now_ms() + ms;
+
+	if (stream_until(st, st->nops, ms) != TEST_SUCCESS)
+		return TEST_FAILED;
+	while (st->recvd < st->nsend) {
+		if (stream_step(st) != TEST_SUCCESS)
+			return TEST_FAILED;
+		TEST_ASSERT(h_now_ms() < end, "%u of %u SENDs received", st->recvd, st->nsend);
+	}
+	ASSERT_QUIET(st->b->rcq, 20);
+	ASSERT_QUIET(st->a->scq, 20);
+	ASSERT_BYTES(st->b->buf + WR_OFF, st->shadow, WR_LEN);
+	return TEST_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Link down for 500 ms, a quarter of the retry budget (timeout 16 = 268 ms,
+ * retry_cnt 7: 2.15 s), a third of the way into 600 ops with 16 WRs
+ * outstanding: PORT_ERR then PORT_ACTIVE on both devices, retransmissions,
+ * frames dropped by the ports, and once the link is back every op completes
+ * successfully, every SEND arrives once and in order, every READ returns
+ * its bytes, and the WRITE area holds what the WRITEs wrote in order.
+ */
+static int
+test_link_flap_within_budget_loses_nothing(void)
+{
+	static const struct h_qp_opts o = { .type = IBV_QPT_RC, .buf_len = BUF_LEN,
+					    .timeout = 16, .retry_cnt_p1 = 7 + 1 };
+	const uint64_t down_ms = 500;
+	struct stream st;
+	uint64_t rt0, drop0, t0, outstanding;
+	int rc;
+
+	TEST_ASSERT_EQ(h_pair(&R.a, &R.b, &o), 0);
+	TEST_ASSERT_EQ(nonblock(R.a.ctx), 0);
+	TEST_ASSERT_EQ(nonblock(R.b.ctx), 0);
+	rc = stream_init(&st, &R.a, &R.b, 600);
+	if (rc == TEST_SUCCESS)
+		rc = stream_until(&st, st.nops / 3, 30000);
+	if (rc != TEST_SUCCESS)
+		goto out;
+
+	rt0 = retransmits();
+	drop0 = impair_xstat(0, "impair_link_dropped") + impair_xstat(1, "impair_link_dropped");
+	t0 = h_now_ms();
+	TEST_ASSERT_EQ(link_set(false), 0);
+	rc = port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ERR, IBV_PORT_DOWN);
+	while (rc == TEST_SUCCESS && h_now_ms() - t0 < down_ms)
+		rc = stream_step(&st);
+	if (rc != TEST_SUCCESS)
+		goto out;
+	outstanding = st.posted - st.completed;
+	TEST_ASSERT_EQ(link_set(true), 0);
+	rc = port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ACTIVE, IBV_PORT_ACTIVE);
+	if (rc == TEST_SUCCESS)
+		rc = stream_finish(&st, 60000);
+	if (rc != TEST_SUCCESS)
+		goto out;
+	printf("# link down %" PRIu64 " ms with %" PRIu64 " WRs outstanding; %" PRIu64
+	       " retransmissions, %" PRIu64 " frames dropped by the ports; %u ops, %u SENDs\n",
+	       down_ms, outstanding, retransmits() - rt0,
+	       impair_xstat(0, "impair_link_dropped") + impair_xstat(1, "impair_link_dropped") -
+	       drop0, st.nops, st.nsend);
+	TEST_ASSERT(outstanding > 0, "no WR outstanding while the link was down");
+	TEST_ASSERT(retransmits() > rt0, "no retransmission");
+	TEST_ASSERT(impair_xstat(0, "impair_link_dropped") + impair_xstat(1, "impair_link_dropped") >
+		    drop0, "the ports dropped nothing");
+	TEST_ASSERT_EQ(no_event(R.a.ctx), TEST_SUCCESS);
+	TEST_ASSERT_EQ(no_event(R.b.ctx), TEST_SUCCESS);
+out:
+	stream_fini(&st);
+	return rc;
+}
+
+/*
+ * Eight flaps of 100 ms (timeout 14 = 67 ms, retry_cnt 7: 537 ms) in a
+ * stream of 1200 ops, the link back up each time until an op completes:
+ * PORT_ERR, PORT_ACTIVE, PORT_ERR, ... in order on both devices, and the
+ * stream as in the single flap (the retries start over once the link is
+ * back and the peer answers, so eight outages sum past the budget safely).
+ */
+static int
+test_link_repeated_flaps_lose_nothing(void)
+{
+	static const struct h_qp_opts o = { .type = IBV_QPT_RC, .buf_len = BUF_LEN,
+					    .timeout = 14, .retry_cnt_p1 = 7 + 1 };
+	const int flaps = 8;
+	const uint64_t down_ms = 100;
+	struct stream st;
+	uint64_t rt0 = retransmits(), t0;
+	int rc;
+
+	TEST_ASSERT_EQ(h_pair(&R.a, &R.b, &o), 0);
+	TEST_ASSERT_EQ(nonblock(R.a.ctx), 0);
+	TEST_ASSERT_EQ(nonblock(R.b.ctx), 0);
+	rc = stream_init(&st, &R.a, &R.b, 1200);
+	for (int f = 0; rc == TEST_SUCCESS && f < flaps; f++) {
+		rc = stream_until(&st, st.completed + 60, 30000);
+		if (rc != TEST_SUCCESS)
+			break;
+		t0 = h_now_ms();
+		TEST_ASSERT_EQ(link_set(false), 0);
+		rc = port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ERR, IBV_PORT_DOWN);
+		while (rc == TEST_SUCCESS && h_now_ms() - t0 < down_ms)
+			rc = stream_step(&st);
+		if (rc != TEST_SUCCESS)
+			break;
+		TEST_ASSERT(st.posted > st.completed, "flap %d: no WR outstanding", f);
+		TEST_ASSERT_EQ(link_set(true), 0);
+		rc = port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ACTIVE, IBV_PORT_ACTIVE);
+		/* the peer answers again before the next outage */
+		if (rc == TEST_SUCCESS)
+			rc = stream_until(&st, st.completed + 1, 30000);
+	}
+	if (rc == TEST_SUCCESS)
+		rc = stream_finish(&st, 60000);
+	if (rc == TEST_SUCCESS) {
+		printf("# %d flaps of %" PRIu64 " ms; %" PRIu64 " retransmissions; %u ops, %u SENDs\n",
+		       flaps, down_ms, retransmits() - rt0, st.nops, st.nsend);
+		if (retransmits() - rt0 < (uint64_t)flaps) {
+			fprintf(stderr, "  FAIL: %" PRIu64 " retransmissions for %d flaps\n",
+				retransmits() - rt0, flaps);
+			rc = TEST_FAILED;
+		}
+	}
+	if (rc == TEST_SUCCESS && (no_event(R.a.ctx) != TEST_SUCCESS ||
+				   no_event(R.b.ctx) != TEST_SUCCESS))
+		rc = TEST_FAILED;
+	stream_fini(&st);
+	return rc;
+}
+
+/* Reset both QPs of a pair and connect them again. */
+static int
+reconnect(struct h_side *a, struct h_side *b, const struct h_qp_opts *o)
+{
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+
+	TEST_ASSERT_EQ(ibv_modify_qp(a->qp, &at, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(ibv_modify_qp(b->qp, &at, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(h_connect(a, b, o), 0);
+	TEST_ASSERT_EQ(h_connect(b, a, o), 0);
+	return TEST_SUCCESS;
+}
+
+static int
+run_stream(struct h_side *a, struct h_side *b, uint32_t nops)
+{
+	struct stream st;
+	int rc = stream_init(&st, a, b, nops);
+
+	if (rc == TEST_SUCCESS)
+		rc = stream_finish(&st, 30000);
+	stream_fini(&st);
+	return rc;
+}
+
+/*
+ * The link goes down mid-stream and stays down past the retry budget
+ * (timeout 15 = 134 ms, retry_cnt 7: 1.07 s): the oldest outstanding WR
+ * ends IBV_WC_RETRY_EXC_ERR, no sooner than one timeout and within twice
+ * the budget plus 2 s of the link going down, every later one
+ * IBV_WC_WR_FLUSH_ERR in order, also one posted afterwards; the QP is in
+ * ERR, no async event but the port's. With the link back, the old pair
+ * reset and reconnected, then a new pair on the same devices, each run a
+ * stream of 120 ops.
+ */
+static int
+test_link_down_past_budget_fails_then_reconnects(void)
+{
+	static const struct h_qp_opts o = { .type = IBV_QPT_RC, .buf_len = BUF_LEN,
+					    .timeout = 15, .retry_cnt_p1 = 7 + 1 };
+	const double budget = budget_ms(o.timeout, o.retry_cnt_p1 - 1);
+	const double bound = 2 * budget + 2000;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+	struct ibv_wc wc[DEPTH + 1];
+	struct stream st;
+	uint64_t t0, dt = 0;
+	uint32_t first, rest;
+	int rc, n;
+
+	TEST_ASSERT_EQ(h_pair(&R.a, &R.b, &o), 0);
+	TEST_ASSERT_EQ(nonblock(R.a.ctx), 0);
+	TEST_ASSERT_EQ(nonblock(R.b.ctx), 0);
+	rc = stream_init(&st, &R.a, &R.b, 100000);
+	if (rc == TEST_SUCCESS)
+		rc = stream_until(&st, 90, 30000);
+	if (rc != TEST_SUCCESS)
+		goto out;
+
+	t0 = h_now_ms();
+	TEST_ASSERT_EQ(link_set(false), 0);
+	rc = port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ERR, IBV_PORT_DOWN);
+	if (rc != TEST_SUCCESS)
+		goto out;
+	/* fill the queue, then wait: what completes first must be the error */
+	while (st.posted - st.completed < DEPTH) {
+		TEST_ASSERT_EQ(post_op(&st, st.posted), 0);
+		st.posted++;
+	}
+	st.post = false;
+	for (;;) {
+		n = ibv_poll_cq(R.a.scq, 1, wc);
+		TEST_ASSERT(n >= 0, "poll_cq %d", n);
+		dt = h_now_ms() - t0;
+		if (n == 1 && wc[0].status != IBV_WC_SUCCESS)
+			break;
+		/* acknowledged just before the link went down */
+		if (n == 1 && check_send_wc(&st, &wc[0]) != TEST_SUCCESS) {
+			rc = TEST_FAILED;
+			goto out;
+		}
+		n = ibv_poll_cq(R.b.rcq, 1, wc);
+		if (n == 1 && check_recv_wc(&st, &wc[0]) != TEST_SUCCESS) {
+			rc = TEST_FAILED;
+			goto out;
+		}
+		TEST_ASSERT(dt <= bound, "no error completion %" PRIu64 " ms after the link went "
+			    "down (budget %.0f ms, %u WRs outstanding)", dt, budget,
+			    st.posted - st.completed);
+	}
+	first = st.completed;
+	rest = st.posted - first - 1;
+	printf("# %s on WR %u %" PRIu64 " ms after the link went down; budget timeout x "
+	       "(retry_cnt + 1) = %.0f ms, bound %.0f ms; %u more WRs to flush\n",
+	       ibv_wc_status_str(wc[0].status), first, dt, budget, bound, rest);
+	ASSERT_STATUS(wc[0], IBV_WC_RETRY_EXC_ERR);
+	TEST_ASSERT_EQ(wc[0].wr_id, first);
+	TEST_ASSERT_EQ(wc[0].qp_num, R.a.qp->qp_num);
+	TEST_ASSERT(dt >= budget / (o.retry_cnt_p1), "error %" PRIu64 " ms after the link went "
+		    "down, before one timeout (%.0f ms)", dt, budget / o.retry_cnt_p1);
+	TEST_ASSERT(rest > 0, "no WR left to flush");
+	/* then one posted in ERR */
+	TEST_ASSERT_EQ(h_post_send(&R.a, IBV_WR_SEND, 0, 100, 999999, IBV_SEND_SIGNALED), 0);
+	TEST_ASSERT_EQ(h_poll(R.a.scq, wc, rest + 1, WC_MS), rest + 1);
+	for (uint32_t k = 0; k <= rest; k++) {
+		ASSERT_STATUS(wc[k], IBV_WC_WR_FLUSH_ERR);
+		TEST_ASSERT_EQ(wc[k].wr_id, k < rest ? first + 1 + k : 999999);
+	}
+	ASSERT_QUIET(R.a.scq, 20);
+	TEST_ASSERT_EQ(ibv_query_qp(R.a.qp, &qa, IBV_QP_STATE, &qia), 0);
+	TEST_ASSERT_EQ(qa.qp_state, IBV_QPS_ERR);
+	TEST_ASSERT_EQ(no_event(R.a.ctx), TEST_SUCCESS);
+	/* B received whatever arrived before the link went down, in order */
+	while ((n = ibv_poll_cq(R.b.rcq, 1, wc)) == 1)
+		if (check_recv_wc(&st, &wc[0]) != TEST_SUCCESS) {
+			rc = TEST_FAILED;
+			goto out;
+		}
+	stream_fini(&st);
+
+	TEST_ASSERT_EQ(link_set(true), 0);
+	rc = port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ACTIVE, IBV_PORT_ACTIVE);
+	if (rc != TEST_SUCCESS)
+		return rc;
+	TEST_ASSERT_EQ(reconnect(&R.a, &R.b, &o), TEST_SUCCESS);
+	TEST_ASSERT_EQ(run_stream(&R.a, &R.b, 120), TEST_SUCCESS);
+	TEST_ASSERT_EQ(h_side_create(&R.c, R.a.ctx, &o), 0);
+	TEST_ASSERT_EQ(h_side_create(&R.d, R.b.ctx, &o), 0);
+	TEST_ASSERT_EQ(h_connect(&R.c, &R.d, &o), 0);
+	TEST_ASSERT_EQ(h_connect(&R.d, &R.c, &o), 0);
+	TEST_ASSERT_EQ(run_stream(&R.c, &R.d, 120), TEST_SUCCESS);
+	TEST_ASSERT_EQ(no_event(R.a.ctx), TEST_SUCCESS);
+	TEST_ASSERT_EQ(no_event(R.b.ctx), TEST_SUCCESS);
+	return TEST_SUCCESS;
+out:
+	stream_fini(&st);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* UD */
+
+#define UD_LEN		512u
+#define UD_RSLOT	1024u
+#define UD_BATCH	8u
+
+/* Datagrams tagged @tag0 .. @tag0 + UD_BATCH - 1 from a to b: all complete at a. */
+static int
+ud_send_batch(uint32_t tag0)
+{
+	struct ibv_wc wc[UD_BATCH];
+
+	for (uint32_t k = 0; k < UD_BATCH; k++) {
+		uint32_t tag = tag0 + k;
+		uint8_t *p = R.a.buf + (size_t)k * UD_LEN;
+		struct ibv_sge sge = { (uintptr_t)p, UD_LEN, R.a.mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = tag, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+				   *bad = NULL;
+
+		h_pattern(p, UD_LEN, tag);
+		memcpy(p, &tag, sizeof(tag));
+		wr.wr.ud.ah = R.ah;
+		wr.wr.ud.remote_qpn = R.b.qp->qp_num;
+		wr.wr.ud.remote_qkey = H_QKEY;
+		TEST_ASSERT_EQ(ibv_post_send(R.a.qp, &wr, &bad), 0);
+	}
+	TEST_ASSERT_EQ(h_poll(R.a.scq, wc, UD_BATCH, WC_MS), UD_BATCH);
+	for (uint32_t k = 0; k < UD_BATCH; k++) {
+		ASSERT_STATUS(wc[k], IBV_WC_SUCCESS);
+		TEST_ASSERT_EQ(wc[k].wr_id, tag0 + k);
+	}
+	return TEST_SUCCESS;
+}
+
+/* b receives the datagrams tagged @tag0 .. + UD_BATCH - 1, next, in order, whole. */
+static int
+ud_recv_batch(uint32_t *rk, uint32_t tag0)
+{
+	uint8_t expect[UD_LEN];
+
+	for (uint32_t k = 0; k < UD_BATCH; k++, (*rk)++) {
+		uint8_t *p = R.b.buf + (size_t)(*rk % 64) * UD_RSLOT;
+		uint32_t tag = tag0 + k, got;
+		struct ibv_wc wc;
+
+		POLL1(R.b.rcq, wc);
+		ASSERT_STATUS(wc, IBV_WC_SUCCESS);
+		TEST_ASSERT_EQ(wc.wr_id, *rk);
+		TEST_ASSERT_EQ(wc.byte_len, UD_LEN + 40);
+		memcpy(&got, p + 40, sizeof(got));
+		TEST_ASSERT(got == tag, "receive %u holds datagram %u, expected %u", *rk, got, tag);
+		h_pattern(expect, UD_LEN, tag);
+		memcpy(expect, &tag, sizeof(tag));
+		ASSERT_BYTES(p + 40, expect, UD_LEN);
+		TEST_ASSERT_EQ(h_post_recv(&R.b, (size_t)(*rk % 64) * UD_RSLOT, UD_RSLOT, *rk + 64),
+			       0);
+	}
+	return TEST_SUCCESS;
+}
+
+/*
+ * UD across a flap: 8 datagrams before (received), 8 while the link is down
+ * (they complete at the sender, the port counts them dropped, none is ever
+ * received), 8 after it is back (received next, in order).
+ */
+static int
+test_ud_datagrams_while_down_are_lost_after_up_arrive(void)
+{
+	static const struct h_qp_opts o = { .type = IBV_QPT_UD };
+	uint64_t drop0, end;
+	uint32_t rk = 0;
+	struct ibv_wc wc;
+
+	if (!clean_link) {
+		printf("# UD counts every datagram: not on a link with impairments\n");
+		return TEST_SKIPPED;
+	}
+	TEST_ASSERT_EQ(h_pair(&R.a, &R.b, &o), 0);
+	TEST_ASSERT_EQ(nonblock(R.a.ctx), 0);
+	TEST_ASSERT_EQ(nonblock(R.b.ctx), 0);
+	R.ah = h_ah(&R.a, &R.b);
+	TEST_ASSERT(R.ah != NULL, "create_ah");
+	for (uint32_t k = 0; k < 64; k++)
+		TEST_ASSERT_EQ(h_post_recv(&R.b, (size_t)k * UD_RSLOT, UD_RSLOT, k), 0);
+
+	TEST_ASSERT_EQ(ud_send_batch(0), TEST_SUCCESS);
+	TEST_ASSERT_EQ(ud_recv_batch(&rk, 0), TEST_SUCCESS);
+
+	TEST_ASSERT_EQ(link_set(false), 0);
+	TEST_ASSERT_EQ(port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ERR, IBV_PORT_DOWN),
+		       TEST_SUCCESS);
+	drop0 = impair_xstat(0, "impair_link_dropped");
+	TEST_ASSERT_EQ(ud_send_batch(UD_BATCH), TEST_SUCCESS);
+	/* the engine hands the frames to the port after their completions */
+	end = h_now_ms() + WC_MS;
+	while (impair_xstat(0, "impair_link_dropped") < drop0 + UD_BATCH && h_now_ms() < end)
+		ibv_poll_cq(R.a.scq, 0, &wc);
+	TEST_ASSERT(impair_xstat(0, "impair_link_dropped") >= drop0 + UD_BATCH,
+		    "%" PRIu64 " frames dropped while down, %u datagrams sent",
+		    impair_xstat(0, "impair_link_dropped") - drop0, UD_BATCH);
+
+	TEST_ASSERT_EQ(link_set(true), 0);
+	TEST_ASSERT_EQ(port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ACTIVE, IBV_PORT_ACTIVE),
+		       TEST_SUCCESS);
+	TEST_ASSERT_EQ(ud_send_batch(2 * UD_BATCH), TEST_SUCCESS);
+	/* the next datagram b receives is the first one sent after the link came back */
+	TEST_ASSERT_EQ(ud_recv_batch(&rk, 2 * UD_BATCH), TEST_SUCCESS);
+	ASSERT_QUIET(R.b.rcq, 20);
+	TEST_ASSERT_EQ(no_event(R.a.ctx), TEST_SUCCESS);
+	TEST_ASSERT_EQ(no_event(R.b.ctx), TEST_SUCCESS);
+	return TEST_SUCCESS;
+}
+
+static const struct droce_test_case cases[] = {
+	TEST_CASE(test_link_flap_within_budget_loses_nothing),
+	TEST_CASE(test_link_repeated_flaps_lose_nothing),
+	TEST_CASE(test_link_down_past_budget_fails_then_reconnects),
+	TEST_CASE(test_ud_datagrams_while_down_are_lost_after_up_arrive),
+};
+
+int
+main(int argc, char **argv)
+{
+	char *args[16];
+	int n = 0;
+	bool impaired = false;
+
+	for (int i = 0; i < argc && n < (int)RTE_DIM(args) - 2; i++) {
+		args[n++] = argv[i];
+		impaired |= strncmp(argv[i], "--impair=", 9) == 0;
+	}
+	if (!impaired)
+		args[n++] = "--impair=link=up";
+	clean_link = !impaired;
+	args[n] = NULL;
+	if (h_init(n, args) != 0)
+		return 1;
+	if (rte_eth_dev_get_port_by_name("net_impair0", &impair_port[0]) != 0 ||
+	    rte_eth_dev_get_port_by_name("net_impair1", &impair_port[1]) != 0) {
+		fprintf(stderr, "no net_impair ports\n");
+		return 1;
+	}
+	return DROCE_TEST_MAIN("link", cases, NULL, teardown);
+}
