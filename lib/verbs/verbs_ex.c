@@ -372,7 +372,8 @@ wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge, const struct ibv_sge *sg_
 		batch_fail(b, EINVAL);
 		return;
 	}
-	memcpy(wr->sg_list, sg_list, num_sge * sizeof(*sg_list));
+	if (num_sge > 0)	/* none: sg_list may be NULL */
+		memcpy(wr->sg_list, sg_list, num_sge * sizeof(*sg_list));
 	wr->num_sge = num_sge;
 	wr->send_flags &= ~(unsigned int)IBV_SEND_INLINE;
 }
@@ -402,7 +403,8 @@ wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf, const struct ibv_
 			batch_fail(b, EINVAL);
 			return;
 		}
-		memcpy(dst + len, bufs[i].addr, bufs[i].length);
+		if (bufs[i].length != 0)	/* its address may be NULL */
+			memcpy(dst + len, bufs[i].addr, bufs[i].length);
 		len += bufs[i].length;
 	}
 	wr->sg_list[0] = (struct ibv_sge){ .addr = (uintptr_t)dst, .length = len };

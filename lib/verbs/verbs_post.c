@@ -118,6 +118,8 @@ droce_send_wr_enqueue(struct roce_qp *qp, const struct ibv_send_wr *wr)
 
 		/* IBV_SEND_INLINE: the buffer is the caller's again on return */
 		for (int i = 0; i < wr->num_sge; i++) {
+			if (wr->sg_list[i].length == 0)	/* its address may be NULL */
+				continue;
 			memcpy(wqe->inline_data + off, (void *)(uintptr_t)wr->sg_list[i].addr,
 			       wr->sg_list[i].length);
 			off += wr->sg_list[i].length;
@@ -125,7 +127,8 @@ droce_send_wr_enqueue(struct roce_qp *qp, const struct ibv_send_wr *wr)
 		wqe->num_sge = 0;
 	} else {
 		wqe->num_sge = wr->num_sge;
-		memcpy(wqe->sge, wr->sg_list, sizeof(struct ibv_sge) * wr->num_sge);
+		if (wr->num_sge > 0)	/* a zero-length WR may have no sg_list */
+			memcpy(wqe->sge, wr->sg_list, sizeof(struct ibv_sge) * wr->num_sge);
 	}
 	/* sized like the free ring, so this cannot fail */
 	rte_ring_enqueue(qp->sq.posted, wqe);
@@ -187,7 +190,8 @@ post_one_recv(struct roce_wq *wq, struct ibv_recv_wr *wr)
 	wqe->wr_id = wr->wr_id;
 	wqe->num_sge = wr->num_sge;
 	wqe->length = len;
-	memcpy(wqe->sge, wr->sg_list, sizeof(struct ibv_sge) * wr->num_sge);
+	if (wr->num_sge > 0)
+		memcpy(wqe->sge, wr->sg_list, sizeof(struct ibv_sge) * wr->num_sge);
 	rte_ring_enqueue(wq->posted, wqe);
 	return 0;
 }
