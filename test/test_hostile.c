@@ -2357,6 +2357,24 @@ test_atomic_bad_requests(void)
 		CHECK(mr_same());
 		CHECK(memory_intact());
 	}
+	/*
+	 * An MR whose iova is aligned differently from its address (found by
+	 * fuzz_rx): an aligned VA is unaligned memory, where an 8-byte atomic
+	 * is not atomic (or faults). Refused as unaligned, memory untouched.
+	 */
+	{
+		struct ibv_mr *odd = ibv_reg_mr_iova(W.pd, W.buf + TGT_OFF, 4096, 0x1003,
+						     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+		struct ext x;
+
+		TEST_ASSERT(odd != NULL, "ibv_reg_mr_iova: %s", strerror(errno));
+		x = x_atm(0x1008, odd->rkey, 0x1111, 0);
+		mr_save();
+		build(&fs[0], IBV_OPCODE_RC_FETCH_ADD, 0, 0, &x, NULL, 0);
+		CHECK(rc_killed_by("atomic on unaligned memory", fs, 1, 0, AETH_NAK_INV_REQ, NULL));
+		CHECK(mr_same());
+		TEST_ASSERT_EQ(ibv_dereg_mr(odd), 0);
+	}
 	free(fs);
 	/* a valid FETCH_ADD, then its duplicate: replayed, not applied twice */
 	{

@@ -1002,21 +1002,47 @@ note_writes(const uint8_t *f, uint32_t len)
 }
 
 /* No byte of a shadowed MR changed that no frame of this input named. */
+static bool
+unaligned_atomic(unsigned int r)
+{
+	return ranges[r].atomic && ((uintptr_t)(ranges[r].mr->buf + ranges[r].off) & 7);
+}
+
+/* A byte of @r's MR at @off changed that no range may write but unaligned atomics. */
+static bool
+changed_by_unaligned(unsigned int r, uint64_t off)
+{
+	const struct fz_mr *m = ranges[r].mr;
+
+	if (m->shadow[off] == m->buf[off])
+		return false;
+	for (unsigned int i = 0; i < nranges; i++)
+		if (!unaligned_atomic(i) && ranges[i].mr == m && off >= ranges[i].off &&
+		    off - ranges[i].off < ranges[i].len)
+			return false;
+	return true;
+}
+
 static void
 check_writes(void)
 {
+	/* an 8-byte atomic is only atomic (on some CPUs only possible) aligned */
 	for (unsigned int i = 0; i < nranges; i++) {
-		uint8_t *shadow = ranges[i].mr->shadow + ranges[i].off;
 		uint8_t *mem = ranges[i].mr->buf + ranges[i].off;
+		bool bad = false;
 
-		/* an 8-byte atomic is only atomic (on some CPUs only possible) aligned */
-		if (ranges[i].atomic && ((uintptr_t)mem & 7) && memcmp(shadow, mem, ranges[i].len))
+		if (!unaligned_atomic(i))
+			continue;
+		for (uint64_t o = ranges[i].off; o < ranges[i].off + ranges[i].len; o++)
+			bad |= changed_by_unaligned(i, o);
+		if (bad)
 			fprintf(stderr, "fuzz: MR %s: atomic applied at unaligned %p\n",
 				ranges[i].mr->name, (void *)mem);
-		FZ_CHECK(!(ranges[i].atomic && ((uintptr_t)mem & 7) &&
-			   memcmp(shadow, mem, ranges[i].len)));
-		memcpy(shadow, mem, ranges[i].len);
+		FZ_CHECK(!bad);
 	}
+	for (unsigned int i = 0; i < nranges; i++)
+		memcpy(ranges[i].mr->shadow + ranges[i].off, ranges[i].mr->buf + ranges[i].off,
+		       ranges[i].len);
 	nranges = 0;
 	for (int i = 0; i < fz.nmr; i++) {
 		struct fz_mr *m = fz.mrs[i];

@@ -8,27 +8,33 @@
  * droce's own waker thread never runs an iteration in between, and every
  * input runs the same way each time.
  *
- * Memory: every MR and every receive buffer lives in its own mmap region
- * with PROT_NONE pages on both sides, and MRs a QP must never write (read
- * only, no remote access, another PD) are mprotect()ed accordingly, so a
- * byte written or read outside what a key allows faults at once. Injected
- * frames end exactly where a PROT_NONE page begins (an external mbuf
- * buffer), so the receive path cannot read past a frame either.
+ * Memory: every MR lives in its own mmap region with PROT_NONE pages on
+ * both sides, every receive (and local send) buffer between PROT_NONE pages,
+ * ending where one begins; MRs a QP must never write (read only, no remote
+ * access, another PD) are mprotect()ed accordingly, so a byte written or
+ * read outside what a key or a WQE allows faults at once. Injected frames
+ * end where a PROT_NONE page begins (an external mbuf buffer; an odd-length
+ * frame a byte short, Ethernet headers being 2-byte aligned), so the
+ * receive path cannot read past a frame either.
  *
  * Oracles besides the sanitizers: every frame droce0 sends is well-formed
  * (checksums, ICRC, lengths, opcode) and READ responses and atomic ACKs come
  * only from QPs granting that access; every completion names a WR that was
  * outstanding, once; in a remotely writable MR only bytes some frame of the
- * input named with the MR's current key change (a shadow copy); no mbuf
- * leaks from either pool; async events name the harness's QPs; the
- * harness's own checks (FZ_CHECK).
+ * input named with the MR's current key change (a shadow copy), and an
+ * atomic only at 8-byte aligned memory; no mbuf leaks from either pool;
+ * async events name the harness's QPs and SRQs; the harness's own checks
+ * (FZ_CHECK).
  *
  * An input is a sequence of records, each: a type byte, a 16-bit
- * little-endian length, that many bytes (see fuzz_common.c: FZ_REC_*).
- * After the records, the harness drains what droce0 sent, polls every CQ,
- * reposts receives, and brings every QP whose engine state moved back to
- * its canonical state (reset and reconnect), so each input starts from the
- * same state and a crash reproduces from its input alone.
+ * little-endian length, that many bytes (see fuzz_common.c). After the
+ * records, the harness drains what droce0 sent, polls every CQ, brings
+ * every QP whose engine state moved, or whose receives completed, back to
+ * its canonical state (reset, reconnect, receives in their canonical
+ * order), reposts the SRQs' receives (all alike) and empties droce0's ARP
+ * table, so each input starts from the same state and a crash reproduces
+ * from its input alone. RC ACK timers are off; the RNR timer runs on the
+ * harness's clock (fz_poll).
  */
 #ifndef DROCE_FUZZ_COMMON_H
 #define DROCE_FUZZ_COMMON_H

@@ -22,7 +22,8 @@
  *
  * CTRL records: byte 0 the action, byte 1 a selector:
  *   0 post a send WR on a QP     1 force a QP to ERR     2 bring it back
- *   3 TAG_ADD (flags, tag, mask from the rest)   4 TAG_DEL of a tag slot
+ *   3 TAG_ADD (flags, tag, mask from the rest; maybe no buffer or a bad key)
+ *   4 TAG_DEL of a tag slot
  *   5 SYNC with a count off by an int8 from the right one
  *   6 re-register an MR
  */
@@ -54,6 +55,7 @@ static struct {
 		uint32_t handle;
 		int state;
 		int buf;
+		uint32_t cap;		/* bytes its buffer takes (0: none) */
 	} t[MAX_TAGS];
 	uint32_t unexp;			/* unexpected messages software has seen */
 	uint32_t ops_out;		/* signaled list operations not completed */
@@ -71,18 +73,22 @@ post_op(struct ibv_ops_wr *op)
 	return ibv_post_srq_ops(tm.srq, op, &bad);
 }
 
+#define ADD_NO_SGE	1	/* tag_add's @how: a tag without a buffer */
+#define ADD_BAD_LKEY	2	/* a buffer whose key names nothing */
+
 /* TAG_ADD of slot @k over tagged buffer @buf; 0 or the errno. */
 static int
-tag_add(int k, uint64_t tag, uint64_t mask, int buf, unsigned int flags)
+tag_add(int k, uint64_t tag, uint64_t mask, int buf, unsigned int flags, int how)
 {
-	struct ibv_sge sge = { (uintptr_t)tm.tb.buf[buf], tm.tb.len[buf], tm.tb.mr->key };
+	struct ibv_sge sge = { (uintptr_t)tm.tb.buf[buf], tm.tb.len[buf],
+			       tm.tb.mr->key ^ (how & ADD_BAD_LKEY ? 0x5a5a5 : 0) };
 	struct ibv_ops_wr op = {
 		.wr_id = OPS_TAG << 56 | tm.ops_seq++,
 		.opcode = IBV_WR_TAG_ADD,
 		.flags = flags,
 		.tm = { .unexpected_cnt = tm.unexp,
 			.add = { .recv_wr_id = TAG_TAG << 56 | (uint64_t)k, .sg_list = &sge,
-				 .num_sge = 1, .tag = tag, .mask = mask } },
+				 .num_sge = how & ADD_NO_SGE ? 0 : 1, .tag = tag, .mask = mask } },
 	};
 	int ret;
 
@@ -92,7 +98,8 @@ tag_add(int k, uint64_t tag, uint64_t mask, int buf, unsigned int flags)
 	if (ret != 0)
 		return ret;
 	tm.t[k] = (typeof(tm.t[k])){ .tag = tag, .mask = mask, .handle = op.tm.handle,
-				     .state = T_POSTED, .buf = buf };
+				     .state = T_POSTED, .buf = buf,
+				     .cap = how & ADD_NO_SGE ? 0 : tm.tb.len[buf] };
 	if (flags & IBV_OPS_SIGNALED)
 		tm.ops_out++;
 	return 0;
@@ -184,7 +191,7 @@ tm_wc(void)
 		if (wc.wc_flags & IBV_WC_TM_MATCH)
 			FZ_CHECK((info.tag & tm.t[k].mask) == tm.t[k].tag);
 		if (wc.wc_flags & IBV_WC_TM_DATA_VALID)
-			FZ_CHECK(wc.byte_len <= tm.tb.len[tm.t[k].buf]);
+			FZ_CHECK(wc.byte_len <= tm.t[k].cap);
 	}
 	/* MATCH alone: more of the message (or the rendezvous data) is to come */
 	if (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_TM_MATCH) &&
@@ -242,7 +249,7 @@ tm_restore(void)
 		uint64_t tag = k < 6 ? 0x100u + k : k == 6 ? 0xab00 : 0;
 		uint64_t mask = k < 6 ? ~0ull : k == 6 ? 0xff00 : 0;
 
-		FZ_CHECK(tag_add(k, tag, mask, k, 0) == 0);
+		FZ_CHECK(tag_add(k, tag, mask, k, 0, 0) == 0);
 		posted++;
 	}
 	fz_poll();
@@ -309,7 +316,8 @@ ctrl(const uint8_t *b, uint32_t n)
 		/* any slot, any buffer, the fuzzer's tag and mask */
 		tm.dirty = true;
 		tag_add(k, fz_le64(x + 3), x[2] & 4 ? fz_le64(x + 11) : ~0ull, x[2] % NT,
-			(x[2] & 1 ? IBV_OPS_SIGNALED : 0) | (x[2] & 2 ? IBV_OPS_TM_SYNC : 0));
+			(x[2] & 1 ? IBV_OPS_SIGNALED : 0) | (x[2] & 2 ? IBV_OPS_TM_SYNC : 0),
+			(x[2] & 8 ? ADD_NO_SGE : 0) | (x[2] & 16 ? ADD_BAD_LKEY : 0));
 		break;
 	case 4:
 		/* a posted tag's handle, or whatever handle the fuzzer says */

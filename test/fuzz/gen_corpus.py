@@ -238,6 +238,10 @@ def tm_seeds():
                         v4(TMREQ, 0, SEND_ONLY, data=tmh + pay(8), mult=3) + ctrl(4, 0, 1) +
                         ctrl(4, 9, 1))
     s['tag_del_bad'] = ctrl(4, 12, 1, 15) + ctrl(4, 12, 0, 200)
+    s['tag_no_sge'] = (ctrl(4, 0, 0) + ctrl(3, 0, 8 | 1, 0, 1) +
+                       v4(TMREQ, 0, SEND_ONLY, data=tmh + pay(8), mult=3))
+    s['tag_bad_lkey'] = (ctrl(4, 0, 0) + ctrl(3, 0, 16 | 1, 0, 1) +
+                         v4(TMREQ, 0, SEND_ONLY, data=tmh + pay(8), mult=3))
     s['sync_wrong'] = (ctrl(5, 0, 1, 3) + v4(TMREQ, 0, SEND_ONLY, data=tmh + pay(8), mult=3))
     s['req_qp_window'] = v4(RESP, 1, ACK, aeth(0x1f), delta=4) + v4(RESP, 1, ACK, aeth(0x60), delta=5)
     s['err_mid_eager'] = v4(TMREQ | F_MTU, 0, SEND_FIRST, data=tmh, mult=3 | 2 << 2) + ctrl(1, 0)

@@ -285,7 +285,12 @@ atomic_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 		return -EACCES;
 	}
-	if (va & 7) {
+	/*
+	 * The VA must be 8-byte aligned, and so must the memory: an MR whose
+	 * iova is aligned differently from its address maps an aligned VA to
+	 * memory where an 8-byte atomic is not atomic (or faults).
+	 */
+	if ((va & 7) || ((uintptr_t)host & 7)) {
 		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 		return -EINVAL;
 	}
