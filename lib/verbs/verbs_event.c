@@ -33,13 +33,12 @@ droce_evq_init(struct droce_evq *q, const char *name, unsigned int esize, unsign
 	q->fd = eventfd(0, EFD_CLOEXEC);
 	if (q->fd < 0)
 		return -errno;
-	q->ring = rte_ring_create_elem(name, esize, count, SOCKET_ID_ANY,
-				       RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	q->ring = roce_ring_alloc(name, esize, count, SOCKET_ID_ANY,
+				  RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	if (q->ring == NULL) {
 		close(q->fd);
 		return -rte_errno;
 	}
-	roce_mem_got();
 	pthread_mutex_init(&q->lock, NULL);
 	return 0;
 }
@@ -47,8 +46,7 @@ droce_evq_init(struct droce_evq *q, const char *name, unsigned int esize, unsign
 void
 droce_evq_fini(struct droce_evq *q)
 {
-	roce_mem_put();
-	rte_ring_free(q->ring);
+	roce_ring_release(q->ring);
 	close(q->fd);
 	pthread_mutex_destroy(&q->lock);
 }

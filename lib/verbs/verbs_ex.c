@@ -584,9 +584,8 @@ ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 static void
 tm_free(struct roce_tm *tm)
 {
-	roce_mem_put();
-	rte_ring_free(tm->ops);
-	rte_ring_free(tm->free);
+	roce_ring_release(tm->ops);
+	roce_ring_release(tm->free);
 	roce_free(tm->tags);
 	roce_free(tm);
 }
@@ -608,15 +607,14 @@ tm_alloc(const struct ibv_srq_init_attr_ex *attr)
 	tm->tags = roce_zmalloc("droce_tm_tags", sizeof(*tm->tags) * ntags, RTE_CACHE_LINE_SIZE,
 				SOCKET_ID_ANY);
 	snprintf(name, sizeof(name), "dtmo%p", (void *)tm);
-	tm->ops = rte_ring_create_elem(name, sizeof(struct roce_tm_op), tm->max_ops, SOCKET_ID_ANY,
-				       RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	tm->ops = roce_ring_alloc(name, sizeof(struct roce_tm_op), tm->max_ops, SOCKET_ID_ANY,
+				  RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	snprintf(name, sizeof(name), "dtmf%p", (void *)tm);
-	tm->free = rte_ring_create(name, ntags, SOCKET_ID_ANY, RING_F_EXACT_SZ);
+	tm->free = roce_ring_alloc(name, sizeof(void *), ntags, SOCKET_ID_ANY, RING_F_EXACT_SZ);
 	if (tm->tags == NULL || tm->ops == NULL || tm->free == NULL) {
 		tm_free(tm);
 		return NULL;
 	}
-	roce_mem_got();		/* the rings' memzones */
 	for (uintptr_t h = 0; h < ntags; h++) {
 		tm->tags[h].prev = tm->tags[h].next = UINT32_MAX;
 		rte_ring_enqueue(tm->free, (void *)h);

@@ -230,8 +230,6 @@ int roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 struct roce_recv_wqe *roce_srq_get(struct roce_dev *dev, struct roce_srq *srq);
 
 /* roce_wq (roce_qp.c) */
-void roce_mem_got(void);
-void roce_mem_put(void);
 void *roce_zmalloc(const char *type, size_t size, unsigned int align, int socket);
 void roce_free(void *p);
 struct rte_ring *roce_ring_alloc(const char *name, unsigned int esize, unsigned int count,

@@ -11,18 +11,19 @@
  * it, an object one thread destroys and another creates in the same memory
  * race. In a -Dtsan=true build these mark the hand-off, on one sync object
  * as for one lock; in any other build roce_zmalloc and roce_free are
- * rte_zmalloc_socket and rte_free. Run-time objects (CQs, SRQs, QPs and
- * their rings) use them; roce_mem_got/put go around other DPDK allocations.
+ * rte_zmalloc_socket and rte_free. Run-time objects (CQs, SRQs, QPs, event
+ * queues and all their rings) use them, never rte_ring_create: its
+ * rte_ring_init would write the memory before the creator could mark it.
  */
 static int mem_sync;
 
-void
+static void
 roce_mem_got(void)
 {
 	ROCE_TSAN_ACQUIRE(&mem_sync);
 }
 
-void
+static void
 roce_mem_put(void)
 {
 	ROCE_TSAN_RELEASE(&mem_sync);
