@@ -49,6 +49,7 @@
 #include "droce_test.h"
 #include "harness.h"
 #include "roce_loc.h"
+#include "verbs_loc.h"	/* white box: the driver objects behind verbs objects */
 #include "verbs_assert.h"
 
 #define WC_MS		5000	/* wait for one expected completion */
@@ -785,7 +786,7 @@ test_tm_tags_and_tm_srqs_stop_at_their_limits(void)
 			 * the tags can be missing (none comes back without a
 			 * polled completion).
 			 */
-			struct rte_ring *pending = to_roce_srq(srq)->tm->ops;
+			struct rte_ring *pending = to_roce_srq(to_dsrq(srq)->fp)->tm->ops;
 			uint64_t end = h_now_ms() + WC_MS;
 			struct ibv_wc wc;
 
@@ -1382,7 +1383,7 @@ test_cq_overrun_under_load_other_cqs_unharmed(void)
 			/* messages the engine had not completed yet when it was (for the log) */
 			for (int i = 0; i < R.nfl; i++)
 				left += 16 - __builtin_popcountll(R.fl[i].s_done) -
-					(int)rte_ring_count(to_roce_cq(R.fl[i].a.scq)->ring);
+					(int)rte_ring_count(to_dcq(R.fl[i].a.scq)->fp->ring);
 			printf("# CQ overrun with %d of %d messages of the other pairs in flight\n",
 			       left, 16 * R.nfl);
 		}

@@ -47,7 +47,12 @@ exit_linger(void)
 		return;
 	end = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * ms;
 	while (rte_get_timer_cycles() < end) {
-		roce_progress();
+		for (unsigned int i = 0; i < droce_rdev_count(); i++) {
+			struct droce_rdev *dev = droce_rdev_get(i);
+
+			if (dev != NULL)
+				droce_rdev_progress(dev);
+		}
 		usleep(100);
 	}
 }
@@ -131,7 +136,7 @@ ibv_get_device_list(int *num_devices)
 	unsigned int n;
 
 	pthread_mutex_lock(&list_lock);
-	if (roce_dev_count() == 0 && !eal_tried) {
+	if (droce_rdev_count() == 0 && !eal_tried) {
 		int ret;
 
 		eal_tried = true;
@@ -145,7 +150,7 @@ ibv_get_device_list(int *num_devices)
 			return list;
 		}
 	}
-	n = roce_dev_count();
+	n = droce_rdev_count();
 	if (n == 0) {
 		fprintf(stderr, "droce: no droce device was probed (is there a --vdev=droce0,ethdev=...,ip=... "
 			"and did its probe succeed? see the EAL log)\n");
@@ -159,14 +164,14 @@ ibv_get_device_list(int *num_devices)
 	if (n == 0)
 		errno = ENODEV;
 	for (unsigned int i = 0; i < n; i++) {
-		struct roce_dev *rdev = roce_dev_get(i);
+		struct droce_rdev *rdev = droce_rdev_get(i);
 		struct droce_device *d = NULL;
 
 		for (unsigned int j = 0; j < DROCE_MAX_DEVS && d == NULL; j++)
 			if (ddevs[j].rdev == rdev)
 				d = &ddevs[j];
 		for (unsigned int j = 0; j < DROCE_MAX_DEVS && d == NULL; j++)
-			if (ddevs[j].rdev == NULL || roce_dev_by_name(ddevs[j].ibdev.name) == NULL)
+			if (ddevs[j].rdev == NULL || droce_rdev_by_name(ddevs[j].ibdev.name) == NULL)
 				d = &ddevs[j];
 		memset(d, 0, sizeof(*d));
 		d->rdev = rdev;
@@ -236,7 +241,7 @@ open_device(struct ibv_device *device)
 	char name[RTE_RING_NAMESIZE];
 	int ret;
 
-	if (d->rdev == NULL || roce_dev_by_name(device->name) != d->rdev) {
+	if (d->rdev == NULL || droce_rdev_by_name(device->name) != d->rdev) {
 		errno = ENODEV;
 		return NULL;
 	}
@@ -268,15 +273,13 @@ open_device(struct ibv_device *device)
 		goto err_free_ctx;
 	}
 	ctx->async_fd = dctx->async.fd;
-	ret = roce_dev_open(d->rdev);
+	ret = d->rdev->ops->dev_open(d->rdev);
 	if (ret) {
 		errno = -ret;
 		goto err_fini_async;
 	}
-	pthread_mutex_lock(&d->rdev->lock);
-	d->rdev->comp_cb = droce_comp_fire;
+	__atomic_store_n(&d->rdev->comp_cb, droce_comp_fire, __ATOMIC_RELEASE);
 	__atomic_store_n(&d->rdev->async_cb, droce_async_raise, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&d->rdev->lock);
 	droce_ctx_add(dctx);
 	__atomic_store_n(&dev_opened, true, __ATOMIC_RELAXED);
 	return ctx;
@@ -298,15 +301,10 @@ int
 ibv_close_device(struct ibv_context *context)
 {
 	struct droce_context *dctx = to_dctx(context);
-	struct roce_dev *rdev = dctx->rdev;
+	struct droce_rdev *rdev = dctx->rdev;
 
 	droce_ctx_del(dctx);
-	pthread_mutex_lock(&rdev->lock);
-	if (rdev->ctx_refs == 1)	/* the last context */
-		__atomic_store_n(&rdev->async_cb, NULL, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&rdev->lock);
-	roce_dev_quiesce(rdev);
-	roce_dev_close(rdev);
+	rdev->ops->dev_close(rdev);	/* the last one: no more events */
 	droce_evq_fini(&dctx->async);
 	free(dctx);
 	return 0;
@@ -315,7 +313,7 @@ ibv_close_device(struct ibv_context *context)
 int
 ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 {
-	struct roce_dev *rdev = to_dctx(context)->rdev;
+	struct droce_rdev *rdev = to_dctx(context)->rdev;
 
 	memset(a, 0, sizeof(*a));
 	snprintf(a->fw_ver, sizeof(a->fw_ver), "droce %s", DROCE_VERSION);
@@ -399,20 +397,17 @@ int
 droce_query_port(struct ibv_context *context, uint8_t port_num,
 		 struct ibv_port_attr *out, size_t attr_len)
 {
-	struct roce_dev *rdev = to_dctx(context)->rdev;
+	struct droce_rdev *rdev = to_dctx(context)->rdev;
 	struct ibv_port_attr a = { 0 };
-	struct rte_eth_link link = { 0 };
-	bool up;
+	struct droce_rdev_port port;
 
 	if (port_num != 1) {
 		errno = EINVAL;
 		return EINVAL;
 	}
-	/* the state announced by IBV_EVENT_PORT_ACTIVE/ERR, a change announced first */
-	up = roce_port_check(rdev);
-	rte_eth_link_get_nowait(rdev->port_id, &link);
-	a.state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
-	a.phys_state = up ? 5 : 3;	/* LinkUp / Disabled */
+	rdev->ops->port_query(rdev, &port);
+	a.state = port.up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	a.phys_state = port.up ? 5 : 3;	/* LinkUp / Disabled */
 	a.max_mtu = IBV_MTU_4096;
 	a.active_mtu = mtu_enum(rdev->ib_mtu);
 	a.gid_tbl_len = 1;
@@ -421,7 +416,7 @@ droce_query_port(struct ibv_context *context, uint8_t port_num,
 	a.pkey_tbl_len = DROCE_PKEY_TBL_LEN;
 	a.max_vl_num = 1;
 	a.active_width = 2;			/* 4x */
-	a.active_speed = link.link_speed >= 25000 ? 32 : link.link_speed >= 10000 ? 8 : 1;
+	a.active_speed = port.speed_mbps >= 25000 ? 32 : port.speed_mbps >= 10000 ? 8 : 1;
 	a.link_layer = IBV_LINK_LAYER_ETHERNET;
 	memcpy(out, &a, RTE_MIN(attr_len, sizeof(a)));
 	return 0;
@@ -439,7 +434,7 @@ ibv_query_port(struct ibv_context *context, uint8_t port_num,
 int
 ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
 {
-	struct roce_dev *rdev = to_dctx(context)->rdev;
+	struct droce_rdev *rdev = to_dctx(context)->rdev;
 
 	if (port_num != 1 || index != 0) {
 		errno = EINVAL;

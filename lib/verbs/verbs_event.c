@@ -6,7 +6,7 @@
  * events) and an eventfd that is readable exactly while the ring holds
  * events, so that applications may poll/epoll the fd. With inline progress a
  * blocking wait moves the device itself for DROCE_WAIT_SPIN_US, then sleeps
- * on the fd while the waker thread (roce_poll.c) moves it.
+ * on the fd while the driver's waker thread moves it.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -33,11 +33,27 @@ droce_evq_init(struct droce_evq *q, const char *name, unsigned int esize, unsign
 	q->fd = eventfd(0, EFD_CLOEXEC);
 	if (q->fd < 0)
 		return -errno;
-	q->ring = roce_ring_alloc(name, esize, count, SOCKET_ID_ANY,
-				  RING_F_SC_DEQ | RING_F_EXACT_SZ);
-	if (q->ring == NULL) {
+	/*
+	 * In process memory: no other process sees it, and a memzone or
+	 * rte_malloc would hand memory between threads under locks that
+	 * ThreadSanitizer does not see.
+	 */
+	ssize_t sz = rte_ring_get_memsize_elem(esize, rte_align32pow2(count + 1));
+	int ret;
+
+	if (sz < 0) {
 		close(q->fd);
-		return -rte_errno;
+		return (int)sz;
+	}
+	if (posix_memalign((void **)&q->ring, RTE_CACHE_LINE_SIZE, sz) != 0) {
+		close(q->fd);
+		return -ENOMEM;
+	}
+	ret = rte_ring_init(q->ring, name, count, RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (ret) {
+		free(q->ring);
+		close(q->fd);
+		return ret;
 	}
 	pthread_mutex_init(&q->lock, NULL);
 	return 0;
@@ -46,7 +62,7 @@ droce_evq_init(struct droce_evq *q, const char *name, unsigned int esize, unsign
 void
 droce_evq_fini(struct droce_evq *q)
 {
-	roce_ring_release(q->ring);
+	free(q->ring);
 	close(q->fd);
 	pthread_mutex_destroy(&q->lock);
 }
@@ -87,7 +103,7 @@ evq_settle(struct droce_evq *q)
  * fd is O_NONBLOCK). Blocks otherwise, as ibv_get_cq_event does.
  */
 int
-droce_evq_take(struct droce_evq *q, struct roce_dev *dev, void *ev)
+droce_evq_take(struct droce_evq *q, struct droce_rdev *dev, void *ev)
 {
 	bool nonblock = fcntl(q->fd, F_GETFL) & O_NONBLOCK;
 	uint64_t spin_end = 0, v;
@@ -98,11 +114,11 @@ droce_evq_take(struct droce_evq *q, struct roce_dev *dev, void *ev)
 	for (;;) {
 		if (rte_ring_dequeue_elem(q->ring, ev, q->esize) == 0)
 			break;
-		if (dev->engine == NULL) {
+		if (__atomic_load_n(&dev->progress, __ATOMIC_RELAXED) != NULL) {
 			if (spin_end == 0)
 				spin_end = rte_get_timer_cycles() +
 					   rte_get_timer_hz() / 1000000 * DROCE_WAIT_SPIN_US;
-			roce_progress();
+			droce_rdev_progress(dev);
 			if (rte_ring_dequeue_elem(q->ring, ev, q->esize) == 0)
 				break;
 			if (!nonblock && rte_get_timer_cycles() < spin_end)
@@ -119,7 +135,7 @@ droce_evq_take(struct droce_evq *q, struct roce_dev *dev, void *ev)
 			break;
 		}
 		if (!asleep) {
-			roce_wait_begin(dev);	/* inline: the waker moves the device */
+			dev->ops->wait_begin(dev);	/* inline: the waker moves the device */
 			asleep = true;
 		}
 		if (read(q->fd, &v, sizeof(v)) < 0 && errno != EINTR) {
@@ -128,7 +144,7 @@ droce_evq_take(struct droce_evq *q, struct roce_dev *dev, void *ev)
 		}
 	}
 	if (asleep)
-		roce_wait_end(dev);
+		dev->ops->wait_end(dev);
 	if (ret == 0)
 		evq_settle(q);
 	pthread_mutex_unlock(&q->lock);
@@ -160,7 +176,7 @@ droce_ctx_del(struct droce_context *dctx)
  * control path, goes to every context open on the device.
  */
 void
-droce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev)
+droce_async_raise(struct droce_rdev *dev, struct ibv_async_event *ev)
 {
 	struct droce_context *dctx;
 	struct ibv_context *ctx;
@@ -246,7 +262,7 @@ ibv_ack_async_event(struct ibv_async_event *event)
 struct ibv_comp_channel *
 ibv_create_comp_channel(struct ibv_context *context)
 {
-	struct roce_comp_channel *c = calloc(1, sizeof(*c));
+	struct droce_comp_channel *c = calloc(1, sizeof(*c));
 	char name[RTE_RING_NAMESIZE];
 	int ret;
 
@@ -256,7 +272,7 @@ ibv_create_comp_channel(struct ibv_context *context)
 	}
 	snprintf(name, sizeof(name), "droce_ch_%p", (void *)c);
 	/* a CQ is queued at most once per arming */
-	ret = droce_evq_init(&c->fired, name, sizeof(struct roce_cq *), DROCE_MAX_CQ);
+	ret = droce_evq_init(&c->fired, name, sizeof(struct droce_cq *), DROCE_MAX_CQ);
 	if (ret) {
 		free(c);
 		errno = -ret;
@@ -270,7 +286,7 @@ ibv_create_comp_channel(struct ibv_context *context)
 int
 ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
-	struct roce_comp_channel *c = container_of(channel, struct roce_comp_channel, ch);
+	struct droce_comp_channel *c = container_of(channel, struct droce_comp_channel, ch);
 
 	if (channel->refcnt)
 		return EBUSY;
@@ -281,8 +297,10 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 
 /* The device's comp_cb: an armed CQ got a completion (engine side). */
 void
-droce_comp_fire(struct roce_cq *cq)
+droce_comp_fire(struct droce_rdev_cq *fp)
 {
+	struct droce_cq *cq = to_dcq((struct ibv_cq *)fp->user);
+
 	if (cq->chan != NULL)
 		droce_evq_put(&cq->chan->fired, &cq);
 }
@@ -290,8 +308,8 @@ droce_comp_fire(struct roce_cq *cq)
 int
 ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
-	struct roce_comp_channel *c = container_of(channel, struct roce_comp_channel, ch);
-	struct roce_cq *rcq;
+	struct droce_comp_channel *c = container_of(channel, struct droce_comp_channel, ch);
+	struct droce_cq *rcq;
 
 	if (droce_evq_take(&c->fired, to_dctx(channel->context)->rdev, &rcq) != 0)
 		return -1;

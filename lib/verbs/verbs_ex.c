@@ -16,55 +16,16 @@
 
 #include "verbs_loc.h"
 
-/* --- Tag matching: completions --- */
-/*
- * A tag-matching completion is being polled: take out its tag and app_ctx
- * (into @info, if given), give a tagged buffer's handle back to its SRQ, and
- * clear the fields that carried them (roce_wc_tm_set).
- */
-void
-droce_tm_polled(struct roce_dev *dev, struct ibv_wc *wc, struct ibv_wc_tm_info *info)
-{
-	uint32_t release = (uint32_t)wc->sl << 8 | wc->dlid_path_bits;
-
-	if (info != NULL) {
-		info->tag = (uint64_t)wc->src_qp << 32 | wc->vendor_err;
-		info->priv = (uint32_t)wc->slid << 16 | wc->pkey_index;
-	}
-	if (release != 0) {
-		uint32_t idx = (release - 1) >> ROCE_TM_HANDLE_BITS;
-		uintptr_t h = (release - 1) & ((1u << ROCE_TM_HANDLE_BITS) - 1);
-		struct roce_srq *srq = idx < DROCE_MAX_TM_SRQ ?
-			__atomic_load_n(&dev->tm_tbl[idx], __ATOMIC_ACQUIRE) : NULL;
-
-		/* only a handle this completion owes: not one of a destroyed SRQ's */
-		if (srq != NULL && h < srq->tm->max_tags &&
-		    __atomic_exchange_n(&srq->tm->tags[h].owed, 0, __ATOMIC_ACQ_REL))
-			rte_ring_enqueue(srq->tm->free, (void *)h);
-	}
-	wc->src_qp = 0;
-	wc->vendor_err = 0;
-	wc->slid = 0;
-	wc->pkey_index = 0;
-	wc->sl = 0;
-	wc->dlid_path_bits = 0;
-}
-
 /* --- Extended CQ --- */
 #define CQ_EX_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO)
-#define to_roce_cq_ex(p) container_of(p, struct roce_cq, ibcq_ex)
 
 static int
 cq_next(struct ibv_cq_ex *ibcq)
 {
-	struct roce_cq *cq = to_roce_cq_ex(ibcq);
+	struct droce_cq *cq = to_dcq_ex(ibcq);
 
-	if (rte_ring_dequeue_elem(cq->ring, &cq->cur, sizeof(cq->cur)) != 0)
+	if (droce_cq_take(cq, &cq->cur, &cq->cur_tm) == 0)
 		return ENOENT;
-	if (unlikely(cq->tm_users) && roce_wc_is_tm(&cq->cur))
-		droce_tm_polled(cq->dev, &cq->cur, &cq->cur_tm);
-	else
-		cq->cur_tm = (struct ibv_wc_tm_info){ 0 };
 	ibcq->status = cq->cur.status;
 	ibcq->wr_id = cq->cur.wr_id;
 	return 0;
@@ -80,7 +41,7 @@ cq_next(struct ibv_cq_ex *ibcq)
 static int
 cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 {
-	struct roce_cq *cq = to_roce_cq_ex(ibcq);
+	struct droce_cq *cq = to_dcq_ex(ibcq);
 	int ret;
 
 	if (attr && attr->comp_mask)
@@ -98,13 +59,13 @@ cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 static void
 cq_end_poll(struct ibv_cq_ex *ibcq)
 {
-	struct roce_cq *cq = to_roce_cq_ex(ibcq);
+	struct droce_cq *cq = to_dcq_ex(ibcq);
 
 	if (!cq->single_threaded)
 		pthread_mutex_unlock(&cq->poll_lock);
 }
 
-#define CUR(ibcq) (&to_roce_cq_ex(ibcq)->cur)
+#define CUR(ibcq) (&to_dcq_ex(ibcq)->cur)
 
 static enum ibv_wc_opcode cq_read_opcode(struct ibv_cq_ex *c) { return CUR(c)->opcode; }
 static uint32_t cq_read_vendor_err(struct ibv_cq_ex *c) { return CUR(c)->vendor_err; }
@@ -120,13 +81,13 @@ static uint8_t cq_read_dlid_path_bits(struct ibv_cq_ex *c) { return CUR(c)->dlid
 static void
 cq_read_tm_info(struct ibv_cq_ex *c, struct ibv_wc_tm_info *info)
 {
-	*info = to_roce_cq_ex(c)->cur_tm;
+	*info = to_dcq_ex(c)->cur_tm;
 }
 
 static struct ibv_cq_ex *
 create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 {
-	struct roce_cq *cq;
+	struct droce_cq *cq;
 	struct ibv_cq_ex *x;
 
 	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD) ||
@@ -200,7 +161,6 @@ struct droce_wr_batch {
 	uint8_t *inl;			/* [cap * max_inline] */
 };
 
-#define to_roce_qp_ex(p) container_of(p, struct roce_qp, ibqp_ex)
 
 static void
 batch_fail(struct droce_wr_batch *b, int err)
@@ -213,7 +173,7 @@ batch_fail(struct droce_wr_batch *b, int err)
 static struct ibv_send_wr *
 wr_new(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op)
 {
-	struct droce_wr_batch *b = to_roce_qp_ex(qpx)->batch;
+	struct droce_wr_batch *b = to_dqp_ex(qpx)->batch;
 	struct ibv_send_wr *wr;
 
 	if (b->n == b->cap) {
@@ -307,7 +267,7 @@ wr_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t add)
 static void
 wr_unsupported(struct ibv_qp_ex *qpx)
 {
-	batch_fail(to_roce_qp_ex(qpx)->batch, EOPNOTSUPP);
+	batch_fail(to_dqp_ex(qpx)->batch, EOPNOTSUPP);
 }
 
 static void
@@ -351,7 +311,7 @@ wr_cur(struct droce_wr_batch *b)
 static void
 wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	struct ibv_send_wr *wr = wr_cur(to_roce_qp_ex(qpx)->batch);
+	struct ibv_send_wr *wr = wr_cur(to_dqp_ex(qpx)->batch);
 
 	if (wr == NULL)
 		return;
@@ -363,7 +323,7 @@ wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t remote_qpn, ui
 static void
 wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	struct droce_wr_batch *b = to_roce_qp_ex(qpx)->batch;
+	struct droce_wr_batch *b = to_dqp_ex(qpx)->batch;
 	struct ibv_send_wr *wr = wr_cur(b);
 
 	if (wr == NULL)
@@ -390,7 +350,7 @@ wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)
 static void
 wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf, const struct ibv_data_buf *bufs)
 {
-	struct droce_wr_batch *b = to_roce_qp_ex(qpx)->batch;
+	struct droce_wr_batch *b = to_dqp_ex(qpx)->batch;
 	struct ibv_send_wr *wr = wr_cur(b);
 	uint8_t *dst;
 	size_t len = 0;
@@ -423,10 +383,10 @@ wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
 static void
 wr_start(struct ibv_qp_ex *qpx)
 {
-	struct roce_qp *qp = to_roce_qp_ex(qpx);
+	struct droce_qp *qp = to_dqp_ex(qpx);
 	struct droce_wr_batch *b = qp->batch;
 
-	pthread_mutex_lock(&qp->sq.post_lock);
+	pthread_mutex_lock(&qp->fp->sq.post_lock);
 	b->n = 0;
 	b->err = 0;
 	b->cur = NULL;
@@ -435,10 +395,10 @@ wr_start(struct ibv_qp_ex *qpx)
 static void
 wr_abort(struct ibv_qp_ex *qpx)
 {
-	struct roce_qp *qp = to_roce_qp_ex(qpx);
+	struct droce_qp *qp = to_dqp_ex(qpx);
 
 	qp->batch->n = 0;
-	pthread_mutex_unlock(&qp->sq.post_lock);
+	pthread_mutex_unlock(&qp->fp->sq.post_lock);
 }
 
 /*
@@ -448,8 +408,8 @@ wr_abort(struct ibv_qp_ex *qpx)
 static int
 wr_complete(struct ibv_qp_ex *qpx)
 {
-	struct roce_qp *qp = to_roce_qp_ex(qpx);
-	struct droce_wr_batch *b = qp->batch;
+	struct droce_rdev_qp *qp = to_dqp_ex(qpx)->fp;
+	struct droce_wr_batch *b = to_dqp_ex(qpx)->batch;
 	int ret = b->err;
 
 	if (ret == 0 && b->n)
@@ -467,9 +427,10 @@ wr_complete(struct ibv_qp_ex *qpx)
 }
 
 static int
-batch_alloc(struct roce_qp *qp)
+batch_alloc(struct droce_qp *qp)
 {
-	uint32_t cap = qp->sq.size, max_sge = qp->sq.max_sge, max_inline = qp->max_inline;
+	uint32_t cap = qp->fp->sq.size, max_sge = qp->fp->sq.max_sge;
+	uint32_t max_inline = qp->fp->max_inline;
 	size_t sz = sizeof(struct droce_wr_batch) + cap * sizeof(struct ibv_send_wr) +
 		    (size_t)cap * max_sge * sizeof(struct ibv_sge) + (size_t)cap * max_inline;
 	struct droce_wr_batch *b = calloc(1, sz);
@@ -487,7 +448,7 @@ batch_alloc(struct roce_qp *qp)
 }
 
 void
-droce_wr_batch_free(struct roce_qp *qp)
+droce_wr_batch_free(struct droce_qp *qp)
 {
 	free(qp->batch);
 	qp->batch = NULL;
@@ -534,7 +495,7 @@ static struct ibv_qp *
 create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 {
 	uint32_t mask = attr->comp_mask;
-	struct roce_qp *qp;
+	struct droce_qp *qp;
 
 	RTE_SET_USED(context);
 	if ((mask & ~(uint32_t)(IBV_QP_INIT_ATTR_SEND_OPS_FLAGS * 2 - 1)) ||
@@ -571,7 +532,7 @@ create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 struct ibv_qp_ex *
 ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 {
-	struct roce_qp *qp = to_roce_qp(ibqp);
+	struct droce_qp *qp = to_dqp(ibqp);
 
 	if (qp->batch == NULL) {
 		errno = EOPNOTSUPP;
@@ -581,116 +542,38 @@ ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 }
 
 /* --- Extended SRQ, and the tag-matching SRQ --- */
-static void
-tm_free(struct roce_tm *tm)
-{
-	roce_ring_release(tm->ops);
-	roce_ring_release(tm->free);
-	roce_free(tm->tags);
-	roce_free(tm);
-}
-
-static struct roce_tm *
-tm_alloc(const struct ibv_srq_init_attr_ex *attr)
-{
-	uint32_t ntags = attr->tm_cap.max_num_tags;
-	char name[RTE_RING_NAMESIZE];
-	struct roce_tm *tm;
-
-	tm = roce_zmalloc("droce_tm", sizeof(*tm), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
-	if (tm == NULL)
-		return NULL;
-	tm->cq = to_roce_cq(attr->cq);
-	tm->max_tags = ntags;
-	tm->max_ops = attr->tm_cap.max_ops;
-	tm->head = tm->tail = UINT32_MAX;
-	tm->tags = roce_zmalloc("droce_tm_tags", sizeof(*tm->tags) * ntags, RTE_CACHE_LINE_SIZE,
-				SOCKET_ID_ANY);
-	snprintf(name, sizeof(name), "dtmo%p", (void *)tm);
-	tm->ops = roce_ring_alloc(name, sizeof(struct roce_tm_op), tm->max_ops, SOCKET_ID_ANY,
-				  RING_F_SC_DEQ | RING_F_EXACT_SZ);
-	snprintf(name, sizeof(name), "dtmf%p", (void *)tm);
-	tm->free = roce_ring_alloc(name, sizeof(void *), ntags, SOCKET_ID_ANY, RING_F_EXACT_SZ);
-	if (tm->tags == NULL || tm->ops == NULL || tm->free == NULL) {
-		tm_free(tm);
-		return NULL;
-	}
-	for (uintptr_t h = 0; h < ntags; h++) {
-		tm->tags[h].prev = tm->tags[h].next = UINT32_MAX;
-		rte_ring_enqueue(tm->free, (void *)h);
-	}
-	return tm;
-}
-
 /*
  * A TM SRQ: a basic SRQ (its WQEs take unexpected messages) plus the tag
- * list, registered with the device so that the engine applies its list
- * operations even before a QP uses it.
+ * list, which the driver applies list operations to even before a QP uses it.
  */
 static struct ibv_srq *
 create_tm_srq(struct ibv_srq_init_attr_ex *attr)
 {
 	const uint32_t need = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
 			      IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
-	struct roce_dev *dev;
-	struct roce_srq *srq;
+	struct droce_srq *srq;
 	struct ibv_srq *ibsrq;
-	struct roce_tm *tm;
-	uint32_t idx;
+	int ret;
 
 	if ((attr->comp_mask & need) != need || attr->srq_type != IBV_SRQT_TM || attr->cq == NULL ||
 	    attr->tm_cap.max_num_tags < 1 || attr->tm_cap.max_num_tags > DROCE_TM_MAX_TAGS ||
 	    attr->tm_cap.max_ops < 1 || attr->tm_cap.max_ops > DROCE_TM_MAX_OPS ||
-	    to_roce_cq(attr->cq)->dev != to_roce_pd(attr->pd)->dev) {
+	    to_dcq(attr->cq)->dev != to_dpd(attr->pd)->dev) {
 		errno = EINVAL;
 		return NULL;
 	}
 	ibsrq = ibv_create_srq(attr->pd, (struct ibv_srq_init_attr *)attr);
 	if (ibsrq == NULL)
 		return NULL;
-	srq = to_roce_srq(ibsrq);
-	dev = srq->dev;
-	tm = tm_alloc(attr);
-	if (tm == NULL) {
+	srq = to_dsrq(ibsrq);
+	ret = srq->fp->dev->ops->srq_tm_enable(srq->fp, to_dcq(attr->cq)->fp,
+					       attr->tm_cap.max_num_tags, attr->tm_cap.max_ops);
+	if (ret) {
 		ibv_destroy_srq(ibsrq);
-		errno = ENOMEM;
+		errno = -ret;
 		return NULL;
 	}
-	srq->tm = tm;
-	pthread_mutex_lock(&dev->lock);
-	for (idx = 0; idx < DROCE_MAX_TM_SRQ && dev->tm_tbl[idx]; idx++)
-		;
-	if (idx == DROCE_MAX_TM_SRQ) {
-		pthread_mutex_unlock(&dev->lock);
-		srq->tm = NULL;
-		tm_free(tm);
-		ibv_destroy_srq(ibsrq);
-		errno = ENOMEM;
-		return NULL;
-	}
-	tm->idx = idx;
-	__atomic_fetch_add(&tm->cq->tm_users, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&dev->tm_tbl[idx], srq, __ATOMIC_RELEASE);
-	if (idx + 1 > dev->tm_hi)
-		__atomic_store_n(&dev->tm_hi, idx + 1, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&dev->lock);
 	return ibsrq;
-}
-
-/* ibv_destroy_srq of a TM SRQ, once no QP uses it: the engine lets go first. */
-void
-droce_tm_srq_fini(struct roce_srq *srq)
-{
-	struct roce_tm *tm = srq->tm;
-	struct roce_dev *dev = srq->dev;
-
-	pthread_mutex_lock(&dev->lock);
-	__atomic_store_n(&dev->tm_tbl[tm->idx], NULL, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&dev->lock);
-	roce_dev_quiesce(dev);
-	__atomic_fetch_sub(&tm->cq->tm_users, 1, __ATOMIC_RELAXED);
-	srq->tm = NULL;
-	tm_free(tm);
 }
 
 static struct ibv_srq *
@@ -718,9 +601,9 @@ create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr)
 
 /* One list operation: checked, given a handle (ADD) and queued to the engine. */
 static int
-post_one_op(struct roce_tm *tm, struct ibv_ops_wr *op)
+post_one_op(struct droce_rdev_srq *srq, struct ibv_ops_wr *op)
 {
-	struct roce_tm_op o = {
+	struct droce_tm_op o = {
 		.wr_id = op->wr_id,
 		.opcode = op->opcode,
 		.flags = op->flags,
@@ -735,7 +618,7 @@ post_one_op(struct roce_tm *tm, struct ibv_ops_wr *op)
 		if (op->tm.add.num_sge < 0 || op->tm.add.num_sge > 1 ||
 		    (op->tm.add.num_sge && op->tm.add.sg_list == NULL))
 			return EINVAL;
-		if (rte_ring_dequeue(tm->free, &h) != 0)
+		if (rte_ring_dequeue(srq->tm_free, &h) != 0)
 			return ENOMEM;		/* max_num_tags tags are posted */
 		o.handle = (uintptr_t)h;
 		o.recv_wr_id = op->tm.add.recv_wr_id;
@@ -747,7 +630,7 @@ post_one_op(struct roce_tm *tm, struct ibv_ops_wr *op)
 		op->tm.handle = o.handle;
 		break;
 	case IBV_WR_TAG_DEL:
-		if (op->tm.handle >= tm->max_tags)
+		if (op->tm.handle >= srq->tm_max_tags)
 			return EINVAL;
 		o.handle = op->tm.handle;
 		break;
@@ -756,10 +639,10 @@ post_one_op(struct roce_tm *tm, struct ibv_ops_wr *op)
 	default:
 		return EINVAL;
 	}
-	if (rte_ring_enqueue_elem(tm->ops, &o, sizeof(o)) != 0) {
+	if (rte_ring_enqueue_elem(srq->tm_ops, &o, sizeof(o)) != 0) {
 		/* max_ops operations are in flight */
 		if (op->opcode == IBV_WR_TAG_ADD)
-			rte_ring_enqueue(tm->free, h);
+			rte_ring_enqueue(srq->tm_free, h);
 		return ENOMEM;
 	}
 	return 0;
@@ -769,16 +652,16 @@ post_one_op(struct roce_tm *tm, struct ibv_ops_wr *op)
 static int
 post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op)
 {
-	struct roce_srq *srq = to_roce_srq(ibsrq);
+	struct droce_rdev_srq *srq = to_dsrq(ibsrq)->fp;
 	int ret = 0;
 
-	if (srq->tm == NULL || op == NULL) {
+	if (srq->tm_ops == NULL || op == NULL) {
 		*bad_op = op;
 		return EINVAL;		/* not a tag-matching SRQ */
 	}
 	pthread_mutex_lock(&srq->rq.post_lock);
 	for (; op != NULL; op = op->next) {
-		ret = post_one_op(srq->tm, op);
+		ret = post_one_op(srq, op);
 		if (ret) {
 			*bad_op = op;
 			break;

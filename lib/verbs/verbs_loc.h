@@ -8,7 +8,7 @@
 #include <infiniband/verbs.h>
 #include <rte_log.h>
 
-#include "roce_loc.h"
+#include "droce_rdev_pmd.h"
 
 extern int droce_verbs_logtype;
 #define VERBS_LOG(level, fmt, ...) \
@@ -16,7 +16,7 @@ extern int droce_verbs_logtype;
 
 struct droce_device {
 	struct ibv_device ibdev;
-	struct roce_dev *rdev;
+	struct droce_rdev *rdev;
 };
 
 /* An event queue (verbs_event.c): a ring, and an eventfd readable while it holds events. */
@@ -29,15 +29,110 @@ struct droce_evq {
 
 struct droce_context {
 	struct verbs_context vctx;
-	struct roce_dev *rdev;
+	struct droce_rdev *rdev;
 	struct droce_evq async;		/* struct ibv_async_event; fd = async_fd */
 	TAILQ_ENTRY(droce_context) next;	/* every open context (port events) */
 };
 
-struct roce_comp_channel {
+struct droce_comp_channel {
 	struct ibv_comp_channel ch;
 	struct droce_evq fired;		/* CQs whose armed event fired; fd = ch.fd */
 };
+
+/*
+ * The verbs objects: an ibv_* object the application holds, around the
+ * driver's object (droce_rdev_pmd.h).
+ */
+struct droce_pd {
+	struct ibv_pd ibpd;
+	struct droce_rdev *dev;
+	struct droce_rdev_pd *pd;
+};
+
+struct droce_mr {
+	struct ibv_mr ibmr;
+	struct droce_rdev *dev;
+	struct droce_rdev_mr *mr;
+};
+
+struct droce_cq {
+	union {				/* ibv_cq_ex starts with the ibv_cq fields */
+		struct ibv_cq ibcq;
+		struct ibv_cq_ex ibcq_ex;	/* created by ibv_create_cq_ex */
+	};
+	struct droce_rdev_cq *fp;
+	struct droce_rdev *dev;
+	struct ibv_wc cur;		/* ibv_start_poll/next_poll: the current one */
+	struct ibv_wc_tm_info cur_tm;	/* its tag and app_ctx */
+	pthread_mutex_t poll_lock;	/* held from ibv_start_poll to ibv_end_poll */
+	bool single_threaded;		/* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: no lock */
+	uint64_t wc_flags;		/* ibv_create_cq_ex: the fields it may read */
+	struct droce_comp_channel *chan;
+};
+
+struct droce_srq {
+	struct ibv_srq ibsrq;
+	struct droce_rdev_srq *fp;
+};
+
+struct droce_wr_batch;
+
+struct droce_qp {
+	union {				/* ibv_qp_ex starts with an ibv_qp */
+		struct ibv_qp ibqp;
+		struct ibv_qp_ex ibqp_ex;	/* created with send ops flags */
+	};
+	struct droce_rdev_qp *fp;
+	struct droce_wr_batch *batch;	/* the ibv_wr_* WRs being built, or NULL */
+	pthread_mutex_t modify_lock;	/* one ibv_modify_qp at a time: check, then change */
+};
+
+struct droce_ah {
+	struct ibv_ah ibah;
+	struct droce_av av;
+};
+
+/* Downcasts (functions: they nest inside the driver's container_of macros) */
+static inline struct droce_pd *
+to_dpd(struct ibv_pd *p)
+{
+	return container_of(p, struct droce_pd, ibpd);
+}
+static inline struct droce_mr *
+to_dmr(struct ibv_mr *p)
+{
+	return container_of(p, struct droce_mr, ibmr);
+}
+static inline struct droce_cq *
+to_dcq(struct ibv_cq *p)
+{
+	return container_of(p, struct droce_cq, ibcq);
+}
+static inline struct droce_cq *
+to_dcq_ex(struct ibv_cq_ex *p)
+{
+	return container_of(p, struct droce_cq, ibcq_ex);
+}
+static inline struct droce_srq *
+to_dsrq(struct ibv_srq *p)
+{
+	return container_of(p, struct droce_srq, ibsrq);
+}
+static inline struct droce_qp *
+to_dqp(struct ibv_qp *p)
+{
+	return container_of(p, struct droce_qp, ibqp);
+}
+static inline struct droce_qp *
+to_dqp_ex(struct ibv_qp_ex *p)
+{
+	return container_of(p, struct droce_qp, ibqp_ex);
+}
+static inline struct droce_ah *
+to_dah(struct ibv_ah *p)
+{
+	return container_of(p, struct droce_ah, ibah);
+}
 
 static inline struct droce_context *
 to_dctx(struct ibv_context *ctx)
@@ -47,10 +142,9 @@ to_dctx(struct ibv_context *ctx)
 
 /* Inline progress is made from every post, poll and blocking wait. */
 static inline void
-verbs_progress(struct roce_dev *dev)
+verbs_progress(struct droce_rdev *dev)
 {
-	if (dev->engine == NULL)
-		roce_progress();
+	droce_rdev_progress(dev);
 }
 
 /* verbs_device.c */
@@ -59,39 +153,32 @@ int droce_query_device_ex(struct ibv_context *context,
 			  const struct ibv_query_device_ex_input *input,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
 
-struct roce_ah {
-	struct ibv_ah ibah;
-	struct roce_av av;
-};
-
 /* verbs_event.c */
 int droce_evq_init(struct droce_evq *q, const char *name, unsigned int esize, unsigned int count);
 void droce_evq_fini(struct droce_evq *q);
 void droce_evq_put(struct droce_evq *q, const void *ev);
-int droce_evq_take(struct droce_evq *q, struct roce_dev *dev, void *ev);
+int droce_evq_take(struct droce_evq *q, struct droce_rdev *dev, void *ev);
 void droce_ctx_add(struct droce_context *dctx);
 void droce_ctx_del(struct droce_context *dctx);
-void droce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev);
-void droce_comp_fire(struct roce_cq *cq);
+void droce_async_raise(struct droce_rdev *dev, struct ibv_async_event *ev);
+void droce_comp_fire(struct droce_rdev_cq *fp);
 
 /* verbs_ex.c */
 void droce_ex_ops_set(struct verbs_context *vctx);
-void droce_wr_batch_free(struct roce_qp *qp);
-void droce_tm_polled(struct roce_dev *dev, struct ibv_wc *wc, struct ibv_wc_tm_info *info);
-void droce_tm_srq_fini(struct roce_srq *srq);
+void droce_wr_batch_free(struct droce_qp *qp);
 
 /* verbs_obj.c */
-struct roce_cq *droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
-				struct ibv_comp_channel *channel, int comp_vector);
-struct roce_qp *droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr);
-const struct roce_av *droce_ah_av(struct ibv_ah *ah);
+struct droce_cq *droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
+				 struct ibv_comp_channel *channel, int comp_vector);
+struct droce_qp *droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr);
 int droce_query_port(struct ibv_context *context, uint8_t port_num,
 		     struct ibv_port_attr *attr, size_t attr_len);
 
 /* verbs_post.c */
-int droce_send_wr_check(const struct roce_qp *qp, const struct ibv_send_wr *wr);
-int droce_sq_state_check(const struct roce_qp *qp);
-int droce_send_wr_enqueue(struct roce_qp *qp, const struct ibv_send_wr *wr);
+int droce_send_wr_check(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr);
+int droce_sq_state_check(const struct droce_rdev_qp *qp);
+int droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr);
+int droce_cq_take(struct droce_cq *cq, struct ibv_wc *wc, struct ibv_wc_tm_info *tm);
 int droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);

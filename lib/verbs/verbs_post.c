@@ -13,7 +13,7 @@
 
 /* Opcode allowed for the QP type (table in man ibv_post_send): 0, or an errno. */
 static int
-check_opcode(const struct roce_qp *qp, enum ibv_wr_opcode op)
+check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_SEND:
@@ -33,7 +33,7 @@ check_opcode(const struct roce_qp *qp, enum ibv_wr_opcode op)
 }
 
 static int
-check_flags(const struct roce_qp *qp, const struct ibv_send_wr *wr)
+check_flags(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 {
 	unsigned int f = wr->send_flags;
 	bool send = wr->opcode == IBV_WR_SEND || wr->opcode == IBV_WR_SEND_WITH_IMM;
@@ -52,7 +52,7 @@ check_flags(const struct roce_qp *qp, const struct ibv_send_wr *wr)
 
 /* The post-time checks of one send WR: 0, or the errno ibv_post_send returns. */
 int
-droce_send_wr_check(const struct roce_qp *qp, const struct ibv_send_wr *wr)
+droce_send_wr_check(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 {
 	uint64_t len = 0;
 	int ret;
@@ -69,7 +69,7 @@ droce_send_wr_check(const struct roce_qp *qp, const struct ibv_send_wr *wr)
 	if ((wr->send_flags & IBV_SEND_INLINE) && len > qp->max_inline)
 		return EINVAL;
 	if (len > DROCE_MAX_MSG ||
-	    (qp->type == IBV_QPT_UD && len > qp->dev->ib_mtu))	/* UD: one packet */
+	    (qp->type == IBV_QPT_UD && len > qp->max_ud_len))	/* UD: one packet */
 		return EINVAL;
 	if (qp->type == IBV_QPT_UD && wr->wr.ud.ah == NULL)
 		return EINVAL;
@@ -82,9 +82,9 @@ droce_send_wr_check(const struct roce_qp *qp, const struct ibv_send_wr *wr)
 
 /* Queue a checked WR: 0, or ENOMEM when the send queue is full. */
 int
-droce_send_wr_enqueue(struct roce_qp *qp, const struct ibv_send_wr *wr)
+droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 {
-	struct roce_send_wqe *wqe;
+	struct droce_send_wqe *wqe;
 	uint32_t len = 0;
 
 	if (rte_ring_dequeue(qp->sq.free, (void **)&wqe) != 0)
@@ -100,8 +100,8 @@ droce_send_wr_enqueue(struct roce_qp *qp, const struct ibv_send_wr *wr)
 	wqe->npkts = 0;
 	wqe->inl = !!(wr->send_flags & IBV_SEND_INLINE);
 	if (qp->type == IBV_QPT_UD) {
-		wqe->wr.ud.av = *droce_ah_av(wr->wr.ud.ah);
-		wqe->wr.ud.remote_qpn = wr->wr.ud.remote_qpn & ROCE_QPN_MASK;
+		wqe->wr.ud.av = to_dah(wr->wr.ud.ah)->av;
+		wqe->wr.ud.remote_qpn = wr->wr.ud.remote_qpn & DROCE_QPN_MASK;
 		wqe->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
 	} else if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		   wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
@@ -137,9 +137,9 @@ droce_send_wr_enqueue(struct roce_qp *qp, const struct ibv_send_wr *wr)
 
 /* IBA C10-29: sends are posted from RTS on (ERR: they flush). 0 or EINVAL. */
 int
-droce_sq_state_check(const struct roce_qp *qp)
+droce_sq_state_check(const struct droce_rdev_qp *qp)
 {
-	uint32_t st = roce_qp_state(qp);
+	uint32_t st = droce_rdev_qp_state(qp);
 
 	return st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR ? EINVAL : 0;
 }
@@ -147,7 +147,7 @@ droce_sq_state_check(const struct roce_qp *qp)
 int
 droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
-	struct roce_qp *qp = to_roce_qp(ibqp);
+	struct droce_rdev_qp *qp = to_dqp(ibqp)->fp;
 	int ret = 0;
 
 	if (wr == NULL) {
@@ -174,9 +174,9 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 }
 
 static int
-post_one_recv(struct roce_wq *wq, struct ibv_recv_wr *wr)
+post_one_recv(struct droce_wq *wq, struct ibv_recv_wr *wr)
 {
-	struct roce_recv_wqe *wqe;
+	struct droce_recv_wqe *wqe;
 	uint64_t len = 0;
 
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > wq->max_sge)
@@ -197,7 +197,7 @@ post_one_recv(struct roce_wq *wq, struct ibv_recv_wr *wr)
 }
 
 static int
-post_recv_list(struct roce_dev *dev, struct roce_wq *wq, struct ibv_recv_wr *wr,
+post_recv_list(struct droce_rdev *dev, struct droce_wq *wq, struct ibv_recv_wr *wr,
 	       struct ibv_recv_wr **bad)
 {
 	int ret = 0;
@@ -222,10 +222,10 @@ post_recv_list(struct roce_dev *dev, struct roce_wq *wq, struct ibv_recv_wr *wr,
 int
 droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	struct roce_qp *qp = to_roce_qp(ibqp);
+	struct droce_rdev_qp *qp = to_dqp(ibqp)->fp;
 
 	/* man ibv_post_recv: a QP on an SRQ takes receives only through it */
-	if (qp->srq != NULL || roce_qp_state(qp) == IBV_QPS_RESET) {
+	if (qp->srq != NULL || droce_rdev_qp_state(qp) == IBV_QPS_RESET) {
 		*bad = wr;
 		return EINVAL;
 	}
@@ -235,15 +235,54 @@ droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 int
 droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	struct roce_srq *srq = to_roce_srq(ibsrq);
+	struct droce_rdev_srq *srq = to_dsrq(ibsrq)->fp;
 
 	return post_recv_list(srq->dev, &srq->rq, wr, bad);
+}
+
+/*
+ * Copy completions out of @cq's ring, by the caller holding its poll lock:
+ * the work completion into @wc and, for a tag-matching one, its tag into
+ * @tm (if given), handing the tag's handle back to the driver. @n >= 1.
+ */
+static inline int
+cq_take(struct droce_cq *cq, struct ibv_wc *wc, struct ibv_wc_tm_info *tm, int n)
+{
+	struct droce_cqe c[16];
+	int got = 0;
+
+	while (got < n) {
+		int k = rte_ring_dequeue_burst_elem(cq->fp->ring, c, sizeof(c[0]),
+						    RTE_MIN(n - got, (int)RTE_DIM(c)), NULL);
+
+		for (int i = 0; i < k; i++) {
+			wc[got + i] = c[i].wc;
+			if (tm != NULL)
+				tm[got + i] = (struct ibv_wc_tm_info){
+					.tag = c[i].tm.tag,
+					.priv = c[i].tm.app_ctx,
+				};
+			if (unlikely(c[i].tm.release))
+				cq->dev->ops->tm_release(cq->dev, c[i].tm.release);
+		}
+		got += k;
+		if (k < (int)RTE_DIM(c))
+			break;
+	}
+	return got;
+}
+
+/* One completion for ibv_start_poll/ibv_next_poll: 1, or 0 when empty. */
+int
+droce_cq_take(struct droce_cq *cq, struct ibv_wc *wc, struct ibv_wc_tm_info *tm)
+{
+	return cq_take(cq, wc, tm, 1);
 }
 
 int
 droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
-	struct roce_cq *cq = to_roce_cq(ibcq);
+	struct droce_cq *cq = to_dcq(ibcq);
 
 	if (n < 0)
 		return -EINVAL;
@@ -251,20 +290,18 @@ droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	/* one poller at a time, sleeping (not spinning) behind a preempted one */
 	if (!cq->single_threaded)
 		pthread_mutex_lock(&cq->poll_lock);
-	n = rte_ring_dequeue_burst_elem(cq->ring, wc, sizeof(*wc), n, NULL);
+	n = cq_take(cq, wc, NULL, n);
 	if (!cq->single_threaded)
 		pthread_mutex_unlock(&cq->poll_lock);
-	if (unlikely(cq->tm_users))
-		for (int i = 0; i < n; i++)
-			if (roce_wc_is_tm(&wc[i]))
-				droce_tm_polled(cq->dev, &wc[i], NULL);
 	return n;
 }
 
 int
 droce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
-	roce_cq_arm(to_roce_cq(ibcq), solicited_only ? 2 : 1);
+	struct droce_cq *cq = to_dcq(ibcq);
+
+	cq->dev->ops->cq_arm(cq->fp, solicited_only ? 2 : 1);
 	return 0;
 }
 

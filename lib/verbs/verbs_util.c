@@ -137,11 +137,11 @@ mbps_to_ibv_rate(int mbps)
 int
 ibv_get_device_index(struct ibv_device *device)
 {
-	struct roce_dev *rdev = container_of(device, struct droce_device, ibdev)->rdev;
-	unsigned int n = roce_dev_count();
+	struct droce_rdev *rdev = container_of(device, struct droce_device, ibdev)->rdev;
+	unsigned int n = droce_rdev_count();
 
 	for (unsigned int i = 0; i < n; i++)
-		if (roce_dev_get(i) == rdev)
+		if (droce_rdev_get(i) == rdev)
 			return i;
 	return -1;
 }
@@ -205,7 +205,7 @@ ibv_get_sysfs_path(void)
 
 /* The attribute @file of droce device @rdev: its length, or -1/ENOENT. */
 static int
-droce_sysfs_attr(struct roce_dev *rdev, const char *file, char *buf, size_t size)
+droce_sysfs_attr(struct droce_rdev *rdev, const char *file, char *buf, size_t size)
 {
 	uint64_t guid = rte_be_to_cpu_64(rdev->guid);
 	char v[128];
@@ -250,7 +250,7 @@ ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
 	int fd;
 
 	if (strncmp(dir, pfx, sizeof(pfx) - 1) == 0) {
-		struct roce_dev *rdev = roce_dev_by_name(dir + sizeof(pfx) - 1);
+		struct droce_rdev *rdev = droce_rdev_by_name(dir + sizeof(pfx) - 1);
 
 		if (rdev != NULL)
 			return droce_sysfs_attr(rdev, file, buf, size);

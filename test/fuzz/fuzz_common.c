@@ -605,7 +605,7 @@ fz_qp_add(const char *name, enum ibv_qp_type type, enum ibv_qp_state want, int a
 	ia.cap.max_inline_data = 64;
 	q->qp = ibv_create_qp(fz.pd, &ia);
 	FZ_CHECK(q->qp != NULL);
-	q->rqp = to_roce_qp(q->qp);
+	q->rqp = to_roce_qp(to_dqp(q->qp)->fp);
 	if (srq == NULL)
 		fz_rbuf_init(&q->rb, FZ_MAX_RX, fz_recv_lens);
 	fz.qps[fz.nqp++] = q;
@@ -617,7 +617,7 @@ fz_qp_add(const char *name, enum ibv_qp_type type, enum ibv_qp_state want, int a
 static void
 forget_held_rwqe(struct fz_qp *q)
 {
-	const struct roce_recv_wqe *w = q->rqp->e.rwqe;
+	const struct droce_recv_wqe *w = q->rqp->e.rwqe;
 	struct fz_rbuf *rb = q->srq ? &q->srq->rb : &q->rb;
 	uint64_t id;
 
@@ -1450,7 +1450,7 @@ fz_run(const uint8_t *data, size_t size)
 
 		rbuf_post_srq(fz.srqs[i]);
 		/* armed again once it fired (IBV_EVENT_SRQ_LIMIT_REACHED when it runs low) */
-		if (!fz.srqs[i]->tm && to_roce_srq(fz.srqs[i]->srq)->limit == 0)
+		if (!fz.srqs[i]->tm && to_roce_srq(to_dsrq(fz.srqs[i]->srq)->fp)->limit == 0)
 			FZ_CHECK(ibv_modify_srq(fz.srqs[i]->srq, &sa, IBV_SRQ_LIMIT) == 0);
 	}
 	for (int i = 0; i < fz.nqp; i++)

@@ -46,6 +46,7 @@
 #include <infiniband/verbs.h>
 
 #include "roce_loc.h"
+#include "verbs_loc.h"
 
 #define FZ_CHECK(c) do { \
 	if (!(c)) { \

@@ -375,7 +375,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	sa.cq = ibv_cq_ex_to_cq(tm.cq);
 	tm.srq = ibv_create_srq_ex(fz.ctx, &sa);
 	FZ_CHECK(tm.srq != NULL);
-	tm.rsrq = to_roce_srq(tm.srq);
+	tm.rsrq = to_roce_srq(to_dsrq(tm.srq)->fp);
 	fz_rbuf_init(&tm.tb, NT, tag_lens);
 	for (int k = 0; k < NT; k++)
 		tm.tb.nsge[k] = 1;

@@ -25,6 +25,7 @@
 #include <rte_spinlock.h>
 
 #include "droce_config.h"
+#include "droce_rdev_pmd.h"
 #include "roce_hdr.h"
 
 extern int roce_logtype;
@@ -46,7 +47,6 @@ struct roce_srq;
  * plus as many re-executions of duplicates, which never crowd out new ones.
  */
 #define ROCE_RD_JOBS	(2 * DROCE_MAX_RD_ATOMIC)
-struct roce_pd;
 
 /* Drop and error counters, by cause; written by the engine only. */
 struct roce_stats {
@@ -82,16 +82,6 @@ struct roce_stats {
 	uint64_t naks_rcvd;
 };
 
-/* A resolved destination: what a UD WR's AH or an RC/UC QP's path holds. */
-struct roce_av {
-	rte_be32_t dip;
-	rte_be32_t sip;
-	uint8_t tos;		/* traffic_class */
-	uint8_t ttl;		/* hop_limit */
-	uint8_t sl;
-	uint8_t port_num;
-};
-
 struct roce_neigh {
 	rte_be32_t ip;
 	struct rte_ether_addr mac;
@@ -101,9 +91,8 @@ struct roce_neigh {
 	uint64_t req_tsc;	/* last ARP request sent */
 };
 
-/* --- Memory --- */
-struct roce_pd {
-	struct ibv_pd ibpd;
+/* --- Memory (the interface's opaque PD and MR) --- */
+struct droce_rdev_pd {
 	struct roce_dev *dev;
 	uint32_t pdn;
 };
@@ -113,9 +102,8 @@ struct roce_pd {
 #define ROCE_MR_GEN_MASK ((1U << ROCE_MR_GEN_BITS) - 1)
 _Static_assert(DROCE_MAX_MR <= 1U << (32 - ROCE_MR_GEN_BITS), "MR index must fit in a key");
 
-struct roce_mr {
-	struct ibv_mr ibmr;
-	struct roce_pd *pd;
+struct droce_rdev_mr {
+	struct droce_rdev_pd *pd;
 	uint64_t iova;
 	uint64_t length;
 	uint8_t *host;		/* host address of iova */
@@ -123,88 +111,11 @@ struct roce_mr {
 	uint32_t key;		/* lkey == rkey; index << ROCE_MR_GEN_BITS | generation */
 };
 
-/* --- Work queue entries --- */
-struct roce_send_wqe {
-	uint64_t wr_id;
-	enum ibv_wr_opcode opcode;
-	uint32_t send_flags;
-	rte_be32_t imm_data;
-	uint32_t num_sge;
-	uint32_t length;		/* total bytes */
-	uint32_t signaled;		/* completes into the CQ on success */
-	union {
-		struct {
-			uint64_t remote_addr;
-			uint32_t rkey;
-		} rdma;
-		struct {
-			uint64_t remote_addr;
-			uint64_t compare_add;
-			uint64_t swap;
-			uint32_t rkey;
-		} atomic;
-		struct {
-			struct roce_av av;
-			uint32_t remote_qpn;
-			uint32_t remote_qkey;
-		} ud;
-	} wr;
-	/* engine state */
-	uint32_t first_psn;
-	uint32_t last_psn;
-	uint32_t npkts;
-	uint8_t inl;			/* data is in inline_data */
-	uint8_t tm;			/* enum roce_tm_wqe: the engine's own, for rendezvous */
-	uint32_t tm_handle;		/* its tag */
-	union {
-		struct ibv_sge sge[DROCE_MAX_SGE];
-		uint8_t inline_data[DROCE_MAX_INLINE];
-	};
-};
-
-struct roce_recv_wqe {
-	uint64_t wr_id;
-	uint32_t num_sge;
-	uint32_t length;
-	struct ibv_sge sge[DROCE_MAX_SGE];
-};
-
-/*
- * A work queue: a fixed array of WQE slots, a ring of free slot pointers
- * (empty means the queue is full) and the posted ring the engine consumes.
- * Both rings are created with exact sizes. Posting threads take @post_lock
- * for a whole WR list, so only one of them at a time works on the rings'
- * application ends: a mutex, not a spin lock, so that with more threads than
- * CPUs a waiter sleeps instead of spinning behind a preempted poster (as a
- * multi-producer ring's tail update would).
- */
-struct roce_wq {
-	void *slots;
-	uint32_t size;		/* max WRs */
-	uint32_t max_sge;
-	struct rte_ring *free;
-	struct rte_ring *posted;
-	pthread_mutex_t post_lock;
-};
-
 /* --- CQ --- */
-struct roce_comp_channel;
-
 struct roce_cq {
-	union {				/* ibv_cq_ex starts with the ibv_cq fields */
-		struct ibv_cq ibcq;
-		struct ibv_cq_ex ibcq_ex;	/* created by ibv_create_cq_ex */
-	};
-	struct ibv_wc cur;		/* ibv_start_poll/next_poll: the current one */
-	struct ibv_wc_tm_info cur_tm;	/* its tag and app_ctx */
-	pthread_mutex_t poll_lock;	/* held from ibv_start_poll to ibv_end_poll */
-	bool single_threaded;		/* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: no lock */
-	uint32_t tm_users;		/* TM SRQs completing here */
-	uint64_t wc_flags;		/* ibv_create_cq_ex: the fields it may read */
+	struct droce_rdev_cq fp;	/* what the facade sees */
 	struct roce_dev *dev;
-	struct rte_ring *ring;		/* struct ibv_wc elements */
-	uint32_t cqe;
-	struct roce_comp_channel *chan;
+	bool has_channel;		/* completion events may be asked for */
 	/* written by the application, read by the engine */
 	uint32_t armed __rte_cache_aligned;	/* 0, IBV_SOLICITED-only (2) or any (1) */
 	/* written by the engine */
@@ -213,20 +124,6 @@ struct roce_cq {
 };
 
 /* --- Tag matching (rdma-core Documentation/tag_matching.md) --- */
-/* A tag list operation, handed from ibv_post_srq_ops() to the engine. */
-struct roce_tm_op {
-	uint64_t wr_id;
-	uint64_t recv_wr_id;
-	uint64_t tag;
-	uint64_t mask;
-	struct ibv_sge sge;
-	uint32_t num_sge;
-	uint32_t handle;
-	uint32_t unexpected_cnt;
-	uint16_t opcode;		/* enum ibv_ops_wr_opcode */
-	uint16_t flags;			/* enum ibv_ops_flags */
-};
-
 enum roce_tm_tag_state {
 	TMT_FREE,			/* the application's, or its ADD is in flight */
 	TMT_POSTED,			/* in the matching list */
@@ -235,7 +132,7 @@ enum roce_tm_tag_state {
 
 /* A tagged buffer; the engine owns it from its ADD to its last completion. */
 struct roce_tm_tag {
-	struct roce_recv_wqe rw;	/* wr_id = recv_wr_id, one SGE */
+	struct droce_recv_wqe rw;	/* wr_id = recv_wr_id, one SGE */
 	uint64_t tag;
 	uint64_t mask;
 	struct ibv_sge sge;		/* as posted (rw.sge[0] gets host addresses): the READ's */
@@ -272,29 +169,8 @@ enum roce_tm_kind {
 	ROCE_TM_EXPECTED,		/* a tagged buffer */
 };
 
-/*
- * A tag-matching completion carries its tag, app_ctx and the tag handle the
- * poll releases in ibv_wc fields that RC completions do not use; the facade
- * reads and clears them as the completion is polled. @release is
- * 1 + (dev->tm_tbl index << 12 | handle), 0 for none.
- */
+/* A completion's release (droce_cqe_tm): 1 + (dev->tm_tbl index << 12 | handle). */
 #define ROCE_TM_HANDLE_BITS	12
-static inline void
-roce_wc_tm_set(struct ibv_wc *wc, uint64_t tag, uint32_t priv, uint32_t release)
-{
-	wc->src_qp = tag >> 32;
-	wc->vendor_err = (uint32_t)tag;
-	wc->slid = priv >> 16;
-	wc->pkey_index = priv & 0xffff;
-	wc->sl = release >> 8;
-	wc->dlid_path_bits = release & 0xff;
-}
-
-static inline bool
-roce_wc_is_tm(const struct ibv_wc *wc)
-{
-	return wc->opcode >= IBV_WC_TM_ADD && wc->opcode <= IBV_WC_TM_NO_TAG;
-}
 
 /*
  * A tag-matching SRQ. The application posts list operations into @ops and
@@ -304,7 +180,7 @@ roce_wc_is_tm(const struct ibv_wc *wc)
  */
 struct roce_tm {
 	struct roce_cq *cq;
-	struct rte_ring *ops;		/* struct roce_tm_op, size max_ops */
+	struct rte_ring *ops;		/* struct droce_tm_op, size max_ops (also srq->fp.tm_ops) */
 	struct rte_ring *free;		/* handles (uintptr_t) */
 	uint32_t max_tags;
 	uint32_t max_ops;
@@ -318,25 +194,19 @@ struct roce_tm {
 
 /* --- SRQ --- */
 struct roce_srq {
-	struct ibv_srq ibsrq;
+	struct droce_rdev_srq fp;	/* what the facade sees: the queue */
 	struct roce_dev *dev;
-	struct roce_pd *pd;
-	struct roce_wq rq;
+	struct droce_rdev_pd *pd;
 	uint32_t limit;			/* armed limit, 0 = not armed */
 	uint32_t srqn;
 	struct roce_tm *tm;		/* a tag-matching SRQ, else NULL */
 };
 
 /* --- QP --- */
-enum roce_req_state {
-	REQST_IDLE,
-	REQST_SEND,	/* segmenting req.cur */
-};
-
 /* Per-QP requester, completer and responder state, owned by the engine. */
 struct roce_qp_eng {
 	/* requester */
-	struct roce_send_wqe **win;	/* dequeued, not yet completed; size = sq.size */
+	struct droce_send_wqe **win;	/* dequeued, not yet completed; size = sq.size */
 	/* free-running counters; the slot is counter % sq.size */
 	uint32_t win_head;		/* oldest not completed */
 	uint32_t win_cur;		/* next to (re)send from */
@@ -361,7 +231,7 @@ struct roce_qp_eng {
 	uint8_t nak_sent;		/* a sequence NAK is outstanding */
 	uint8_t ack_syn;		/* syndrome of the pending ACK */
 	uint32_t ack_psn;
-	struct roce_recv_wqe *rwqe;	/* receive WQE being filled */
+	struct droce_recv_wqe *rwqe;	/* receive WQE being filled */
 	uint32_t roff;			/* bytes written into it */
 	/* tag matching: what the message in progress is, for a TM SRQ */
 	uint8_t tm_kind;		/* enum roce_tm_kind */
@@ -396,38 +266,25 @@ struct roce_qp_eng {
 	uint32_t atm_next;
 };
 
-struct droce_wr_batch;
-
 struct roce_qp {
-	union {				/* ibv_qp_ex starts with an ibv_qp */
-		struct ibv_qp ibqp;
-		struct ibv_qp_ex ibqp_ex;	/* created with send ops flags */
-	};
-	struct droce_wr_batch *batch;	/* the ibv_wr_* WRs being built, or NULL */
+	struct droce_rdev_qp fp;	/* what the facade sees: type, queues, state */
 	struct roce_dev *dev;
-	struct roce_pd *pd;
+	struct droce_rdev_pd *pd;
 	struct roce_cq *scq;
 	struct roce_cq *rcq;
 	struct roce_srq *srq;
-	enum ibv_qp_type type;
-	uint32_t qpn;
 	uint32_t idx;			/* index in dev->qp_tbl */
-	bool sq_sig_all;
-	uint32_t max_inline;
-	struct roce_wq sq;		/* struct roce_send_wqe slots */
 	struct rte_ring *tm_pool;	/* on a TM SRQ: slots kept for rendezvous */
-	struct roce_wq rq;		/* struct roce_recv_wqe slots; unused with an SRQ */
 
 	/* attributes, written by modify_qp before the state that uses them */
 	struct ibv_qp_attr attr;
-	struct roce_av av;		/* RC/UC destination */
+	struct droce_av av;		/* RC/UC destination */
 	uint32_t mtu;			/* path MTU in bytes */
 	uint64_t tmo_tsc;		/* local ACK timeout in timer cycles, 0 = infinite */
 	uint16_t sport;			/* UDP source port */
 
-	/* written by the application (post, modify), read by the engine */
-	uint32_t state __rte_cache_aligned;	/* enum ibv_qp_state */
-	uint32_t reset_gen;		/* bumped on every move to RESET */
+	/* written by modify, read by the engine (fp.state too) */
+	uint32_t reset_gen __rte_cache_aligned;	/* bumped on every move to RESET */
 
 	/* written by the engine */
 	struct roce_qp_eng e __rte_cache_aligned;
@@ -438,6 +295,7 @@ struct roce_qp {
 struct roce_engine;
 
 struct roce_dev {
+	struct droce_rdev rdev;		/* the interface's: name, ops, callbacks */
 	char name[RTE_DEV_NAME_MAX_LEN];	/* "droce0" */
 	char ethdev_name[RTE_DEV_NAME_MAX_LEN];
 	uint16_t port_id;
@@ -458,11 +316,8 @@ struct roce_dev {
 	uint32_t nb_pd, nb_cq, nb_srq, nb_ah, nb_qp, nb_mr;
 	uint32_t pdn_next;
 	uint32_t ctx_refs;
-	struct roce_mr *mr_tbl[DROCE_MAX_MR];	/* by key >> ROCE_MR_GEN_BITS */
+	struct droce_rdev_mr *mr_tbl[DROCE_MAX_MR];	/* by key >> ROCE_MR_GEN_BITS */
 	uint32_t mr_gen[DROCE_MAX_MR];
-	/* the facade's async event sink, set while a context is open */
-	void (*async_cb)(struct roce_dev *dev, struct ibv_async_event *ev);
-	void (*comp_cb)(struct roce_cq *cq);	/* an armed CQ got a completion */
 
 	/* port 1 (roce_port.c): the link state last announced, while a context is open */
 	pthread_mutex_t port_lock;
@@ -494,21 +349,20 @@ struct roce_dev {
 	struct roce_stats stats;
 };
 
-/* Downcasts */
-#define to_roce_pd(p)	container_of(p, struct roce_pd, ibpd)
-#define to_roce_mr(p)	container_of(p, struct roce_mr, ibmr)
-#define to_roce_cq(p)	container_of(p, struct roce_cq, ibcq)
-#define to_roce_qp(p)	container_of(p, struct roce_qp, ibqp)
-#define to_roce_srq(p)	container_of(p, struct roce_srq, ibsrq)
+/* Downcasts from the interface's objects */
+#define to_roce_dev(p)	container_of(p, struct roce_dev, rdev)
+#define to_roce_cq(p)	container_of(p, struct roce_cq, fp)
+#define to_roce_qp(p)	container_of(p, struct roce_qp, fp)
+#define to_roce_srq(p)	container_of(p, struct roce_srq, fp)
 
 static inline uint32_t roce_qp_state(const struct roce_qp *qp)
 {
-	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+	return droce_rdev_qp_state(&qp->fp);
 }
 
 /* READs and atomics complete with their responses, not with an ACK. */
 static inline bool
-roce_wqe_is_rd_atomic(const struct roce_send_wqe *w)
+roce_wqe_is_rd_atomic(const struct droce_send_wqe *w)
 {
 	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;

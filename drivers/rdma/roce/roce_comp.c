@@ -27,13 +27,13 @@ wc_opcode(enum ibv_wr_opcode op)
 
 /* Complete a send WQE (errors always, success when signaled) and free its slot. */
 void
-roce_comp_send_wqe(struct roce_qp *qp, struct roce_send_wqe *wqe, enum ibv_wc_status st)
+roce_comp_send_wqe(struct roce_qp *qp, struct droce_send_wqe *wqe, enum ibv_wc_status st)
 {
 	struct ibv_wc wc = {
 		.wr_id = wqe->wr_id,
 		.status = st,
 		.opcode = wc_opcode(wqe->opcode),
-		.qp_num = qp->qpn,
+		.qp_num = qp->fp.qpn,
 		.byte_len = st == IBV_WC_SUCCESS && wqe->opcode == IBV_WR_RDMA_READ ? wqe->length :
 			    st == IBV_WC_SUCCESS && wc_opcode(wqe->opcode) >= IBV_WC_COMP_SWAP &&
 			    wc_opcode(wqe->opcode) <= IBV_WC_FETCH_ADD ? 8 : 0,
@@ -45,9 +45,9 @@ roce_comp_send_wqe(struct roce_qp *qp, struct roce_send_wqe *wqe, enum ibv_wc_st
 		return;
 	}
 	/* the slot is free before the application can see the completion */
-	rte_ring_enqueue(qp->sq.free, wqe);
+	rte_ring_enqueue(qp->fp.sq.free, wqe);
 	if (report)
-		roce_cq_push(qp->scq, &wc, false);
+		roce_cq_push(qp->scq, &wc, NULL, false);
 }
 
 /*
@@ -60,7 +60,7 @@ roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp)
 	uint32_t st = roce_qp_state(qp);
 
 	while (st != IBV_QPS_RESET && st != IBV_QPS_ERR) {
-		if (__atomic_compare_exchange_n(&qp->state, &st, IBV_QPS_ERR, false,
+		if (__atomic_compare_exchange_n(&qp->fp.state, &st, IBV_QPS_ERR, false,
 						__ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
 			return true;	/* ibv_query_qp updates ibv_qp.state */
 	}
@@ -79,7 +79,7 @@ void
 roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type type)
 {
 	struct ibv_async_event ev = {
-		.element.qp = &qp->ibqp,
+		.element.qp = qp->fp.user,
 		.event_type = type,
 	};
 
@@ -88,21 +88,21 @@ roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type type
 }
 
 static void
-flush_recv(struct roce_qp *qp, struct roce_recv_wqe *r)
+flush_recv(struct roce_qp *qp, struct droce_recv_wqe *r)
 {
 	struct ibv_wc wc = {
 		.wr_id = r->wr_id,
 		.status = IBV_WC_WR_FLUSH_ERR,
 		.opcode = IBV_WC_RECV,
-		.qp_num = qp->qpn,
+		.qp_num = qp->fp.qpn,
 	};
 
 	if (qp->srq && qp->srq->tm) {
 		roce_tm_recv_done(qp, r, &wc, false);
 		return;
 	}
-	rte_ring_enqueue(qp->srq ? qp->srq->rq.free : qp->rq.free, r);
-	roce_cq_push(qp->rcq, &wc, false);
+	rte_ring_enqueue(qp->srq ? qp->srq->fp.rq.free : qp->fp.rq.free, r);
+	roce_cq_push(qp->rcq, &wc, NULL, false);
 }
 
 /*
@@ -116,23 +116,23 @@ roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
 	void *w;
 
 	while (e->win_head != e->win_tail)
-		roce_comp_send_wqe(qp, qp->e.win[e->win_head++ % qp->sq.size], IBV_WC_WR_FLUSH_ERR);
+		roce_comp_send_wqe(qp, qp->e.win[e->win_head++ % qp->fp.sq.size], IBV_WC_WR_FLUSH_ERR);
 	e->win_cur = e->win_tail = e->win_head;
 	e->cur_pkt = 0;
 	e->cur_off = 0;
-	while (rte_ring_dequeue(qp->sq.posted, &w) == 0)
+	while (rte_ring_dequeue(qp->fp.sq.posted, &w) == 0)
 		roce_comp_send_wqe(qp, w, IBV_WC_WR_FLUSH_ERR);
 	if (e->rwqe != NULL) {
 		flush_recv(qp, e->rwqe);
 		e->rwqe = NULL;
 	}
 	if (qp->srq == NULL) {
-		while (rte_ring_dequeue(qp->rq.posted, &w) == 0)
+		while (rte_ring_dequeue(qp->fp.rq.posted, &w) == 0)
 			flush_recv(qp, w);
 	} else if (!e->last_wqe_raised) {
 		/* IBA 11.6.3: a QP on an SRQ reports that it takes no more WQEs */
 		struct ibv_async_event ev = {
-			.element.qp = &qp->ibqp,
+			.element.qp = qp->fp.user,
 			.event_type = IBV_EVENT_QP_LAST_WQE_REACHED,
 		};
 
@@ -152,7 +152,7 @@ ack_upto(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, bool implied_na
 	struct roce_qp_eng *e = &qp->e;
 
 	while (e->win_head != e->win_cur) {
-		struct roce_send_wqe *w = e->win[e->win_head % qp->sq.size];
+		struct droce_send_wqe *w = e->win[e->win_head % qp->fp.sq.size];
 
 		if (roce_wqe_is_rd_atomic(w)) {
 			if (implied_nak && psn_cmp(psn, w->first_psn) >= 0)
@@ -170,7 +170,7 @@ ack_upto(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, bool implied_na
 	}
 	/* the message being sent: what of it has arrived is acknowledged too */
 	if (e->cur_pkt != 0) {
-		struct roce_send_wqe *w = e->win[e->win_cur % qp->sq.size];
+		struct droce_send_wqe *w = e->win[e->win_cur % qp->fp.sq.size];
 
 		if (!roce_wqe_is_rd_atomic(w) && psn_cmp(psn, w->first_psn) >= 0 &&
 		    psn_cmp(psn_add(psn, 1), e->una) > 0)
@@ -183,7 +183,7 @@ static void
 rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
 	struct roce_qp_eng *e = &qp->e;
-	struct roce_send_wqe *w;
+	struct droce_send_wqe *w;
 	uint32_t off;
 
 	ack_upto(dev, qp, psn_add(pkt->psn, -1), false);
@@ -201,7 +201,7 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		}
 		return;
 	}
-	w = e->win[e->win_head % qp->sq.size];
+	w = e->win[e->win_head % qp->fp.sq.size];
 	if (!roce_wqe_is_rd_atomic(w) || psn_cmp(pkt->psn, w->last_psn) > 0) {
 		dev->stats.rx_drop_seq++;	/* not a response to what is at this PSN */
 		return;
@@ -255,7 +255,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	const struct roce_aeth *aeth;
 	uint8_t syn;
 
-	if (qp->type != IBV_QPT_RC || (st != IBV_QPS_RTS && st != IBV_QPS_SQD)) {
+	if (qp->fp.type != IBV_QPT_RC || (st != IBV_QPS_RTS && st != IBV_QPS_SQD)) {
 		dev->stats.rx_drop_qp_state++;
 		return;
 	}
@@ -290,7 +290,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		ack_upto(dev, qp, psn_add(pkt->psn, -1), true);
 		if (qp->attr.rnr_retry != 7 && e->rnr_left-- == 0) {
 			if (e->win_head != e->win_cur) {
-				roce_comp_send_wqe(qp, e->win[e->win_head++ % qp->sq.size],
+				roce_comp_send_wqe(qp, e->win[e->win_head++ % qp->fp.sq.size],
 						   IBV_WC_RNR_RETRY_EXC_ERR);
 			}
 			roce_qp_to_err(dev, qp);
@@ -327,7 +327,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			enum ibv_wc_status ws = syn == AETH_NAK_REM_ACC ? IBV_WC_REM_ACCESS_ERR :
 				syn == AETH_NAK_REM_OP ? IBV_WC_REM_OP_ERR : IBV_WC_REM_INV_REQ_ERR;
 
-			roce_comp_send_wqe(qp, e->win[e->win_head++ % qp->sq.size], ws);
+			roce_comp_send_wqe(qp, e->win[e->win_head++ % qp->fp.sq.size], ws);
 		}
 		roce_qp_to_err(dev, qp);
 		return;

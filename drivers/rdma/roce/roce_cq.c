@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Completion queue: the engine side, and arming for completion events. */
+#include <rte_errno.h>
+
 #include "roce_loc.h"
 
 /*
@@ -18,27 +20,32 @@ cq_overrun(struct roce_cq *cq, const struct ibv_wc *wc)
 	dev->stats.cq_overflow++;
 	if (__atomic_fetch_add(&cq->overflow, 1, __ATOMIC_RELAXED) == 0) {
 		struct ibv_async_event ev = {
-			.element.cq = &cq->ibcq,
+			.element.cq = cq->fp.user,
 			.event_type = IBV_EVENT_CQ_ERR,
 		};
 
 		roce_async_raise(dev, &ev);
 	}
 	qp = idx < DROCE_MAX_QP ? __atomic_load_n(&dev->qp_tbl[idx], __ATOMIC_ACQUIRE) : NULL;
-	if (qp != NULL && qp->qpn == wc->qp_num)
+	if (qp != NULL && qp->fp.qpn == wc->qp_num)
 		roce_qp_error(dev, qp, IBV_EVENT_QP_FATAL);
 }
 
+/* @tm: a tag-matching completion's tag information, or NULL */
 void
-roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, bool solicited)
+roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, const struct droce_cqe_tm *tm,
+	     bool solicited)
 {
+	struct droce_cqe c = { .wc = *wc };
 	uint32_t armed;
 
-	if (unlikely(rte_ring_enqueue_elem(cq->ring, (void *)(uintptr_t)wc, sizeof(*wc)) != 0)) {
+	if (tm != NULL)
+		c.tm = *tm;
+	if (unlikely(rte_ring_enqueue_elem(cq->fp.ring, &c, sizeof(c)) != 0)) {
 		cq_overrun(cq, wc);
 		return;
 	}
-	if (cq->chan == NULL)
+	if (!cq->has_channel)
 		return;		/* no completion events to raise */
 	/*
 	 * The completion is visible before armed is read, as armed is set
@@ -50,8 +57,8 @@ roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, bool solicited)
 	if (armed && (armed == 1 || solicited || wc->status != IBV_WC_SUCCESS) &&
 	    __atomic_exchange_n(&cq->armed, 0, __ATOMIC_ACQ_REL) != 0) {
 		__atomic_fetch_sub(&cq->dev->wake_armed, 1, __ATOMIC_RELEASE);
-		if (cq->dev->comp_cb)
-			cq->dev->comp_cb(cq);
+		if (cq->dev->rdev.comp_cb)
+			cq->dev->rdev.comp_cb(&cq->fp);
 	}
 }
 
@@ -61,9 +68,11 @@ roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, bool solicited)
  * application waits for: with inline progress the waker drives the device.
  */
 void
-roce_cq_arm(struct roce_cq *cq, uint32_t how)
+roce_cq_arm(struct droce_rdev_cq *fp, uint32_t how)
 {
-	if (cq->chan == NULL)
+	struct roce_cq *cq = to_roce_cq(fp);
+
+	if (!cq->has_channel)
 		return;		/* nothing to notify */
 	/* counted before it can fire: the engine's decrement never underflows */
 	__atomic_fetch_add(&cq->dev->wake_armed, 1, __ATOMIC_SEQ_CST);
@@ -73,10 +82,81 @@ roce_cq_arm(struct roce_cq *cq, uint32_t how)
 		roce_wake_kick(cq->dev);
 }
 
-/* A CQ being destroyed (the engine no longer completes into it). */
-void
-roce_cq_disarm(struct roce_cq *cq)
+/* --- CQ objects (the interface's cq_* ops) --- */
+int
+roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
+	       struct droce_rdev_cq **out)
 {
-	if (cq->chan != NULL && __atomic_exchange_n(&cq->armed, 0, __ATOMIC_ACQ_REL) != 0)
-		__atomic_fetch_sub(&cq->dev->wake_armed, 1, __ATOMIC_RELEASE);
+	struct roce_dev *dev = to_roce_dev(rdev);
+	char name[RTE_RING_NAMESIZE];
+	struct roce_cq *cq;
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nb_cq >= DROCE_MAX_CQ) {
+		pthread_mutex_unlock(&dev->lock);
+		return -ENOMEM;
+	}
+	dev->nb_cq++;
+	pthread_mutex_unlock(&dev->lock);
+	cq = roce_zmalloc("droce_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+	if (cq == NULL) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	snprintf(name, sizeof(name), "droce_cq_%p", (void *)cq);
+	/*
+	 * Any number of threads may poll one CQ (ibv_alloc_td(3)); the facade
+	 * lets one at a time dequeue, so the ring has one consumer.
+	 */
+	cq->fp.ring = roce_ring_alloc(name, sizeof(struct droce_cqe), cqe, SOCKET_ID_ANY,
+				      RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (cq->fp.ring == NULL) {
+		ret = rte_errno == EINVAL ? -EINVAL : -ENOMEM;
+		goto err_free_cq;
+	}
+	cq->fp.dev = rdev;
+	cq->fp.cqe = cqe;
+	cq->fp.user = user;
+	cq->dev = dev;
+	cq->has_channel = events;
+	*out = &cq->fp;
+	return 0;
+
+err_free_cq:
+	roce_free(cq);
+err_count:
+	pthread_mutex_lock(&dev->lock);
+	dev->nb_cq--;
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+int
+roce_cq_destroy(struct droce_rdev_cq *fp)
+{
+	struct roce_cq *cq = to_roce_cq(fp);
+	struct roce_dev *dev = cq->dev;
+
+	/* a QP or a tag-matching SRQ still completes into it */
+	if (__atomic_load_n(&cq->fp.tm_users, __ATOMIC_RELAXED))
+		return -EBUSY;
+	pthread_mutex_lock(&dev->lock);
+	for (uint32_t i = 0; i < DROCE_MAX_QP; i++) {
+		struct roce_qp *qp = dev->qp_tbl[i];
+
+		if (qp && (qp->scq == cq || qp->rcq == cq)) {
+			pthread_mutex_unlock(&dev->lock);
+			return -EBUSY;
+		}
+	}
+	dev->nb_cq--;
+	pthread_mutex_unlock(&dev->lock);
+	roce_dev_quiesce(dev);
+	/* the engine no longer completes into it */
+	if (cq->has_channel && __atomic_exchange_n(&cq->armed, 0, __ATOMIC_ACQ_REL) != 0)
+		__atomic_fetch_sub(&dev->wake_armed, 1, __ATOMIC_RELEASE);
+	roce_ring_release(cq->fp.ring);
+	roce_free(cq);
+	return 0;
 }

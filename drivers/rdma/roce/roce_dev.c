@@ -431,10 +431,12 @@ roce_probe(struct rte_vdev_device *vdev)
 	dev->guid = rte_cpu_to_be_64(dev->guid);
 	/* peers that knew this IP under another MAC learn the new one */
 	dev->announce = 1;
+	roce_rdev_init(dev);
 
 	pthread_mutex_lock(&devs_lock);
 	devs[slot] = dev;
 	pthread_mutex_unlock(&devs_lock);
+	droce_rdev_register(&dev->rdev);
 	{
 		char ipbuf[INET_ADDRSTRLEN], macbuf[RTE_ETHER_ADDR_FMT_SIZE];
 
@@ -471,6 +473,7 @@ roce_remove(struct rte_vdev_device *vdev)
 	pthread_mutex_unlock(&devs_lock);
 	if (dev == NULL)
 		return -ENODEV;
+	droce_rdev_unregister(&dev->rdev);
 	if (dev->ctx_refs)
 		ROCE_LOG(WARNING, "%s: removed while %u contexts are open", name, dev->ctx_refs);
 	roce_port_monitor_stop(dev);
@@ -495,10 +498,14 @@ roce_dev_open(struct roce_dev *dev)
 	pthread_mutex_lock(&dev->lock);
 	if (dev->ctx_refs++ == 0) {
 		ret = roce_engine_attach(dev);
-		if (ret)
+		if (ret) {
 			dev->ctx_refs--;
-		else
+		} else {
 			roce_port_monitor_start(dev);
+			/* the facade rings the doorbell only for inline progress */
+			__atomic_store_n(&dev->rdev.progress, dev->engine ? NULL : roce_progress,
+					 __ATOMIC_RELAXED);
+		}
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return ret;
@@ -511,6 +518,7 @@ roce_dev_close(struct roce_dev *dev)
 	if (dev->ctx_refs && --dev->ctx_refs == 0) {
 		roce_port_monitor_stop(dev);
 		roce_engine_detach(dev);
+		__atomic_store_n(&dev->rdev.progress, roce_progress, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&dev->lock);
 }

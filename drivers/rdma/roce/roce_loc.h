@@ -113,11 +113,11 @@ struct roce_pkt {
 static inline void
 roce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev)
 {
-	void (*cb)(struct roce_dev *, struct ibv_async_event *) =
-		__atomic_load_n(&dev->async_cb, __ATOMIC_ACQUIRE);
+	void (*cb)(struct droce_rdev *, struct ibv_async_event *) =
+		__atomic_load_n(&dev->rdev.async_cb, __ATOMIC_ACQUIRE);
 
 	if (cb != NULL)
-		cb(dev, ev);
+		cb(&dev->rdev, ev);
 }
 
 /* roce_dev.c */
@@ -191,7 +191,7 @@ void roce_resp_run(struct roce_dev *dev, struct roce_qp *qp);
 
 /* roce_comp.c */
 void roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt);
-void roce_comp_send_wqe(struct roce_qp *qp, struct roce_send_wqe *wqe, enum ibv_wc_status st);
+void roce_comp_send_wqe(struct roce_qp *qp, struct droce_send_wqe *wqe, enum ibv_wc_status st);
 void roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp);
 bool roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp);
 void roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type ev);
@@ -199,17 +199,24 @@ void roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type
 /* roce_tm.c */
 void roce_tm_ops_run(struct roce_srq *srq);
 int roce_tm_rcv_first(struct roce_dev *dev, struct roce_qp *qp, const struct roce_pkt *pkt);
-void roce_tm_recv_done(struct roce_qp *qp, struct roce_recv_wqe *w, struct ibv_wc *wc,
+void roce_tm_recv_done(struct roce_qp *qp, struct droce_recv_wqe *w, struct ibv_wc *wc,
 		       bool solicited);
 void roce_tm_drop(struct roce_qp *qp);
 void roce_tm_uncount(struct roce_tm *tm);
-void roce_tm_wqe_done(struct roce_qp *qp, struct roce_send_wqe *w, enum ibv_wc_status st);
-void roce_send_wqe_release(struct roce_qp *qp, struct roce_send_wqe *w);
+void roce_tm_wqe_done(struct roce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_status st);
+void roce_send_wqe_release(struct roce_qp *qp, struct droce_send_wqe *w);
+int roce_srq_tm_enable(struct droce_rdev_srq *fp, struct droce_rdev_cq *cqfp, uint32_t max_tags,
+		       uint32_t max_ops);
+void roce_tm_fini(struct roce_srq *srq);
+void roce_tm_release(struct droce_rdev *rdev, uint32_t release);
 
 /* roce_cq.c */
-void roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, bool solicited);
-void roce_cq_arm(struct roce_cq *cq, uint32_t how);
-void roce_cq_disarm(struct roce_cq *cq);
+void roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, const struct droce_cqe_tm *tm,
+		  bool solicited);
+int roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
+		   struct droce_rdev_cq **out);
+int roce_cq_destroy(struct droce_rdev_cq *fp);
+void roce_cq_arm(struct droce_rdev_cq *fp, uint32_t how);
 
 /* roce_port.c */
 bool roce_port_check(struct roce_dev *dev);
@@ -217,28 +224,49 @@ void roce_port_monitor_start(struct roce_dev *dev);
 void roce_port_monitor_stop(struct roce_dev *dev);
 
 /* roce_mr.c */
-struct roce_mr *roce_mr_lookup(struct roce_dev *dev, uint32_t key);
-int roce_mr_check(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key,
+struct droce_rdev_mr *roce_mr_lookup(struct roce_dev *dev, uint32_t key);
+int roce_mr_check(struct roce_dev *dev, const struct droce_rdev_pd *pd, uint32_t key,
 		  uint64_t addr, uint64_t len, int access, uint8_t **host);
-int roce_sge_check(struct roce_dev *dev, const struct roce_pd *pd,
+int roce_sge_check(struct roce_dev *dev, const struct droce_rdev_pd *pd,
 		   const struct ibv_sge *sge, uint32_t n, int access);
 void roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len);
 int roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 		     const uint8_t *src, uint32_t len);
+int roce_pd_alloc(struct droce_rdev *rdev, struct droce_rdev_pd **out, uint32_t *pdn);
+void roce_pd_free(struct droce_rdev_pd *pd);
+int roce_mr_reg(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova, int access,
+		struct droce_rdev_mr **out, uint32_t *key);
+void roce_mr_dereg(struct droce_rdev_mr *mr);
 
 /* roce_srq.c */
-struct roce_recv_wqe *roce_srq_get(struct roce_dev *dev, struct roce_srq *srq);
+struct droce_recv_wqe *roce_srq_get(struct roce_dev *dev, struct roce_srq *srq);
+int roce_srq_create(struct droce_rdev_pd *pd, uint32_t max_wr, uint32_t max_sge, void *user,
+		    struct droce_rdev_srq **out);
+int roce_srq_limit_set(struct droce_rdev_srq *fp, uint32_t limit);
+uint32_t roce_srq_limit_get(struct droce_rdev_srq *fp);
+int roce_srq_destroy(struct droce_rdev_srq *fp);
 
-/* roce_wq (roce_qp.c) */
+/* roce_qp.c: work queues, QPs and address handles */
 void *roce_zmalloc(const char *type, size_t size, unsigned int align, int socket);
 void roce_free(void *p);
 struct rte_ring *roce_ring_alloc(const char *name, unsigned int esize, unsigned int count,
 				 int socket, unsigned int flags);
 void roce_ring_release(struct rte_ring *r);
-int roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
+int roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 		 uint32_t max_sge, size_t slot_size, int socket);
-void roce_wq_fini(struct roce_wq *wq);
-void roce_wq_drain(struct roce_wq *wq);
+void roce_wq_fini(struct droce_wq *wq);
+void roce_wq_drain(struct droce_wq *wq);
 void roce_qp_reset_engine(struct roce_qp *qp);
+int roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
+		   struct droce_rdev_qp **out);
+int roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mask);
+void roce_qp_query(struct droce_rdev_qp *fp, struct ibv_qp_attr *attr);
+void roce_qp_destroy(struct droce_rdev_qp *fp);
+int roce_av_from_ah_attr(struct roce_dev *dev, const struct ibv_ah_attr *ah, struct droce_av *av);
+int roce_ah_create(struct droce_rdev_pd *pd, const struct ibv_ah_attr *attr, struct droce_av *av);
+void roce_ah_destroy(struct droce_rdev *rdev);
+
+/* roce_rdev.c */
+void roce_rdev_init(struct roce_dev *dev);
 
 #endif /* ROCE_LOC_H */

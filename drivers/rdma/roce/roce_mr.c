@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory keys: lookup, checks of PD, access and bounds, and SGE copies. */
+#include <stdlib.h>
+
 #include <rte_memcpy.h>
 
 #include "roce_loc.h"
 
-struct roce_mr *
+struct droce_rdev_mr *
 roce_mr_lookup(struct roce_dev *dev, uint32_t key)
 {
 	uint32_t idx = key >> ROCE_MR_GEN_BITS;
-	struct roce_mr *mr;
+	struct droce_rdev_mr *mr;
 
 	if (unlikely(idx >= DROCE_MAX_MR))
 		return NULL;
@@ -23,10 +25,10 @@ roce_mr_lookup(struct roce_dev *dev, uint32_t key)
  * @access (IBV_ACCESS_* bits; 0 = local read). Sets *host to the address.
  */
 int
-roce_mr_check(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key,
+roce_mr_check(struct roce_dev *dev, const struct droce_rdev_pd *pd, uint32_t key,
 	      uint64_t addr, uint64_t len, int access, uint8_t **host)
 {
-	struct roce_mr *mr = roce_mr_lookup(dev, key);
+	struct droce_rdev_mr *mr = roce_mr_lookup(dev, key);
 
 	if (unlikely(mr == NULL || mr->pd != pd || (mr->access & access) != access))
 		return -EACCES;
@@ -38,7 +40,7 @@ roce_mr_check(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key,
 
 /* Checks every SGE; on success rewrites each addr to its host address. */
 int
-roce_sge_check(struct roce_dev *dev, const struct roce_pd *pd,
+roce_sge_check(struct roce_dev *dev, const struct droce_rdev_pd *pd,
 	       const struct ibv_sge *sge, uint32_t n, int access)
 {
 	for (uint32_t i = 0; i < n; i++) {
@@ -96,4 +98,84 @@ roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 		i++;
 	}
 	return 0;
+}
+
+/* --- PD and MR objects (the pd_* and mr_* ops) --- */
+int
+roce_pd_alloc(struct droce_rdev *rdev, struct droce_rdev_pd **out, uint32_t *pdn)
+{
+	struct roce_dev *dev = to_roce_dev(rdev);
+	struct droce_rdev_pd *pd = calloc(1, sizeof(*pd));
+
+	if (pd == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nb_pd >= DROCE_MAX_PD) {
+		pthread_mutex_unlock(&dev->lock);
+		free(pd);
+		return -ENOMEM;
+	}
+	dev->nb_pd++;
+	pd->pdn = ++dev->pdn_next;
+	pthread_mutex_unlock(&dev->lock);
+	pd->dev = dev;
+	*pdn = pd->pdn;
+	*out = pd;
+	return 0;
+}
+
+void
+roce_pd_free(struct droce_rdev_pd *pd)
+{
+	pthread_mutex_lock(&pd->dev->lock);
+	pd->dev->nb_pd--;
+	pthread_mutex_unlock(&pd->dev->lock);
+	free(pd);
+}
+
+/* The facade checked access, length and wrap-around. */
+int
+roce_mr_reg(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova, int access,
+	    struct droce_rdev_mr **out, uint32_t *key)
+{
+	struct roce_dev *dev = pd->dev;
+	struct droce_rdev_mr *mr = calloc(1, sizeof(*mr));
+	uint32_t idx;
+
+	if (mr == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&dev->lock);
+	for (idx = 1; idx < DROCE_MAX_MR && dev->mr_tbl[idx]; idx++)
+		;
+	if (idx == DROCE_MAX_MR) {
+		pthread_mutex_unlock(&dev->lock);
+		free(mr);
+		return -ENOMEM;
+	}
+	mr->pd = pd;
+	mr->iova = iova;
+	mr->length = length;
+	mr->host = addr;
+	mr->access = access;
+	dev->mr_gen[idx] = (dev->mr_gen[idx] + 1) & ROCE_MR_GEN_MASK;
+	mr->key = idx << ROCE_MR_GEN_BITS | dev->mr_gen[idx];
+	__atomic_store_n(&dev->mr_tbl[idx], mr, __ATOMIC_RELEASE);
+	dev->nb_mr++;
+	pthread_mutex_unlock(&dev->lock);
+	*key = mr->key;
+	*out = mr;
+	return 0;
+}
+
+void
+roce_mr_dereg(struct droce_rdev_mr *mr)
+{
+	struct roce_dev *dev = mr->pd->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	__atomic_store_n(&dev->mr_tbl[mr->key >> ROCE_MR_GEN_BITS], NULL, __ATOMIC_RELEASE);
+	dev->nb_mr--;
+	pthread_mutex_unlock(&dev->lock);
+	roce_dev_quiesce(dev);
+	free(mr);
 }

@@ -88,7 +88,7 @@ roce_ring_release(struct rte_ring *r)
 }
 
 int
-roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
+roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 	     uint32_t max_sge, size_t slot_size, int socket)
 {
 	char rname[RTE_RING_NAMESIZE];
@@ -122,7 +122,7 @@ roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
 }
 
 void
-roce_wq_fini(struct roce_wq *wq)
+roce_wq_fini(struct droce_wq *wq)
 {
 	roce_ring_release(wq->free);
 	roce_ring_release(wq->posted);
@@ -133,7 +133,7 @@ roce_wq_fini(struct roce_wq *wq)
 
 /* Return every posted WQE to the free ring (RESET discards WRs). */
 void
-roce_wq_drain(struct roce_wq *wq)
+roce_wq_drain(struct droce_wq *wq)
 {
 	void *p;
 
@@ -148,22 +148,318 @@ void
 roce_qp_reset_engine(struct roce_qp *qp)
 {
 	struct roce_qp_eng *e = &qp->e;
-	struct roce_send_wqe **win = e->win;
+	struct droce_send_wqe **win = e->win;
 	void *w;
 
 	for (uint32_t i = e->win_head; i != e->win_tail; i++)
-		roce_send_wqe_release(qp, win[i % qp->sq.size]);
-	while (rte_ring_dequeue(qp->sq.posted, &w) == 0)
+		roce_send_wqe_release(qp, win[i % qp->fp.sq.size]);
+	while (rte_ring_dequeue(qp->fp.sq.posted, &w) == 0)
 		roce_send_wqe_release(qp, w);
 	if (e->tm_tag != NULL && e->rwqe == &e->tm_tag->rw) {
 		roce_tm_drop(qp);
 	} else if (e->rwqe != NULL) {
 		if (e->tm_kind == ROCE_TM_UNEXPECTED)	/* cut short: software never sees it */
 			roce_tm_uncount(qp->srq->tm);
-		rte_ring_enqueue(qp->srq ? qp->srq->rq.free : qp->rq.free, e->rwqe);
+		rte_ring_enqueue(qp->srq ? qp->srq->fp.rq.free : qp->fp.rq.free, e->rwqe);
 	}
 	memset(e, 0, sizeof(*e));
 	e->win = win;
-	roce_wq_drain(&qp->sq);
-	roce_wq_drain(&qp->rq);
+	roce_wq_drain(&qp->fp.sq);
+	roce_wq_drain(&qp->fp.rq);
+}
+
+/* --- QP objects (the interface's qp_* ops) --- */
+/*
+ * A QP of a tag-matching SRQ gets ROCE_TM_QP_WQES send slots more than it
+ * asked for, kept apart for the engine's rendezvous READs and FINs.
+ */
+static int
+tm_pool_init(struct roce_qp *qp)
+{
+	char name[RTE_RING_NAMESIZE];
+	void *w;
+
+	snprintf(name, sizeof(name), "dtmp%u_%.8s", qp->fp.qpn, qp->dev->name);
+	qp->tm_pool = roce_ring_alloc(name, sizeof(void *), ROCE_TM_QP_WQES, SOCKET_ID_ANY,
+				      RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (qp->tm_pool == NULL)
+		return -rte_errno;
+	for (int i = 0; i < ROCE_TM_QP_WQES && rte_ring_dequeue(qp->fp.sq.free, &w) == 0; i++)
+		rte_ring_enqueue(qp->tm_pool, w);
+	return 0;
+}
+
+/* Limits the facade checked; @init->cap is set to what was made. */
+int
+roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
+	       struct droce_rdev_qp **out)
+{
+	struct roce_dev *dev = pd->dev;
+	struct ibv_qp_cap *cap = &init->cap;
+	struct roce_srq *srq = init->srq ? to_roce_srq(init->srq) : NULL;
+	bool tm = srq != NULL && srq->tm != NULL;
+	char name[RTE_RING_NAMESIZE];
+	struct roce_qp *qp;
+	uint32_t idx;
+	int ret;
+
+	if (tm && init->type != IBV_QPT_RC)	/* tag matching is defined for RC */
+		return -EINVAL;
+	qp = roce_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+	if (qp == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&dev->lock);
+	for (idx = 0; idx < DROCE_MAX_QP && dev->qp_taken[idx]; idx++)
+		;
+	if (idx == DROCE_MAX_QP) {
+		pthread_mutex_unlock(&dev->lock);
+		ret = -ENOMEM;
+		goto err_free_qp;
+	}
+	/*
+	 * Reserve the slot; the engine and the receive path find the QP in
+	 * qp_tbl only once it is complete (below): below qp_hi they look at
+	 * every slot.
+	 */
+	dev->qp_taken[idx] = true;
+	pthread_mutex_unlock(&dev->lock);
+
+	qp->dev = dev;
+	qp->pd = pd;
+	qp->idx = idx;
+	qp->scq = to_roce_cq(init->send_cq);
+	qp->rcq = to_roce_cq(init->recv_cq);
+	qp->srq = srq;
+	qp->fp.dev = &dev->rdev;
+	qp->fp.srq = init->srq;
+	qp->fp.qpn = DROCE_QPN_BASE + idx;
+	qp->fp.type = init->type;
+	qp->fp.sq_sig_all = init->sq_sig_all;
+	qp->fp.max_inline = cap->max_inline_data;
+	qp->fp.max_ud_len = dev->ib_mtu;
+	qp->fp.state = IBV_QPS_RESET;
+	qp->fp.user = init->user;
+	/* UDP source port from the QPN, in the range RoCEv2 suggests (0xc000+) */
+	qp->sport = 0xc000 | ((qp->fp.qpn * 0x9e37u) & 0x3fff);
+	snprintf(name, sizeof(name), "dsq%u_%.8s", qp->fp.qpn, dev->name);
+	ret = roce_wq_init(&qp->fp.sq, name,
+			   RTE_MAX(cap->max_send_wr, 1U) + (tm ? ROCE_TM_QP_WQES : 0),
+			   RTE_MAX(cap->max_send_sge, 1U), sizeof(struct droce_send_wqe),
+			   SOCKET_ID_ANY);
+	if (ret)
+		goto err_release_slot;
+	if (tm) {
+		ret = tm_pool_init(qp);
+		if (ret)
+			goto err_fini_sq;
+	}
+	cap->max_send_sge = qp->fp.sq.max_sge;
+	qp->e.win = roce_zmalloc("droce_win", sizeof(void *) * qp->fp.sq.size, 0, SOCKET_ID_ANY);
+	if (qp->e.win == NULL) {
+		ret = -ENOMEM;
+		goto err_fini_sq;
+	}
+	if (srq == NULL) {
+		snprintf(name, sizeof(name), "drq%u_%.8s", qp->fp.qpn, dev->name);
+		ret = roce_wq_init(&qp->fp.rq, name, RTE_MAX(cap->max_recv_wr, 1U),
+				   RTE_MAX(cap->max_recv_sge, 1U), sizeof(struct droce_recv_wqe),
+				   SOCKET_ID_ANY);
+		if (ret)
+			goto err_free_win;
+		cap->max_recv_sge = qp->fp.rq.max_sge;
+	} else {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
+	qp->attr.cap = *cap;
+
+	pthread_mutex_lock(&dev->lock);
+	__atomic_store_n(&dev->qp_tbl[idx], qp, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&dev->nb_qp, 1, __ATOMIC_RELAXED);	/* the waker reads it */
+	if (idx + 1 > dev->qp_hi)
+		__atomic_store_n(&dev->qp_hi, idx + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
+	roce_wake_kick(dev);	/* its async events may be waited for */
+	*out = &qp->fp;
+	return 0;
+
+err_free_win:
+	roce_free(qp->e.win);
+err_fini_sq:
+	roce_ring_release(qp->tm_pool);
+	roce_wq_fini(&qp->fp.sq);
+err_release_slot:
+	pthread_mutex_lock(&dev->lock);
+	dev->qp_taken[idx] = false;
+	pthread_mutex_unlock(&dev->lock);
+err_free_qp:
+	roce_free(qp);
+	return ret;
+}
+
+static void
+apply_attr(struct roce_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	struct ibv_qp_attr *q = &qp->attr;
+
+	if (mask & IBV_QP_PKEY_INDEX) q->pkey_index = a->pkey_index;
+	if (mask & IBV_QP_PORT) q->port_num = a->port_num;
+	if (mask & IBV_QP_QKEY) q->qkey = a->qkey;
+	if (mask & IBV_QP_ACCESS_FLAGS) q->qp_access_flags = a->qp_access_flags;
+	if (mask & IBV_QP_AV) q->ah_attr = a->ah_attr;
+	if (mask & IBV_QP_PATH_MTU) q->path_mtu = a->path_mtu;
+	if (mask & IBV_QP_DEST_QPN) q->dest_qp_num = a->dest_qp_num;
+	if (mask & IBV_QP_RQ_PSN) q->rq_psn = a->rq_psn;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) q->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IBV_QP_MIN_RNR_TIMER) q->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_SQ_PSN) q->sq_psn = a->sq_psn;
+	if (mask & IBV_QP_TIMEOUT) q->timeout = a->timeout;
+	if (mask & IBV_QP_RETRY_CNT) q->retry_cnt = a->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY) q->rnr_retry = a->rnr_retry;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC) q->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) q->en_sqd_async_notify = a->en_sqd_async_notify;
+}
+
+/*
+ * A modify the facade has checked (transition, mask and values, against the
+ * state it read); the change itself. -EINVAL for an address that is not a
+ * RoCEv2 IPv4 GID.
+ */
+int
+roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mask)
+{
+	struct roce_qp *qp = to_roce_qp(fp);
+	struct roce_dev *dev = qp->dev;
+	enum ibv_qp_state cur, next;
+	struct droce_av av;
+
+	if ((mask & IBV_QP_AV) && roce_av_from_ah_attr(dev, &attr->ah_attr, &av) != 0)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	cur = roce_qp_state(qp);
+	next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
+	if (next == IBV_QPS_RESET) {
+		struct ibv_qp_cap cap = qp->attr.cap;
+
+		__atomic_store_n(&qp->fp.state, IBV_QPS_RESET, __ATOMIC_SEQ_CST);
+		roce_dev_quiesce(dev);
+		roce_qp_reset_engine(qp);
+		memset(&qp->attr, 0, sizeof(qp->attr));
+		qp->attr.cap = cap;
+		memset(&qp->av, 0, sizeof(qp->av));
+		qp->mtu = 0;
+		qp->tmo_tsc = 0;
+		pthread_mutex_unlock(&dev->lock);
+		return 0;
+	}
+	apply_attr(qp, attr, mask);
+	if (mask & IBV_QP_AV)
+		qp->av = av;
+	if (mask & IBV_QP_PATH_MTU)
+		qp->mtu = RTE_MIN(roce_mtu_bytes(attr->path_mtu), (uint32_t)dev->ib_mtu);
+	/* IBA 9.7.6.1.3: 4.096 us * 2^timeout; 0 disables the timer */
+	if (mask & IBV_QP_TIMEOUT)
+		qp->tmo_tsc = attr->timeout == 0 ? 0 :
+			(uint64_t)(4096e-9 * (double)(1ULL << attr->timeout) * (double)dev->tsc_hz);
+	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR) {
+		qp->e.epsn = qp->attr.rq_psn;
+		qp->e.msn = 0;
+	}
+	if (cur == IBV_QPS_RTR && next == IBV_QPS_RTS) {
+		qp->e.psn = qp->attr.sq_psn;
+		qp->e.una = qp->attr.sq_psn;
+		qp->e.retry_left = qp->attr.retry_cnt;
+		qp->e.rnr_left = qp->attr.rnr_retry;
+	}
+	if (qp->fp.type == IBV_QPT_UD && qp->mtu == 0)
+		qp->mtu = dev->ib_mtu;
+	__atomic_store_n(&qp->fp.state, next, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+void
+roce_qp_query(struct droce_rdev_qp *fp, struct ibv_qp_attr *attr)
+{
+	struct roce_qp *qp = to_roce_qp(fp);
+
+	pthread_mutex_lock(&qp->dev->lock);
+	*attr = qp->attr;
+	attr->qp_state = roce_qp_state(qp);
+	attr->cur_qp_state = attr->qp_state;
+	attr->path_mig_state = IBV_MIG_MIGRATED;
+	attr->sq_draining = 0;
+	attr->cap.max_inline_data = qp->fp.max_inline;
+	pthread_mutex_unlock(&qp->dev->lock);
+}
+
+void
+roce_qp_destroy(struct droce_rdev_qp *fp)
+{
+	struct roce_qp *qp = to_roce_qp(fp);
+	struct roce_dev *dev = qp->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	__atomic_store_n(&qp->fp.state, IBV_QPS_RESET, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&dev->qp_tbl[qp->idx], NULL, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&dev->nb_qp, 1, __ATOMIC_RELAXED);
+	dev->qp_taken[qp->idx] = false;
+	pthread_mutex_unlock(&dev->lock);
+	roce_dev_quiesce(dev);
+	roce_qp_reset_engine(qp);
+	roce_ring_release(qp->tm_pool);
+	roce_wq_fini(&qp->fp.sq);
+	if (qp->srq == NULL)
+		roce_wq_fini(&qp->fp.rq);
+	roce_free(qp->e.win);
+	roce_free(qp);
+}
+
+/* --- Address handles --- */
+/* RoCEv2 over IPv4: the GID must be IPv4-mapped (::ffff:a.b.c.d). */
+int
+roce_av_from_ah_attr(struct roce_dev *dev, const struct ibv_ah_attr *ah, struct droce_av *av)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (!ah->is_global || ah->port_num != 1 || ah->grh.sgid_index != 0 ||
+	    memcmp(ah->grh.dgid.raw, v4mapped, sizeof(v4mapped)) != 0)
+		return -EINVAL;
+	memset(av, 0, sizeof(*av));
+	memcpy(&av->dip, &ah->grh.dgid.raw[12], 4);
+	if (av->dip == 0)
+		return -EINVAL;
+	av->sip = dev->ip;
+	av->tos = ah->grh.traffic_class;
+	av->ttl = ah->grh.hop_limit ? ah->grh.hop_limit : 64;
+	av->sl = ah->sl;
+	av->port_num = 1;
+	return 0;
+}
+
+int
+roce_ah_create(struct droce_rdev_pd *pd, const struct ibv_ah_attr *attr, struct droce_av *av)
+{
+	struct roce_dev *dev = pd->dev;
+
+	if (roce_av_from_ah_attr(dev, attr, av) != 0)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nb_ah >= DROCE_MAX_AH) {
+		pthread_mutex_unlock(&dev->lock);
+		return -ENOMEM;
+	}
+	dev->nb_ah++;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+void
+roce_ah_destroy(struct droce_rdev *rdev)
+{
+	struct roce_dev *dev = to_roce_dev(rdev);
+
+	pthread_mutex_lock(&dev->lock);
+	dev->nb_ah--;
+	pthread_mutex_unlock(&dev->lock);
 }

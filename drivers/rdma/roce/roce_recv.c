@@ -39,9 +39,9 @@ static bool
 qp_type_matches(const struct roce_qp *qp, uint8_t opcode)
 {
 	switch (roce_op_transport(opcode)) {
-	case IBV_OPCODE_RC: return qp->type == IBV_QPT_RC;
-	case IBV_OPCODE_UC: return qp->type == IBV_QPT_UC;
-	case IBV_OPCODE_UD: return qp->type == IBV_QPT_UD;
+	case IBV_OPCODE_RC: return qp->fp.type == IBV_QPT_RC;
+	case IBV_OPCODE_UC: return qp->fp.type == IBV_QPT_UC;
+	case IBV_OPCODE_UD: return qp->fp.type == IBV_QPT_UD;
 	default: return false;
 	}
 }
@@ -150,7 +150,7 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 	qpn = bth_qpn(pkt.bth);
 	idx = qpn - DROCE_QPN_BASE;
 	qp = idx < DROCE_MAX_QP ? __atomic_load_n(&dev->qp_tbl[idx], __ATOMIC_ACQUIRE) : NULL;
-	if (qp == NULL || qp->qpn != qpn || !qp_type_matches(qp, pkt.opcode)) {
+	if (qp == NULL || qp->fp.qpn != qpn || !qp_type_matches(qp, pkt.opcode)) {
 		st->rx_drop_no_qp++;
 		goto drop;
 	}

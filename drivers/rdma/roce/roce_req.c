@@ -23,14 +23,14 @@
  */
 #define REQ_MAX_UNACKED	(4 * DROCE_ACK_EVERY)
 
-static inline struct roce_send_wqe *
+static inline struct droce_send_wqe *
 win_at(const struct roce_qp *qp, uint32_t i)
 {
-	return qp->e.win[i % qp->sq.size];
+	return qp->e.win[i % qp->fp.sq.size];
 }
 
 static uint8_t
-wr_opcode(const struct roce_send_wqe *wqe, bool first, bool last)
+wr_opcode(const struct droce_send_wqe *wqe, bool first, bool last)
 {
 	bool imm = wqe->opcode == IBV_WR_SEND_WITH_IMM || wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 	bool write = wqe->opcode == IBV_WR_RDMA_WRITE || wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -62,7 +62,7 @@ transport_of(enum ibv_qp_type t)
 static uint32_t
 qp_mtu(const struct roce_dev *dev, const struct roce_qp *qp)
 {
-	return qp->type == IBV_QPT_UD ? dev->ib_mtu : qp->mtu;
+	return qp->fp.type == IBV_QPT_UD ? dev->ib_mtu : qp->mtu;
 }
 
 /*
@@ -70,7 +70,7 @@ qp_mtu(const struct roce_dev *dev, const struct roce_qp *qp)
  * one packet that stands for all the WQE's PSNs.
  */
 static int
-send_rd_atomic(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
+send_rd_atomic(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 {
 	struct roce_qp_eng *e = &qp->e;
 	bool read = wqe->opcode == IBV_WR_RDMA_READ;
@@ -108,7 +108,7 @@ send_rd_atomic(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *w
  * waits for every earlier READ/atomic to complete. true: @wqe may start.
  */
 static bool
-rd_atomic_allowed(const struct roce_qp *qp, const struct roce_send_wqe *wqe)
+rd_atomic_allowed(const struct roce_qp *qp, const struct droce_send_wqe *wqe)
 {
 	const struct roce_qp_eng *e = &qp->e;
 	uint32_t n = 0, max = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
@@ -123,25 +123,25 @@ rd_atomic_allowed(const struct roce_qp *qp, const struct roce_send_wqe *wqe)
 
 /* Build and queue packet number e->cur_pkt of @wqe. */
 static int
-send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
+send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 {
 	struct roce_qp_eng *e = &qp->e;
 	uint32_t mtu = qp_mtu(dev, qp);
 	uint32_t pay = RTE_MIN(mtu, wqe->length - e->cur_off);
 	bool first = e->cur_pkt == 0;
 	bool last = e->cur_off + pay == wqe->length;
-	uint8_t opcode = transport_of(qp->type) | wr_opcode(wqe, first, last);
+	uint8_t opcode = transport_of(qp->fp.type) | wr_opcode(wqe, first, last);
 	const struct roce_opcode_info *oi = &roce_opcode_tbl[opcode];
 	uint32_t pad = -pay & 3;
-	const struct roce_av *av = qp->type == IBV_QPT_UD ? &wqe->wr.ud.av : &qp->av;
-	uint32_t dqpn = qp->type == IBV_QPT_UD ? wqe->wr.ud.remote_qpn : qp->attr.dest_qp_num;
+	const struct droce_av *av = qp->fp.type == IBV_QPT_UD ? &wqe->wr.ud.av : &qp->av;
+	uint32_t dqpn = qp->fp.type == IBV_QPT_UD ? wqe->wr.ud.remote_qpn : qp->attr.dest_qp_num;
 	bool ackreq = false;
 	struct rte_mbuf *m;
 	uint8_t *p;
 
 	if (roce_wqe_is_rd_atomic(wqe))
 		return send_rd_atomic(dev, qp, wqe);
-	if (qp->type == IBV_QPT_RC)
+	if (qp->fp.type == IBV_QPT_RC)
 		ackreq = last || ++e->pkts_since_ackreq >= DROCE_ACK_EVERY;
 	m = roce_pkt_alloc(dev);
 	if (m == NULL)
@@ -158,7 +158,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
 		/* IBA 10.2.4: a Q_Key with the high bit set means "use the QP's" */
 		uint32_t qkey = (int32_t)wqe->wr.ud.remote_qkey < 0 ? qp->attr.qkey : wqe->wr.ud.remote_qkey;
 
-		deth_init((struct roce_deth *)p, qkey, qp->qpn);
+		deth_init((struct roce_deth *)p, qkey, qp->fp.qpn);
 		p += ROCE_DETH_LEN;
 	}
 	if (oi->flags & ROCE_OPF_RETH) {
@@ -219,7 +219,7 @@ roce_req_rewind(struct roce_qp *qp, uint32_t psn)
 	uint32_t end = e->win_cur + (e->cur_pkt != 0);
 
 	for (uint32_t i = e->win_head; i != end; i++) {
-		struct roce_send_wqe *w = win_at(qp, i);
+		struct droce_send_wqe *w = win_at(qp, i);
 
 		if (psn_cmp(psn, w->first_psn) >= 0 && psn_cmp(psn, w->last_psn) <= 0) {
 			e->win_cur = i;
@@ -271,24 +271,24 @@ static void
 pull_posted(struct roce_qp *qp)
 {
 	struct roce_qp_eng *e = &qp->e;
-	uint32_t space = qp->sq.size - (e->win_tail - e->win_head);
+	uint32_t space = qp->fp.sq.size - (e->win_tail - e->win_head);
 	void *tmp[DROCE_BURST];
 	unsigned int n;
 
 	if (space == 0)
 		return;
-	n = rte_ring_dequeue_burst(qp->sq.posted, tmp, RTE_MIN(space, (uint32_t)DROCE_BURST), NULL);
+	n = rte_ring_dequeue_burst(qp->fp.sq.posted, tmp, RTE_MIN(space, (uint32_t)DROCE_BURST), NULL);
 	for (unsigned int i = 0; i < n; i++) {
-		struct roce_send_wqe *w = tmp[i];
+		struct droce_send_wqe *w = tmp[i];
 
 		w->npkts = 0;
-		e->win[e->win_tail++ % qp->sq.size] = w;
+		e->win[e->win_tail++ % qp->fp.sq.size] = w;
 	}
 }
 
 /* First transmission of a WQE: check its local keys and assign its PSNs. */
 static int
-start_wqe(struct roce_dev *dev, struct roce_qp *qp, struct roce_send_wqe *wqe)
+start_wqe(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 {
 	uint32_t mtu = qp_mtu(dev, qp);
 	int access = roce_wqe_is_rd_atomic(wqe) ? IBV_ACCESS_LOCAL_WRITE : 0;
@@ -318,13 +318,13 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
 		return;
 	/* SQD: finish the messages already begun, start no new one (IBA 10.3.1) */
-	if (st != IBV_QPS_SQD && e->win_tail - e->win_head < qp->sq.size &&
-	    !rte_ring_empty(qp->sq.posted))
+	if (st != IBV_QPS_SQD && e->win_tail - e->win_head < qp->fp.sq.size &&
+	    !rte_ring_empty(qp->fp.sq.posted))
 		pull_posted(qp);
 	if (e->win_cur == e->win_tail && e->win_head == e->win_cur)
 		return;
 	now = rte_get_timer_cycles();
-	if (qp->type == IBV_QPT_RC) {
+	if (qp->fp.type == IBV_QPT_RC) {
 		/* waiting out an RNR NAK's delay is not waiting for an ACK */
 		if (now < e->rnr_tsc)
 			return;
@@ -333,14 +333,14 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 			return;
 	}
 	while (budget-- && e->win_cur != e->win_tail) {
-		struct roce_send_wqe *wqe = win_at(qp, e->win_cur);
+		struct droce_send_wqe *wqe = win_at(qp, e->win_cur);
 		int ret;
 
 		if (st == IBV_QPS_SQD && e->cur_pkt == 0 && wqe->npkts == 0)
 			return;
 		if (e->cur_pkt == 0 && wqe->npkts == 0 && !rd_atomic_allowed(qp, wqe))
 			return;
-		if (qp->type == IBV_QPT_RC && psn_diff(e->psn, e->una) >= REQ_MAX_UNACKED)
+		if (qp->fp.type == IBV_QPT_RC && psn_diff(e->psn, e->una) >= REQ_MAX_UNACKED)
 			return;
 		if (e->cur_pkt == 0 && wqe->npkts == 0 && start_wqe(dev, qp, wqe) != 0) {
 			/* a bad local key fails the WR; the QP goes to ERR */
@@ -362,7 +362,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 			 * leave for a whole retry budget ends in
 			 * IBV_WC_RETRY_EXC_ERR rather than waiting forever.
 			 */
-			if (qp->type == IBV_QPT_RC && !e->tx_stalled) {
+			if (qp->fp.type == IBV_QPT_RC && !e->tx_stalled) {
 				e->tx_stalled = 1;
 				if (e->retry_tsc == 0)
 					arm_stall(qp, now);
@@ -370,7 +370,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 			return;
 		}
 		e->tx_stalled = 0;
-		if (qp->type == IBV_QPT_RC)
+		if (qp->fp.type == IBV_QPT_RC)
 			arm_retry(qp, now);
 		if (ret == 0)
 			continue;
@@ -378,7 +378,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		e->win_cur++;
 		e->cur_pkt = 0;
 		e->cur_off = 0;
-		if (qp->type != IBV_QPT_RC) {
+		if (qp->fp.type != IBV_QPT_RC) {
 			roce_comp_send_wqe(qp, wqe, IBV_WC_SUCCESS);
 			e->win_head++;
 		}

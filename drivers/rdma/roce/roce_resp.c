@@ -9,31 +9,31 @@
 
 #include "roce_loc.h"
 
-static struct roce_recv_wqe *
+static struct droce_recv_wqe *
 get_rwqe(struct roce_dev *dev, struct roce_qp *qp)
 {
-	struct roce_recv_wqe *w;
+	struct droce_recv_wqe *w;
 
 	if (qp->srq)
 		return roce_srq_get(dev, qp->srq);
-	return rte_ring_dequeue(qp->rq.posted, (void **)&w) == 0 ? w : NULL;
+	return rte_ring_dequeue(qp->fp.rq.posted, (void **)&w) == 0 ? w : NULL;
 }
 
 /* IBA 10.2.9.1: an SRQ's WQEs are checked against the SRQ's PD */
-static inline const struct roce_pd *
+static inline const struct droce_rdev_pd *
 rwqe_pd(const struct roce_qp *qp)
 {
 	return qp->srq ? qp->srq->pd : qp->pd;
 }
 
 static void
-put_rwqe(struct roce_qp *qp, struct roce_recv_wqe *w)
+put_rwqe(struct roce_qp *qp, struct droce_recv_wqe *w)
 {
-	rte_ring_enqueue(qp->srq ? qp->srq->rq.free : qp->rq.free, w);
+	rte_ring_enqueue(qp->srq ? qp->srq->fp.rq.free : qp->fp.rq.free, w);
 }
 
 static void
-complete_recv(struct roce_qp *qp, struct roce_recv_wqe *w, enum ibv_wc_status st,
+complete_recv(struct roce_qp *qp, struct droce_recv_wqe *w, enum ibv_wc_status st,
 	      enum ibv_wc_opcode op, uint32_t len, unsigned int flags,
 	      rte_be32_t imm, uint32_t src_qp, bool solicited)
 {
@@ -42,7 +42,7 @@ complete_recv(struct roce_qp *qp, struct roce_recv_wqe *w, enum ibv_wc_status st
 		.status = st,
 		.opcode = op,
 		.byte_len = len,
-		.qp_num = qp->qpn,
+		.qp_num = qp->fp.qpn,
 		.src_qp = src_qp,
 		.wc_flags = flags,
 		.imm_data = imm,
@@ -53,7 +53,7 @@ complete_recv(struct roce_qp *qp, struct roce_recv_wqe *w, enum ibv_wc_status st
 		return;
 	}
 	put_rwqe(qp, w);
-	roce_cq_push(qp->rcq, &wc, solicited);
+	roce_cq_push(qp->rcq, &wc, NULL, solicited);
 }
 
 static struct rte_mbuf *
@@ -163,7 +163,7 @@ static void
 ud_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
 	const struct roce_deth *deth = (const struct roce_deth *)pkt->ext;
-	struct roce_recv_wqe *w;
+	struct droce_recv_wqe *w;
 	uint8_t grh[ROCE_GRH_LEN];
 	unsigned int flags = IBV_WC_GRH;
 	rte_be32_t imm = 0;
@@ -426,7 +426,7 @@ check_psn(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	struct roce_qp_eng *e = &qp->e;
 	int32_t d = psn_cmp(pkt->psn, e->epsn);
 
-	if (qp->type == IBV_QPT_UC) {
+	if (qp->fp.type == IBV_QPT_UC) {
 		if (d != 0) {
 			/* IBA 9.8.3: lost packets drop the message in progress */
 			dev->stats.rx_drop_seq++;
@@ -481,7 +481,7 @@ static void
 req_fail(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn,
 	 bool wc_reported)
 {
-	if (qp->type == IBV_QPT_RC) {
+	if (qp->fp.type == IBV_QPT_RC) {
 		nak_fatal(dev, qp, pkt, syn, wc_reported);
 	} else {
 		abort_msg(qp);
@@ -493,7 +493,7 @@ req_fail(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t
 static void
 rnr(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
-	if (qp->type == IBV_QPT_RC) {
+	if (qp->fp.type == IBV_QPT_RC) {
 		dev->stats.rnr_naks_sent++;
 		send_aeth(dev, qp, pkt->psn, AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
 	} else {
@@ -605,7 +605,7 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		 * with the QP. UC cannot keep it (its SGEs were never checked, and a
 		 * kept WQE is reused for SEND data unchecked).
 		 */
-		if (e->rwqe && qp->type != IBV_QPT_RC) {
+		if (e->rwqe && qp->fp.type != IBV_QPT_RC) {
 			put_rwqe(qp, e->rwqe);
 			e->rwqe = NULL;
 		}
@@ -628,7 +628,7 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
 	struct roce_qp_eng *e = &qp->e;
 	uint32_t st = roce_qp_state(qp);
-	uint32_t mtu = qp->type == IBV_QPT_UD ? dev->ib_mtu : qp->mtu;
+	uint32_t mtu = qp->fp.type == IBV_QPT_UD ? dev->ib_mtu : qp->mtu;
 	int ret;
 
 	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD && st != IBV_QPS_SQE) {
@@ -639,14 +639,14 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		dev->stats.rx_drop_bad_len++;
 		return;
 	}
-	if (qp->type == IBV_QPT_UD) {
+	if (qp->fp.type == IBV_QPT_UD) {
 		ud_rcv(dev, qp, pkt);
 		return;
 	}
 	if (!check_psn(dev, qp, pkt))
 		return;
 	if (pkt->opf & (ROCE_OPF_READ | ROCE_OPF_ATOMIC)) {
-		if (qp->type != IBV_QPT_RC || e->in_msg) {
+		if (qp->fp.type != IBV_QPT_RC || e->in_msg) {
 			req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 			return;
 		}
@@ -670,6 +670,6 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	if (pkt->opf & ROCE_OPF_LAST)
 		e->msn = (e->msn + 1) & 0xffffff;
 	/* not for a message whose completion a CQ overrun lost (the QP is in ERR) */
-	if (qp->type == IBV_QPT_RC && bth_ackreq(pkt->bth) && roce_qp_state(qp) != IBV_QPS_ERR)
+	if (qp->fp.type == IBV_QPT_RC && bth_ackreq(pkt->bth) && roce_qp_state(qp) != IBV_QPS_ERR)
 		owe_ack(dev, qp, pkt->psn);
 }

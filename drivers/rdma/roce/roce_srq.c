@@ -1,26 +1,109 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shared receive queue: the engine side. */
+/* Shared receive queue: the engine side, and the srq_* ops. */
 #include "roce_loc.h"
 
 /* Take the next receive WQE; raises the armed limit event (man ibv_modify_srq). */
-struct roce_recv_wqe *
+struct droce_recv_wqe *
 roce_srq_get(struct roce_dev *dev, struct roce_srq *srq)
 {
-	struct roce_recv_wqe *wqe;
+	struct droce_recv_wqe *wqe;
 	uint32_t limit;
 
-	if (rte_ring_dequeue(srq->rq.posted, (void **)&wqe) != 0)
+	if (rte_ring_dequeue(srq->fp.rq.posted, (void **)&wqe) != 0)
 		return NULL;
 	limit = __atomic_load_n(&srq->limit, __ATOMIC_ACQUIRE);
-	if (unlikely(limit) && rte_ring_count(srq->rq.posted) < limit &&
+	if (unlikely(limit) && rte_ring_count(srq->fp.rq.posted) < limit &&
 	    __atomic_compare_exchange_n(&srq->limit, &limit, 0, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 		struct ibv_async_event ev = {
-			.element.srq = &srq->ibsrq,
+			.element.srq = srq->fp.user,
 			.event_type = IBV_EVENT_SRQ_LIMIT_REACHED,
 		};
 
 		roce_async_raise(dev, &ev);
 	}
 	return wqe;
+}
+
+/* --- SRQ objects --- */
+int
+roce_srq_create(struct droce_rdev_pd *pd, uint32_t max_wr, uint32_t max_sge, void *user,
+		struct droce_rdev_srq **out)
+{
+	struct roce_dev *dev = pd->dev;
+	char name[RTE_RING_NAMESIZE];
+	struct roce_srq *srq;
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	if (dev->nb_srq >= DROCE_MAX_SRQ) {
+		pthread_mutex_unlock(&dev->lock);
+		return -ENOMEM;
+	}
+	dev->nb_srq++;
+	pthread_mutex_unlock(&dev->lock);
+	srq = roce_zmalloc("droce_srq", sizeof(*srq), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+	if (srq == NULL) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	snprintf(name, sizeof(name), "dsrq%p", (void *)srq);
+	ret = roce_wq_init(&srq->fp.rq, name, max_wr, RTE_MAX(max_sge, 1U),
+			   sizeof(struct droce_recv_wqe), SOCKET_ID_ANY);
+	if (ret)
+		goto err_free_srq;
+	srq->fp.dev = &dev->rdev;
+	srq->fp.user = user;
+	srq->dev = dev;
+	srq->pd = pd;
+	/* man ibv_create_srq: the limit given at creation is not armed */
+	*out = &srq->fp;
+	return 0;
+
+err_free_srq:
+	roce_free(srq);
+err_count:
+	pthread_mutex_lock(&dev->lock);
+	dev->nb_srq--;
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+int
+roce_srq_limit_set(struct droce_rdev_srq *fp, uint32_t limit)
+{
+	struct roce_srq *srq = to_roce_srq(fp);
+
+	if (limit > srq->fp.rq.size)
+		return -EINVAL;
+	__atomic_store_n(&srq->limit, limit, __ATOMIC_RELEASE);
+	return 0;
+}
+
+uint32_t
+roce_srq_limit_get(struct droce_rdev_srq *fp)
+{
+	return __atomic_load_n(&to_roce_srq(fp)->limit, __ATOMIC_ACQUIRE);
+}
+
+int
+roce_srq_destroy(struct droce_rdev_srq *fp)
+{
+	struct roce_srq *srq = to_roce_srq(fp);
+	struct roce_dev *dev = srq->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	for (uint32_t i = 0; i < DROCE_MAX_QP; i++) {
+		if (dev->qp_tbl[i] && dev->qp_tbl[i]->srq == srq) {
+			pthread_mutex_unlock(&dev->lock);
+			return -EBUSY;
+		}
+	}
+	dev->nb_srq--;
+	pthread_mutex_unlock(&dev->lock);
+	if (srq->tm != NULL)
+		roce_tm_fini(srq);
+	roce_wq_fini(&srq->fp.rq);
+	roce_free(srq);
+	return 0;
 }

@@ -93,7 +93,7 @@ match(struct roce_tm *tm, uint64_t tag)
 }
 
 static void
-op_complete(struct roce_tm *tm, const struct roce_tm_op *op, enum ibv_wc_status st,
+op_complete(struct roce_tm *tm, const struct droce_tm_op *op, enum ibv_wc_status st,
 	    uint32_t release)
 {
 	struct ibv_wc wc = {
@@ -106,8 +106,7 @@ op_complete(struct roce_tm *tm, const struct roce_tm_op *op, enum ibv_wc_status 
 	/* software has not yet reported every unexpected message */
 	if (!in_phase(tm))
 		wc.wc_flags = IBV_WC_TM_SYNC_REQ;
-	roce_wc_tm_set(&wc, 0, 0, release);
-	roce_cq_push(tm->cq, &wc, false);
+	roce_cq_push(tm->cq, &wc, &(struct droce_cqe_tm){ .release = release }, false);
 }
 
 /* Apply the list operations posted so far, in order. */
@@ -115,7 +114,7 @@ void
 roce_tm_ops_run(struct roce_srq *srq)
 {
 	struct roce_tm *tm = srq->tm;
-	struct roce_tm_op op;
+	struct droce_tm_op op;
 
 	while (rte_ring_dequeue_elem(tm->ops, &op, sizeof(op)) == 0) {
 		struct roce_tm_tag *t = &tm->tags[op.handle % tm->max_tags];
@@ -179,12 +178,12 @@ rndv_mode(const struct roce_qp *qp, struct roce_tm_tag *t, const struct roce_pkt
 static void
 rndv_start(struct roce_qp *qp, struct roce_tm_tag *t)
 {
-	struct roce_send_wqe *w;
+	struct droce_send_wqe *w;
 
 	/* rndv_mode saw a free slot, and only the engine takes them */
 	if (rte_ring_dequeue(qp->tm_pool, (void **)&w) != 0)
 		return;
-	memset(w, 0, offsetof(struct roce_send_wqe, sge));
+	memset(w, 0, offsetof(struct droce_send_wqe, sge));
 	w->opcode = IBV_WR_RDMA_READ;
 	w->length = t->rv_len;
 	w->num_sge = 1;
@@ -195,7 +194,7 @@ rndv_start(struct roce_qp *qp, struct roce_tm_tag *t)
 	w->wr.rdma.rkey = t->rv_rkey;
 	w->tm = ROCE_TMW_READ;
 	w->tm_handle = handle_of(qp->srq->tm, t);
-	rte_ring_enqueue(qp->sq.posted, w);	/* sized for every slot */
+	rte_ring_enqueue(qp->fp.sq.posted, w);	/* sized for every slot */
 }
 
 /*
@@ -212,14 +211,19 @@ tag_end(struct roce_qp *qp, struct roce_tm_tag *t, enum ibv_wc_status st, uint32
 		.wr_id = t->rw.wr_id,
 		.status = st,
 		.opcode = IBV_WC_TM_RECV,
-		.qp_num = qp->qpn,
+		.qp_num = qp->fp.qpn,
 		.byte_len = st == IBV_WC_SUCCESS ? len : 0,
 		.wc_flags = st == IBV_WC_SUCCESS ? IBV_WC_TM_DATA_VALID : 0,
 	};
 
-	roce_wc_tm_set(&wc, t->msg_tag, t->msg_ctx, release_of(tm, handle_of(tm, t)));
+	struct droce_cqe_tm ti = {
+		.tag = t->msg_tag,
+		.app_ctx = t->msg_ctx,
+		.release = release_of(tm, handle_of(tm, t)),
+	};
+
 	t->state = TMT_FREE;
-	roce_cq_push(tm->cq, &wc, false);
+	roce_cq_push(tm->cq, &wc, &ti, false);
 }
 
 /*
@@ -227,7 +231,7 @@ tag_end(struct roce_qp *qp, struct roce_tm_tag *t, enum ibv_wc_status st, uint32
  * send the FIN from the same slot and complete the tag with DATA_VALID.
  */
 void
-roce_tm_wqe_done(struct roce_qp *qp, struct roce_send_wqe *w, enum ibv_wc_status st)
+roce_tm_wqe_done(struct roce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_status st)
 {
 	struct roce_tm_tag *t;
 	struct ibv_tmh fin;
@@ -245,13 +249,13 @@ roce_tm_wqe_done(struct roce_qp *qp, struct roce_send_wqe *w, enum ibv_wc_status
 			.app_ctx = rte_cpu_to_be_32(t->msg_ctx),
 			.tag = rte_cpu_to_be_64(t->msg_tag),
 		};
-		memset(w, 0, offsetof(struct roce_send_wqe, sge));
+		memset(w, 0, offsetof(struct droce_send_wqe, sge));
 		w->opcode = IBV_WR_SEND;
 		w->length = sizeof(fin);
 		w->inl = 1;
 		memcpy(w->inline_data, &fin, sizeof(fin));
 		w->tm = ROCE_TMW_FIN;
-		rte_ring_enqueue(qp->sq.posted, w);
+		rte_ring_enqueue(qp->fp.sq.posted, w);
 	} else {
 		rte_ring_enqueue(qp->tm_pool, w);
 	}
@@ -260,14 +264,14 @@ roce_tm_wqe_done(struct roce_qp *qp, struct roce_send_wqe *w, enum ibv_wc_status
 
 /* QP reset: a send WQE goes back where it came from. */
 void
-roce_send_wqe_release(struct roce_qp *qp, struct roce_send_wqe *w)
+roce_send_wqe_release(struct roce_qp *qp, struct droce_send_wqe *w)
 {
 	if (unlikely(w->tm)) {
 		if (w->tm == ROCE_TMW_READ)
 			tag_end(qp, &qp->srq->tm->tags[w->tm_handle], IBV_WC_WR_FLUSH_ERR, 0);
 		rte_ring_enqueue(qp->tm_pool, w);
 	} else {
-		rte_ring_enqueue(qp->sq.free, w);
+		rte_ring_enqueue(qp->fp.sq.free, w);
 	}
 }
 
@@ -315,12 +319,13 @@ roce_tm_rcv_first(struct roce_dev *dev, struct roce_qp *qp, const struct roce_pk
 			struct ibv_wc wc = {
 				.wr_id = t->rw.wr_id,
 				.opcode = IBV_WC_TM_RECV,
-				.qp_num = qp->qpn,
+				.qp_num = qp->fp.qpn,
 				.wc_flags = IBV_WC_TM_MATCH,
 			};
 
-			roce_wc_tm_set(&wc, t->msg_tag, t->msg_ctx, 0);
-			roce_cq_push(tm->cq, &wc, false);
+			struct droce_cqe_tm ti = { .tag = t->msg_tag, .app_ctx = t->msg_ctx };
+
+			roce_cq_push(tm->cq, &wc, &ti, false);
 		}
 		return t->rndv == ROCE_RNDV_SW ? 0 : (int)sizeof(tmh);
 	}
@@ -340,13 +345,16 @@ roce_tm_rcv_first(struct roce_dev *dev, struct roce_qp *qp, const struct roce_pk
  * it polls this completion.
  */
 void
-roce_tm_recv_done(struct roce_qp *qp, struct roce_recv_wqe *w, struct ibv_wc *wc, bool solicited)
+roce_tm_recv_done(struct roce_qp *qp, struct droce_recv_wqe *w, struct ibv_wc *wc, bool solicited)
 {
 	struct roce_qp_eng *e = &qp->e;
 	struct roce_tm *tm = qp->srq->tm;
 	struct roce_tm_tag *t = e->tm_tag;
+	struct droce_cqe_tm ti = { 0 };
 
 	if (t != NULL && w == &t->rw) {
+		ti.tag = t->msg_tag;
+		ti.app_ctx = t->msg_ctx;
 		wc->opcode = IBV_WC_TM_RECV;
 		e->tm_tag = NULL;
 		e->tm_kind = ROCE_TM_PLAIN;
@@ -354,8 +362,7 @@ roce_tm_recv_done(struct roce_qp *qp, struct roce_recv_wqe *w, struct ibv_wc *wc
 			/* MATCH now; DATA_VALID once the READ is done */
 			wc->wc_flags |= IBV_WC_TM_MATCH;
 			wc->byte_len = 0;
-			roce_wc_tm_set(wc, t->msg_tag, t->msg_ctx, 0);
-			roce_cq_push(tm->cq, wc, solicited);
+			roce_cq_push(tm->cq, wc, &ti, solicited);
 			rndv_start(qp, t);
 			return;
 		}
@@ -369,10 +376,10 @@ roce_tm_recv_done(struct roce_qp *qp, struct roce_recv_wqe *w, struct ibv_wc *wc
 			if (e->roff + sizeof(struct ibv_tmh) <= qp->mtu)	/* one packet */
 				wc->wc_flags |= IBV_WC_TM_MATCH;
 		}
-		roce_wc_tm_set(wc, t->msg_tag, t->msg_ctx, release_of(tm, handle_of(tm, t)));
+		ti.release = release_of(tm, handle_of(tm, t));
 		t->state = TMT_FREE;
 	} else {
-		rte_ring_enqueue(qp->srq->rq.free, w);
+		rte_ring_enqueue(qp->srq->fp.rq.free, w);
 		if (e->tm_kind == ROCE_TM_UNEXPECTED) {
 			wc->opcode = IBV_WC_TM_RECV;
 			/* software cannot count an error completion: neither does the SRQ */
@@ -381,10 +388,9 @@ roce_tm_recv_done(struct roce_qp *qp, struct roce_recv_wqe *w, struct ibv_wc *wc
 		} else if (e->tm_kind == ROCE_TM_NO_TAG) {
 			wc->opcode = IBV_WC_TM_NO_TAG;
 		}
-		roce_wc_tm_set(wc, 0, 0, 0);
 		e->tm_kind = ROCE_TM_PLAIN;
 	}
-	roce_cq_push(tm->cq, wc, solicited);
+	roce_cq_push(tm->cq, wc, &ti, solicited);
 }
 
 /* An unexpected message that never reaches software (error, QP reset). */
@@ -400,4 +406,125 @@ roce_tm_drop(struct roce_qp *qp)
 {
 	tag_end(qp, qp->e.tm_tag, IBV_WC_WR_FLUSH_ERR, 0);
 	qp->e.tm_tag = NULL;
+}
+
+/* --- Tag-matching SRQ objects (the srq_tm_enable and tm_release ops) --- */
+static void
+tm_free(struct roce_tm *tm)
+{
+	roce_ring_release(tm->ops);
+	roce_ring_release(tm->free);
+	roce_free(tm->tags);
+	roce_free(tm);
+}
+
+static struct roce_tm *
+tm_alloc(struct roce_cq *cq, uint32_t ntags, uint32_t max_ops)
+{
+	char name[RTE_RING_NAMESIZE];
+	struct roce_tm *tm;
+
+	tm = roce_zmalloc("droce_tm", sizeof(*tm), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+	if (tm == NULL)
+		return NULL;
+	tm->cq = cq;
+	tm->max_tags = ntags;
+	tm->max_ops = max_ops;
+	tm->head = tm->tail = UINT32_MAX;
+	tm->tags = roce_zmalloc("droce_tm_tags", sizeof(*tm->tags) * ntags, RTE_CACHE_LINE_SIZE,
+				SOCKET_ID_ANY);
+	snprintf(name, sizeof(name), "dtmo%p", (void *)tm);
+	tm->ops = roce_ring_alloc(name, sizeof(struct droce_tm_op), max_ops, SOCKET_ID_ANY,
+				  RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	snprintf(name, sizeof(name), "dtmf%p", (void *)tm);
+	tm->free = roce_ring_alloc(name, sizeof(void *), ntags, SOCKET_ID_ANY, RING_F_EXACT_SZ);
+	if (tm->tags == NULL || tm->ops == NULL || tm->free == NULL) {
+		tm_free(tm);
+		return NULL;
+	}
+	for (uintptr_t h = 0; h < ntags; h++) {
+		tm->tags[h].prev = tm->tags[h].next = UINT32_MAX;
+		rte_ring_enqueue(tm->free, (void *)h);
+	}
+	return tm;
+}
+
+/*
+ * Make a new SRQ a tag-matching one: its WQEs take unexpected messages, the
+ * tag list is registered with the device so that the engine applies its list
+ * operations even before a QP uses it.
+ */
+int
+roce_srq_tm_enable(struct droce_rdev_srq *fp, struct droce_rdev_cq *cqfp, uint32_t max_tags,
+		   uint32_t max_ops)
+{
+	struct roce_srq *srq = to_roce_srq(fp);
+	struct roce_cq *cq = to_roce_cq(cqfp);
+	struct roce_dev *dev = srq->dev;
+	struct roce_tm *tm;
+	uint32_t idx;
+
+	if (cq->dev != dev)
+		return -EINVAL;
+	tm = tm_alloc(cq, max_tags, max_ops);
+	if (tm == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&dev->lock);
+	for (idx = 0; idx < DROCE_MAX_TM_SRQ && dev->tm_tbl[idx]; idx++)
+		;
+	if (idx == DROCE_MAX_TM_SRQ) {
+		pthread_mutex_unlock(&dev->lock);
+		tm_free(tm);
+		return -ENOMEM;
+	}
+	tm->idx = idx;
+	srq->tm = tm;
+	srq->fp.tm_ops = tm->ops;
+	srq->fp.tm_free = tm->free;
+	srq->fp.tm_max_tags = max_tags;
+	__atomic_fetch_add(&cq->fp.tm_users, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&dev->tm_tbl[idx], srq, __ATOMIC_RELEASE);
+	if (idx + 1 > dev->tm_hi)
+		__atomic_store_n(&dev->tm_hi, idx + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+/* A TM SRQ being destroyed, once no QP uses it: the engine lets go first. */
+void
+roce_tm_fini(struct roce_srq *srq)
+{
+	struct roce_tm *tm = srq->tm;
+	struct roce_dev *dev = srq->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	__atomic_store_n(&dev->tm_tbl[tm->idx], NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
+	roce_dev_quiesce(dev);
+	__atomic_fetch_sub(&tm->cq->fp.tm_users, 1, __ATOMIC_RELAXED);
+	srq->tm = NULL;
+	srq->fp.tm_ops = NULL;
+	srq->fp.tm_free = NULL;
+	tm_free(tm);
+}
+
+/*
+ * A tag-matching completion was polled: a tagged buffer's handle
+ * (struct droce_cqe_tm.release, see release_of) goes back to its SRQ's free
+ * ring, if the completion still owes it (not one of a destroyed SRQ's).
+ */
+void
+roce_tm_release(struct droce_rdev *rdev, uint32_t release)
+{
+	struct roce_dev *dev = to_roce_dev(rdev);
+	uint32_t idx = (release - 1) >> ROCE_TM_HANDLE_BITS;
+	uintptr_t h = (release - 1) & ((1u << ROCE_TM_HANDLE_BITS) - 1);
+	struct roce_srq *srq;
+
+	if (release == 0 || idx >= DROCE_MAX_TM_SRQ)
+		return;
+	srq = __atomic_load_n(&dev->tm_tbl[idx], __ATOMIC_ACQUIRE);
+	if (srq != NULL && h < srq->tm->max_tags &&
+	    __atomic_exchange_n(&srq->tm->tags[h].owed, 0, __ATOMIC_ACQ_REL))
+		rte_ring_enqueue(srq->tm->free, (void *)h);
 }

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The driver interface (lib/rdev/droce_rdev_pmd.h): the ops table, and the
+ * device-level ops (contexts, port state, counters). The object ops live in
+ * each object's own file.
+ */
+#include <rte_mempool.h>
+
+#include "droce.h"
+#include "roce_loc.h"
+
+static int
+rdev_open(struct droce_rdev *rdev)
+{
+	return roce_dev_open(to_roce_dev(rdev));
+}
+
+static void
+rdev_close(struct droce_rdev *rdev)
+{
+	struct roce_dev *dev = to_roce_dev(rdev);
+
+	pthread_mutex_lock(&dev->lock);
+	if (dev->ctx_refs == 1)	/* the last context: no more events for the facade */
+		__atomic_store_n(&dev->rdev.async_cb, NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
+	roce_dev_quiesce(dev);
+	roce_dev_close(dev);
+}
+
+static void
+rdev_port_query(struct droce_rdev *rdev, struct droce_rdev_port *port)
+{
+	struct roce_dev *dev = to_roce_dev(rdev);
+	struct rte_eth_link link = { 0 };
+
+	/* the state announced by IBV_EVENT_PORT_ACTIVE/ERR, a change announced first */
+	port->up = roce_port_check(dev);
+	rte_eth_link_get_nowait(dev->port_id, &link);
+	port->speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
+}
+
+static int
+rdev_objects_get(struct droce_rdev *rdev, struct droce_dev_objects *o)
+{
+	struct roce_dev *dev = to_roce_dev(rdev);
+
+	pthread_mutex_lock(&dev->lock);
+	o->contexts = dev->ctx_refs;
+	o->pds = dev->nb_pd;
+	o->mrs = dev->nb_mr;
+	o->cqs = dev->nb_cq;
+	o->srqs = dev->nb_srq;
+	o->qps = dev->nb_qp;
+	o->ahs = dev->nb_ah;
+	pthread_mutex_unlock(&dev->lock);
+	/* inline progress: no iteration (nor the waker's) holds frames while we look */
+	if (dev->lcore < 0)
+		roce_inline_lock(dev);
+	o->mbufs_in_use = rte_mempool_in_use_count(dev->mp);
+	o->mbufs_staged = __atomic_load_n(&dev->nb_tx, __ATOMIC_RELAXED);
+	if (dev->lcore < 0)
+		roce_inline_unlock(dev);
+	return 0;
+}
+
+static int
+rdev_stats_get(struct droce_rdev *rdev, struct droce_dev_stats *st)
+{
+	const struct roce_stats *s = &to_roce_dev(rdev)->stats;
+
+	st->rx_pkts = s->rx_pkts;
+	st->tx_pkts = s->tx_pkts;
+	st->rx_bytes = s->rx_bytes;
+	st->tx_bytes = s->tx_bytes;
+	st->rx_drops = s->rx_drop_not_ip + s->rx_drop_not_mine + s->rx_drop_bad_ip +
+		s->rx_drop_not_roce + s->rx_drop_truncated + s->rx_drop_bad_icrc +
+		s->rx_drop_bad_bth + s->rx_drop_no_qp + s->rx_drop_bad_qkey +
+		s->rx_drop_qp_state + s->rx_drop_no_wqe + s->rx_drop_seq + s->rx_drop_bad_len;
+	st->rx_drop_bad_icrc = s->rx_drop_bad_icrc;
+	st->rx_drop_truncated = s->rx_drop_truncated;
+	st->rx_drop_no_qp = s->rx_drop_no_qp;
+	st->retransmits = s->retransmits;
+	st->rnr_naks_sent = s->rnr_naks_sent;
+	return 0;
+}
+
+#define XS(f) { #f, offsetof(struct roce_stats, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} xstats[] = {
+	XS(rx_pkts), XS(tx_pkts), XS(rx_bytes), XS(tx_bytes), XS(rx_drop_not_ip),
+	XS(rx_drop_not_mine), XS(rx_drop_bad_ip), XS(rx_drop_not_roce), XS(rx_drop_truncated),
+	XS(rx_drop_bad_icrc), XS(rx_drop_bad_bth), XS(rx_drop_no_qp), XS(rx_drop_bad_qkey),
+	XS(rx_drop_qp_state), XS(rx_drop_no_wqe), XS(rx_drop_seq), XS(rx_drop_bad_len),
+	XS(rx_dup), XS(rx_arp), XS(rx_drop_bad_arp), XS(tx_arp), XS(tx_drop_no_mbuf),
+	XS(tx_drop_full), XS(tx_busy), XS(tx_no_neigh), XS(cq_overflow), XS(retransmits),
+	XS(rnr_naks_sent), XS(naks_sent), XS(naks_rcvd),
+};
+
+static int
+rdev_xstats_get(struct droce_rdev *rdev, const char **names, uint64_t *values, int n)
+{
+	const struct roce_stats *s = &to_roce_dev(rdev)->stats;
+
+	for (int i = 0; i < n && i < (int)RTE_DIM(xstats); i++) {
+		names[i] = xstats[i].name;
+		values[i] = *(const uint64_t *)((const uint8_t *)s + xstats[i].off);
+	}
+	return RTE_DIM(xstats);
+}
+
+static void
+rdev_quiesce(struct droce_rdev *rdev)
+{
+	roce_dev_quiesce(to_roce_dev(rdev));
+}
+
+static void
+rdev_wait_begin(struct droce_rdev *rdev)
+{
+	roce_wait_begin(to_roce_dev(rdev));
+}
+
+static void
+rdev_wait_end(struct droce_rdev *rdev)
+{
+	roce_wait_end(to_roce_dev(rdev));
+}
+
+static const struct droce_rdev_ops roce_rdev_ops = {
+	.dev_open = rdev_open,
+	.dev_close = rdev_close,
+	.port_query = rdev_port_query,
+	.objects_get = rdev_objects_get,
+	.stats_get = rdev_stats_get,
+	.xstats_get = rdev_xstats_get,
+	.quiesce = rdev_quiesce,
+	.wait_begin = rdev_wait_begin,
+	.wait_end = rdev_wait_end,
+	.pd_alloc = roce_pd_alloc,
+	.pd_free = roce_pd_free,
+	.mr_reg = roce_mr_reg,
+	.mr_dereg = roce_mr_dereg,
+	.cq_create = roce_cq_create,
+	.cq_destroy = roce_cq_destroy,
+	.cq_arm = roce_cq_arm,
+	.srq_create = roce_srq_create,
+	.srq_tm_enable = roce_srq_tm_enable,
+	.srq_limit_set = roce_srq_limit_set,
+	.srq_limit_get = roce_srq_limit_get,
+	.srq_destroy = roce_srq_destroy,
+	.tm_release = roce_tm_release,
+	.qp_create = roce_qp_create,
+	.qp_modify = roce_qp_modify,
+	.qp_query = roce_qp_query,
+	.qp_destroy = roce_qp_destroy,
+	.ah_create = roce_ah_create,
+	.ah_destroy = roce_ah_destroy,
+};
+
+/* At probe, once the device's identity is known. */
+void
+roce_rdev_init(struct roce_dev *dev)
+{
+	snprintf(dev->rdev.name, sizeof(dev->rdev.name), "%s", dev->name);
+	dev->rdev.ops = &roce_rdev_ops;
+	dev->rdev.guid = dev->guid;
+	dev->rdev.ip = dev->ip;
+	dev->rdev.ib_mtu = dev->ib_mtu;
+	dev->rdev.progress = roce_progress;
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The fast path between the verbs facade (lib/verbs) and a droce driver
+ * (drivers/rdma/roce): exactly what posting and polling touch, in the manner
+ * of DPDK's rte_dmadev_core.h. Work requests go to the driver as WQEs in
+ * rte_rings; completions come back as struct droce_cqe in the CQ's ring.
+ * Everything else (creating, modifying, destroying) goes through the ops
+ * table of droce_rdev_pmd.h.
+ *
+ * The driver allocates and owns every object here; the facade reads the
+ * fields marked so, and writes only WQEs and ring entries.
+ */
+#ifndef DROCE_RDEV_CORE_H
+#define DROCE_RDEV_CORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <infiniband/verbs.h>
+#include <rte_byteorder.h>
+#include <rte_common.h>
+#include <rte_dev.h>
+#include <rte_ring.h>
+
+#include "droce_config.h"
+
+#define DROCE_QPN_MASK	0xffffffU	/* QPNs are 24 bits on the wire */
+
+/* A resolved destination: what a UD WR's AH or an RC/UC QP's path holds. */
+struct droce_av {
+	rte_be32_t dip;
+	rte_be32_t sip;
+	uint8_t tos;		/* traffic_class */
+	uint8_t ttl;		/* hop_limit */
+	uint8_t sl;
+	uint8_t port_num;
+};
+
+/*
+ * A send WQE. The facade fills the fields up to and including the data
+ * union; the fields after it are the driver's (the facade zeroes npkts).
+ */
+struct droce_send_wqe {
+	uint64_t wr_id;
+	enum ibv_wr_opcode opcode;
+	uint32_t send_flags;
+	rte_be32_t imm_data;
+	uint32_t num_sge;
+	uint32_t length;		/* total bytes */
+	uint32_t signaled;		/* completes into the CQ on success */
+	uint8_t inl;			/* data is in inline_data */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+		struct {
+			struct droce_av av;
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;
+		} ud;
+	} wr;
+	union {
+		struct ibv_sge sge[DROCE_MAX_SGE];
+		uint8_t inline_data[DROCE_MAX_INLINE];
+	};
+	/* the driver's */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint32_t npkts;
+	uint8_t tm;			/* the driver's own WQE (rendezvous) */
+	uint32_t tm_handle;
+};
+
+struct droce_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length;
+	struct ibv_sge sge[DROCE_MAX_SGE];
+};
+
+/*
+ * A work queue: a fixed array of WQE slots, a ring of free slot pointers
+ * (empty means the queue is full) and the posted ring the driver consumes.
+ * Both rings have exact sizes. Posting threads take @post_lock for a whole
+ * WR list, so only one of them at a time works on the rings' application
+ * ends: a mutex, not a spin lock, so that with more threads than CPUs a
+ * waiter sleeps instead of spinning behind a preempted poster (as a
+ * multi-producer ring's tail update would).
+ */
+struct droce_wq {
+	void *slots;
+	uint32_t size;		/* max WRs */
+	uint32_t max_sge;
+	struct rte_ring *free;
+	struct rte_ring *posted;
+	pthread_mutex_t post_lock;
+};
+
+/* A tag list operation, handed from ibv_post_srq_ops() to the driver. */
+struct droce_tm_op {
+	uint64_t wr_id;
+	uint64_t recv_wr_id;
+	uint64_t tag;
+	uint64_t mask;
+	struct ibv_sge sge;
+	uint32_t num_sge;
+	uint32_t handle;
+	uint32_t unexpected_cnt;
+	uint16_t opcode;		/* enum ibv_ops_wr_opcode */
+	uint16_t flags;			/* enum ibv_ops_flags */
+};
+
+/*
+ * A completion, as the CQ ring holds it: the work completion and, for a
+ * tag-matching one, its tag and app_ctx (struct ibv_wc_tm_info) and the tag
+ * handle that polling it gives back to the driver (0: none).
+ */
+struct droce_cqe_tm {
+	uint64_t tag;
+	uint32_t app_ctx;
+	uint32_t release;
+};
+
+struct droce_cqe {
+	struct ibv_wc wc;
+	struct droce_cqe_tm tm;
+};
+
+struct droce_rdev;
+
+/* A CQ. The facade reads all of it; one poller at a time dequeues. */
+struct droce_rdev_cq {
+	struct rte_ring *ring;		/* struct droce_cqe elements */
+	struct droce_rdev *dev;
+	uint32_t cqe;
+	uint32_t tm_users;		/* tag-matching SRQs completing here (atomic) */
+	void *user;			/* the facade's, given back in events */
+};
+
+/* An SRQ, and a tag-matching SRQ's queues (tm_ops == NULL otherwise). */
+struct droce_rdev_srq {
+	struct droce_wq rq;		/* struct droce_recv_wqe slots */
+	struct droce_rdev *dev;
+	struct rte_ring *tm_ops;	/* struct droce_tm_op */
+	struct rte_ring *tm_free;	/* free tag handles (uintptr_t) */
+	uint32_t tm_max_tags;
+	void *user;
+};
+
+/*
+ * A QP. @state is the driver's to write (under the modify op); the facade
+ * reads it to refuse posts in the wrong state.
+ */
+struct droce_rdev_qp {
+	struct droce_wq sq;		/* struct droce_send_wqe slots */
+	struct droce_wq rq;		/* struct droce_recv_wqe slots; unused with an SRQ */
+	struct droce_rdev *dev;
+	struct droce_rdev_srq *srq;
+	enum ibv_qp_type type;
+	uint32_t qpn;
+	uint32_t max_inline;
+	uint32_t max_ud_len;		/* UD: one packet's payload */
+	bool sq_sig_all;
+	uint32_t state;			/* enum ibv_qp_state (atomic) */
+	void *user;
+};
+
+/*
+ * A device. @progress is the doorbell of inline progress: the facade calls
+ * it from every post, poll and wait; NULL while engine lcores progress the
+ * device.
+ */
+struct droce_rdev {
+	char name[RTE_DEV_NAME_MAX_LEN];	/* "droce0" */
+	const struct droce_rdev_ops *ops;
+	uint64_t guid;			/* big endian, as ibv_get_device_guid() */
+	rte_be32_t ip;			/* GID index 0 is ::ffff:<ip> */
+	uint16_t ib_mtu;		/* largest IB MTU the port carries, bytes */
+	void (*progress)(void);
+	/* set by the facade while a context is open (droce_rdev_pmd.h) */
+	void (*async_cb)(struct droce_rdev *dev, struct ibv_async_event *ev);
+	void (*comp_cb)(struct droce_rdev_cq *cq);
+};
+
+static inline uint32_t
+droce_rdev_qp_state(const struct droce_rdev_qp *qp)
+{
+	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+}
+
+static inline void
+droce_rdev_progress(struct droce_rdev *dev)
+{
+	void (*p)(void) = __atomic_load_n(&dev->progress, __ATOMIC_RELAXED);
+
+	if (p != NULL)
+		p();
+}
+
+#endif /* DROCE_RDEV_CORE_H */

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What a droce driver implements, and what the verbs facade, the connection
+ * manager and the apps call: the control path, in the manner of DPDK's
+ * rte_dmadev_pmd.h. The facade checks a verb's arguments against the man
+ * pages and translates; the driver applies the change to the object it owns
+ * (the split of the kernel's rxe_verbs.c and rxe_qp.c).
+ *
+ * Every op returns 0 or a negative errno unless it says otherwise. Objects
+ * are the driver's: the facade holds pointers and never frees them itself.
+ */
+#ifndef DROCE_RDEV_PMD_H
+#define DROCE_RDEV_PMD_H
+
+#include "droce_rdev_core.h"
+
+/* Opaque: the driver's. */
+struct droce_rdev_pd;
+struct droce_rdev_mr;
+struct droce_dev_objects;
+struct droce_dev_stats;
+
+/* Port 1's state, as ibv_query_port reports it. */
+struct droce_rdev_port {
+	bool up;			/* the state last announced by a port event */
+	uint32_t speed_mbps;		/* the ethdev link's, 0 unknown */
+};
+
+struct droce_rdev_qp_init {
+	enum ibv_qp_type type;
+	struct droce_rdev_cq *send_cq;
+	struct droce_rdev_cq *recv_cq;
+	struct droce_rdev_srq *srq;	/* or NULL */
+	struct ibv_qp_cap cap;		/* in: checked by the facade; out: what was made */
+	bool sq_sig_all;
+	void *user;
+};
+
+struct droce_rdev_ops {
+	/* a context opens or closes; the last close stops the device's work */
+	int (*dev_open)(struct droce_rdev *dev);
+	void (*dev_close)(struct droce_rdev *dev);
+	void (*port_query)(struct droce_rdev *dev, struct droce_rdev_port *port);
+	/* droce.h's droce_dev_objects_get, droce_dev_stats_get, droce_dev_xstats */
+	int (*objects_get)(struct droce_rdev *dev, struct droce_dev_objects *o);
+	int (*stats_get)(struct droce_rdev *dev, struct droce_dev_stats *st);
+	int (*xstats_get)(struct droce_rdev *dev, const char **names, uint64_t *values, int n);
+
+	/* progress: wait until the engine holds no reference to a removed object */
+	void (*quiesce)(struct droce_rdev *dev);
+	/* a thread blocks in a verbs wait (inline progress continues meanwhile) */
+	void (*wait_begin)(struct droce_rdev *dev);
+	void (*wait_end)(struct droce_rdev *dev);
+
+	int (*pd_alloc)(struct droce_rdev *dev, struct droce_rdev_pd **pd, uint32_t *pdn);
+	void (*pd_free)(struct droce_rdev_pd *pd);
+
+	/* lkey == rkey == *key; -ENOMEM when the device's MRs are used up */
+	int (*mr_reg)(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova,
+		      int access, struct droce_rdev_mr **mr, uint32_t *key);
+	void (*mr_dereg)(struct droce_rdev_mr *mr);
+
+	/* @events: completion events may be asked for (a channel) */
+	int (*cq_create)(struct droce_rdev *dev, uint32_t cqe, bool events, void *user,
+			 struct droce_rdev_cq **cq);
+	/* -EBUSY while a QP or tag-matching SRQ completes into it */
+	int (*cq_destroy)(struct droce_rdev_cq *cq);
+	/* ibv_req_notify_cq: 1 next completion, 2 next solicited or error one */
+	void (*cq_arm)(struct droce_rdev_cq *cq, uint32_t how);
+
+	int (*srq_create)(struct droce_rdev_pd *pd, uint32_t max_wr, uint32_t max_sge,
+			  void *user, struct droce_rdev_srq **srq);
+	/* make @srq a tag-matching SRQ completing into @cq */
+	int (*srq_tm_enable)(struct droce_rdev_srq *srq, struct droce_rdev_cq *cq,
+			     uint32_t max_tags, uint32_t max_ops);
+	/* 0 disarms; the limit event fires once below it */
+	int (*srq_limit_set)(struct droce_rdev_srq *srq, uint32_t limit);
+	uint32_t (*srq_limit_get)(struct droce_rdev_srq *srq);
+	/* -EBUSY while a QP uses it */
+	int (*srq_destroy)(struct droce_rdev_srq *srq);
+	/* a polled tag-matching completion gives its tag handle back */
+	void (*tm_release)(struct droce_rdev *dev, uint32_t release);
+
+	int (*qp_create)(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
+			 struct droce_rdev_qp **qp);
+	/* checked by the facade (verbs_qp_state.c); -EINVAL for a bad address */
+	int (*qp_modify)(struct droce_rdev_qp *qp, const struct ibv_qp_attr *attr, int mask);
+	void (*qp_query)(struct droce_rdev_qp *qp, struct ibv_qp_attr *attr);
+	void (*qp_destroy)(struct droce_rdev_qp *qp);
+
+	/* an address handle's destination; -EINVAL unless a RoCEv2 IPv4 GID */
+	int (*ah_create)(struct droce_rdev_pd *pd, const struct ibv_ah_attr *attr,
+			 struct droce_av *av);
+	void (*ah_destroy)(struct droce_rdev *dev);
+};
+
+/* droce_rdev.c: the devices drivers have registered. */
+int droce_rdev_register(struct droce_rdev *dev);
+void droce_rdev_unregister(struct droce_rdev *dev);
+unsigned int droce_rdev_count(void);
+struct droce_rdev *droce_rdev_get(unsigned int idx);
+struct droce_rdev *droce_rdev_by_name(const char *name);
+
+#endif /* DROCE_RDEV_PMD_H */
