@@ -92,13 +92,8 @@ roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
 	struct roce_cq *cq;
 	int ret;
 
-	pthread_mutex_lock(&dev->lock);
-	if (dev->nb_cq >= DROCE_MAX_CQ) {
-		pthread_mutex_unlock(&dev->lock);
+	if (roce_dev_obj_take(dev, &dev->nb_cq, DROCE_MAX_CQ) != 0)
 		return -ENOMEM;
-	}
-	dev->nb_cq++;
-	pthread_mutex_unlock(&dev->lock);
 	cq = roce_zmalloc("droce_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (cq == NULL) {
 		ret = -ENOMEM;
@@ -126,9 +121,7 @@ roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
 err_free_cq:
 	roce_free(cq);
 err_count:
-	pthread_mutex_lock(&dev->lock);
-	dev->nb_cq--;
-	pthread_mutex_unlock(&dev->lock);
+	roce_dev_obj_drop(dev, &dev->nb_cq);
 	return ret;
 }
 

@@ -489,6 +489,29 @@ roce_remove(struct rte_vdev_device *vdev)
 	return 0;
 }
 
+/* One more object of a kind (@count, a dev->nb_* field): -ENOMEM past @max. */
+int
+roce_dev_obj_take(struct roce_dev *dev, uint32_t *count, uint32_t max)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	if (*count >= max)
+		ret = -ENOMEM;
+	else
+		++*count;
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+void
+roce_dev_obj_drop(struct roce_dev *dev, uint32_t *count)
+{
+	pthread_mutex_lock(&dev->lock);
+	--*count;
+	pthread_mutex_unlock(&dev->lock);
+}
+
 /* First context opened: start progress (an engine lcore or inline) and port events. */
 int
 roce_dev_open(struct roce_dev *dev)

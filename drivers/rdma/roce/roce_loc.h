@@ -141,6 +141,8 @@ int roce_dev_args_parse(struct roce_dev_args *a, const char *params);
 unsigned int roce_dev_count(void);
 struct roce_dev *roce_dev_get(unsigned int idx);
 struct roce_dev *roce_dev_by_name(const char *name);
+int roce_dev_obj_take(struct roce_dev *dev, uint32_t *count, uint32_t max);
+void roce_dev_obj_drop(struct roce_dev *dev, uint32_t *count);
 int roce_dev_open(struct roce_dev *dev);
 void roce_dev_close(struct roce_dev *dev);
 int roce_dev_link_up(struct roce_dev *dev);

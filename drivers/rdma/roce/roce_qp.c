@@ -444,13 +444,8 @@ roce_ah_create(struct droce_rdev_pd *pd, const struct ibv_ah_attr *attr, struct 
 
 	if (roce_av_from_ah_attr(dev, attr, av) != 0)
 		return -EINVAL;
-	pthread_mutex_lock(&dev->lock);
-	if (dev->nb_ah >= DROCE_MAX_AH) {
-		pthread_mutex_unlock(&dev->lock);
+	if (roce_dev_obj_take(dev, &dev->nb_ah, DROCE_MAX_AH) != 0)
 		return -ENOMEM;
-	}
-	dev->nb_ah++;
-	pthread_mutex_unlock(&dev->lock);
 	return 0;
 }
 
@@ -459,7 +454,5 @@ roce_ah_destroy(struct droce_rdev *rdev)
 {
 	struct roce_dev *dev = to_roce_dev(rdev);
 
-	pthread_mutex_lock(&dev->lock);
-	dev->nb_ah--;
-	pthread_mutex_unlock(&dev->lock);
+	roce_dev_obj_drop(dev, &dev->nb_ah);
 }

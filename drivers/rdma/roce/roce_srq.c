@@ -35,13 +35,8 @@ roce_srq_create(struct droce_rdev_pd *pd, uint32_t max_wr, uint32_t max_sge, voi
 	struct roce_srq *srq;
 	int ret;
 
-	pthread_mutex_lock(&dev->lock);
-	if (dev->nb_srq >= DROCE_MAX_SRQ) {
-		pthread_mutex_unlock(&dev->lock);
+	if (roce_dev_obj_take(dev, &dev->nb_srq, DROCE_MAX_SRQ) != 0)
 		return -ENOMEM;
-	}
-	dev->nb_srq++;
-	pthread_mutex_unlock(&dev->lock);
 	srq = roce_zmalloc("droce_srq", sizeof(*srq), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (srq == NULL) {
 		ret = -ENOMEM;
@@ -63,9 +58,7 @@ roce_srq_create(struct droce_rdev_pd *pd, uint32_t max_wr, uint32_t max_sge, voi
 err_free_srq:
 	roce_free(srq);
 err_count:
-	pthread_mutex_lock(&dev->lock);
-	dev->nb_srq--;
-	pthread_mutex_unlock(&dev->lock);
+	roce_dev_obj_drop(dev, &dev->nb_srq);
 	return ret;
 }
 
