@@ -408,28 +408,27 @@ ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *sr
 	dst->alt_timeout = src->alt_timeout;
 }
 
+
+/* The path record fields both layouts share, by name. */
+#define PATH_REC_COPY(dst, src) do { \
+	(dst)->dlid = (src)->dlid; (dst)->slid = (src)->slid; \
+	(dst)->raw_traffic = (src)->raw_traffic; (dst)->flow_label = (src)->flow_label; \
+	(dst)->hop_limit = (src)->hop_limit; (dst)->traffic_class = (src)->traffic_class; \
+	(dst)->reversible = (src)->reversible; (dst)->numb_path = (src)->numb_path; \
+	(dst)->pkey = (src)->pkey; (dst)->sl = (src)->sl; \
+	(dst)->mtu_selector = (src)->mtu_selector; (dst)->mtu = (src)->mtu; \
+	(dst)->rate_selector = (src)->rate_selector; (dst)->rate = (src)->rate; \
+	(dst)->packet_life_time = (src)->packet_life_time; \
+	(dst)->preference = (src)->preference; \
+	(dst)->packet_life_time_selector = (src)->packet_life_time_selector; \
+} while (0)
+
 void
 ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src)
 {
 	memcpy(dst->dgid.raw, src->dgid, sizeof(dst->dgid));
 	memcpy(dst->sgid.raw, src->sgid, sizeof(dst->sgid));
-	dst->dlid = src->dlid;
-	dst->slid = src->slid;
-	dst->raw_traffic = src->raw_traffic;
-	dst->flow_label = src->flow_label;
-	dst->hop_limit = src->hop_limit;
-	dst->traffic_class = src->traffic_class;
-	dst->reversible = src->reversible;
-	dst->numb_path = src->numb_path;
-	dst->pkey = src->pkey;
-	dst->sl = src->sl;
-	dst->mtu_selector = src->mtu_selector;
-	dst->mtu = src->mtu;
-	dst->rate_selector = src->rate_selector;
-	dst->rate = src->rate;
-	dst->packet_life_time = src->packet_life_time;
-	dst->preference = src->preference;
-	dst->packet_life_time_selector = src->packet_life_time_selector;
+	PATH_REC_COPY(dst, src);
 }
 
 void
@@ -437,21 +436,5 @@ ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *
 {
 	memcpy(dst->dgid, src->dgid.raw, sizeof(src->dgid));
 	memcpy(dst->sgid, src->sgid.raw, sizeof(src->sgid));
-	dst->dlid = src->dlid;
-	dst->slid = src->slid;
-	dst->raw_traffic = src->raw_traffic;
-	dst->flow_label = src->flow_label;
-	dst->hop_limit = src->hop_limit;
-	dst->traffic_class = src->traffic_class;
-	dst->reversible = src->reversible;
-	dst->numb_path = src->numb_path;
-	dst->pkey = src->pkey;
-	dst->sl = src->sl;
-	dst->mtu_selector = src->mtu_selector;
-	dst->mtu = src->mtu;
-	dst->rate_selector = src->rate_selector;
-	dst->rate = src->rate;
-	dst->packet_life_time = src->packet_life_time;
-	dst->preference = src->preference;
-	dst->packet_life_time_selector = src->packet_life_time_selector;
+	PATH_REC_COPY(dst, src);
 }
