@@ -6,7 +6,7 @@
  * events) and an eventfd that is readable exactly while the ring holds
  * events, so that applications may poll/epoll the fd. With inline progress a
  * blocking wait moves the device itself for DROCE_WAIT_SPIN_US, then sleeps
- * on the fd while the waker thread (roce_poll.c) moves it.
+ * on the fd while the waker thread (roce_inline.c) moves it.
  */
 #include <fcntl.h>
 #include <poll.h>

@@ -468,7 +468,7 @@ struct roce_dev {
 	pthread_mutex_t port_lock;
 	bool port_up;
 	bool port_lsc;			/* the ethdev interrupts link changes; else polled */
-	/* inline progress while the application sleeps (the waker, roce_poll.c) */
+	/* inline progress while the application sleeps (the waker, roce_inline.c) */
 	uint32_t wake_armed;		/* CQs with a channel, armed and not fired */
 	uint32_t wake_waiters;		/* threads blocked in a verbs wait */
 	uint64_t wake_epoch;		/* the waker's: epoch after its last look */

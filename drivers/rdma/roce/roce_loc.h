@@ -147,16 +147,26 @@ int roce_dev_link_up(struct roce_dev *dev);
 
 /* roce_poll.c */
 void roce_dev_poll(struct roce_dev *dev);
-void roce_progress(void);
 int roce_engine_attach(struct roce_dev *dev);
 void roce_engine_detach(struct roce_dev *dev);
 void roce_dev_quiesce(struct roce_dev *dev);
+
+/* roce_inline.c */
+void roce_progress(void);
+int roce_inline_attach(struct roce_dev *dev);
+void roce_inline_detach(struct roce_dev *dev);
 void roce_wake_kick(struct roce_dev *dev);
 void roce_wait_begin(struct roce_dev *dev);
 void roce_wait_end(struct roce_dev *dev);
+
+/* roce_tx.c */
 struct rte_mbuf *roce_pkt_alloc(struct roce_dev *dev);
-void roce_xmit(struct roce_dev *dev, struct rte_mbuf *m);
+void roce_tx_flush(struct roce_dev *dev);
 bool roce_tx_room(struct roce_dev *dev, uint16_t n);
+void roce_xmit(struct roce_dev *dev, struct rte_mbuf *m);
+int roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
+		 uint16_t sport, uint8_t tos, uint8_t ttl);
+uint8_t *roce_pkt_prepend_headers(struct rte_mbuf *m, uint32_t l4_len);
 
 /*
  * Staging slots that data (requests, READ responses) leaves free, so that
@@ -165,9 +175,6 @@ bool roce_tx_room(struct roce_dev *dev, uint16_t n);
  */
 #define ROCE_TX_CTRL_RESERVE	(DROCE_BURST / 2)
 #define roce_tx_room_data(dev)	roce_tx_room(dev, 1 + ROCE_TX_CTRL_RESERVE)
-int roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
-		 uint16_t sport, uint8_t tos, uint8_t ttl);
-uint8_t *roce_pkt_prepend_headers(struct rte_mbuf *m, uint32_t l4_len);
 
 /* roce_arp.c */
 void roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m);
