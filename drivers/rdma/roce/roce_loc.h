@@ -199,9 +199,6 @@ void roce_resp_run(struct roce_dev *dev, struct roce_qp *qp);
 /* roce_comp.c */
 void roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt);
 void roce_comp_send_wqe(struct roce_qp *qp, struct roce_send_wqe *wqe, enum ibv_wc_status st);
-void roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp);
-bool roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp);
-void roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type ev);
 
 /* roce_tm.c */
 void roce_tm_ops_run(struct roce_srq *srq);
@@ -236,7 +233,7 @@ int roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 /* roce_srq.c */
 struct roce_recv_wqe *roce_srq_get(struct roce_dev *dev, struct roce_srq *srq);
 
-/* roce_wq (roce_qp.c) */
+/* roce_qp.c */
 void *roce_zmalloc(const char *type, size_t size, unsigned int align, int socket);
 void roce_free(void *p);
 struct rte_ring *roce_ring_alloc(const char *name, unsigned int esize, unsigned int count,
@@ -247,5 +244,8 @@ int roce_wq_init(struct roce_wq *wq, const char *name, uint32_t size,
 void roce_wq_fini(struct roce_wq *wq);
 void roce_wq_drain(struct roce_wq *wq);
 void roce_qp_reset_engine(struct roce_qp *qp);
+bool roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp);
+void roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type ev);
+void roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp);
 
 #endif /* ROCE_LOC_H */
