@@ -356,7 +356,7 @@ ibv_destroy_srq(struct ibv_srq *ibsrq)
 /* --- AH --- */
 /* RoCEv2 over IPv4: the GID must be IPv4-mapped (::ffff:a.b.c.d). */
 static int
-av_from_ah_attr(struct roce_dev *dev, const struct ibv_ah_attr *ah, struct roce_av *av)
+av_from_ah_attr(const struct ibv_ah_attr *ah, struct roce_av *av)
 {
 	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
@@ -367,11 +367,8 @@ av_from_ah_attr(struct roce_dev *dev, const struct ibv_ah_attr *ah, struct roce_
 	memcpy(&av->dip, &ah->grh.dgid.raw[12], 4);
 	if (av->dip == 0)
 		return -EINVAL;
-	av->sip = dev->ip;
 	av->tos = ah->grh.traffic_class;
 	av->ttl = ah->grh.hop_limit ? ah->grh.hop_limit : 64;
-	av->sl = ah->sl;
-	av->port_num = 1;
 	return 0;
 }
 
@@ -385,7 +382,7 @@ ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (av_from_ah_attr(dev, attr, &ah->av) != 0) {
+	if (av_from_ah_attr(attr, &ah->av) != 0) {
 		free(ah);
 		errno = EINVAL;
 		return NULL;
@@ -614,7 +611,7 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	if (ret == 0)
 		ret = -droce_qp_attr_values_check(qp->type, attr, mask, 1, DROCE_PKEY_TBL_LEN,
 						  DROCE_MAX_RD_ATOMIC, DROCE_MAX_RD_ATOMIC);
-	if (ret == 0 && (mask & IBV_QP_AV) && av_from_ah_attr(dev, &attr->ah_attr, &av) != 0)
+	if (ret == 0 && (mask & IBV_QP_AV) && av_from_ah_attr(&attr->ah_attr, &av) != 0)
 		ret = EINVAL;
 	if (ret)
 		goto out;

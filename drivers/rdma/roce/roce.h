@@ -30,11 +30,6 @@
 extern int roce_logtype;
 #define ROCE_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, roce_logtype, "droce: %s(): " fmt "\n", __func__, ##__VA_ARGS__)
-/* Data-path logging, compiled out above the configured level. */
-#define ROCE_DP_LOG(level, fmt, ...) do { \
-	if (RTE_LOG_ ## level <= DROCE_LOG_DP_LEVEL) \
-		ROCE_LOG(level, fmt, ##__VA_ARGS__); \
-} while (0)
 
 struct roce_dev;
 struct roce_cq;
@@ -85,11 +80,8 @@ struct roce_stats {
 /* A resolved destination: what a UD WR's AH or an RC/UC QP's path holds. */
 struct roce_av {
 	rte_be32_t dip;
-	rte_be32_t sip;
 	uint8_t tos;		/* traffic_class */
 	uint8_t ttl;		/* hop_limit */
-	uint8_t sl;
-	uint8_t port_num;
 };
 
 struct roce_neigh {
@@ -323,16 +315,10 @@ struct roce_srq {
 	struct roce_pd *pd;
 	struct roce_wq rq;
 	uint32_t limit;			/* armed limit, 0 = not armed */
-	uint32_t srqn;
 	struct roce_tm *tm;		/* a tag-matching SRQ, else NULL */
 };
 
 /* --- QP --- */
-enum roce_req_state {
-	REQST_IDLE,
-	REQST_SEND,	/* segmenting req.cur */
-};
-
 /* Per-QP requester, completer and responder state, owned by the engine. */
 struct roce_qp_eng {
 	/* requester */
@@ -427,11 +413,9 @@ struct roce_qp {
 
 	/* written by the application (post, modify), read by the engine */
 	uint32_t state __rte_cache_aligned;	/* enum ibv_qp_state */
-	uint32_t reset_gen;		/* bumped on every move to RESET */
 
 	/* written by the engine */
 	struct roce_qp_eng e __rte_cache_aligned;
-	uint32_t eng_reset_gen;
 };
 
 /* --- Device --- */
@@ -512,13 +496,6 @@ roce_wqe_is_rd_atomic(const struct roce_send_wqe *w)
 {
 	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-/* Receive completions of a QP on a TM SRQ go to the SRQ's CQ. */
-static inline struct roce_cq *
-roce_qp_recv_cq(const struct roce_qp *qp)
-{
-	return qp->srq && qp->srq->tm ? qp->srq->tm->cq : qp->rcq;
 }
 
 static inline uint32_t roce_mtu_bytes(enum ibv_mtu m) { return 128U << m; }

@@ -35,8 +35,6 @@
 #define BTH_MIG		0x40
 #define BTH_PAD_MASK	0x30
 #define BTH_TVER_MASK	0x0f
-/* byte 8 */
-#define BTH_ACKREQ	0x80
 
 /* AETH syndrome (IBA 9.7.5.1.1): top 3 bits say ACK, RNR NAK or NAK */
 #define AETH_TYPE_MASK	0xe0
@@ -47,7 +45,6 @@
 #define AETH_NAK_INV_REQ	0x61
 #define AETH_NAK_REM_ACC	0x62
 #define AETH_NAK_REM_OP		0x63
-#define AETH_NAK_INV_RD_REQ	0x64
 #define AETH_CREDIT_INVALID	0x1f
 
 struct roce_bth {
