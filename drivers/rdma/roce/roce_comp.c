@@ -116,7 +116,7 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		return;
 	}
 	if (pkt->opcode == IBV_OPCODE_RC_ATOMIC_ACKNOWLEDGE) {
-		uint64_t orig = atmack_orig((const struct roce_atmack *)(pkt->ext + ROCE_AETH_LEN));
+		uint64_t orig = atmack_orig(bth_atmack(pkt->bth));
 
 		if (w->opcode == IBV_WR_RDMA_READ) {
 			dev->stats.rx_drop_seq++;
@@ -173,7 +173,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		dev->stats.rx_drop_seq++;
 		return;
 	}
-	aeth = (const struct roce_aeth *)pkt->ext;
+	aeth = bth_aeth(pkt->bth);
 	syn = (pkt->opf & ROCE_OPF_AETH) ? aeth_syn(aeth) : AETH_ACK;
 	/*
 	 * Only an ACK may repeat the last acknowledged PSN (una - 1); a NAK or

@@ -97,8 +97,7 @@ roce_mbuf_free(struct rte_mbuf *m)
 struct roce_pkt {
 	struct rte_mbuf *m;
 	const struct rte_ipv4_hdr *ip;
-	struct roce_bth *bth;
-	uint8_t *ext;		/* first byte after the BTH */
+	struct roce_bth *bth;	/* extension headers: bth_reth() and others */
 	uint8_t *payload;
 	uint32_t paylen;	/* payload bytes, without pad and ICRC */
 	uint32_t opf;		/* roce_opcode_tbl flags */

@@ -98,14 +98,14 @@ roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 		return -EAGAIN;
 	}
 	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, ROCE_L2L4_LEN);
-	ip = (struct rte_ipv4_hdr *)(eth + 1);
-	udp = (struct rte_udp_hdr *)(ip + 1);
+	ip = eth_ipv4(eth);
+	udp = ipv4_udp(ip);
 	eth->src_addr = dev->mac;
 	eth->dst_addr = local ? dev->mac : dmac;
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
 	ip->type_of_service = tos;
-	ip->total_length = rte_cpu_to_be_16(l4 + sizeof(*ip) + sizeof(*udp));
+	ip->total_length = rte_cpu_to_be_16(l4 + ROCE_IPV4_LEN + ROCE_UDP_LEN);
 	ip->packet_id = 0;
 	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
 	ip->time_to_live = ttl ? ttl : 64;
@@ -116,18 +116,10 @@ roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 	udp->src_port = rte_cpu_to_be_16(sport);
 	udp->dst_port = rte_cpu_to_be_16(DROCE_UDP_PORT);
-	udp->dgram_len = rte_cpu_to_be_16(l4 + sizeof(*udp));
+	udp->dgram_len = rte_cpu_to_be_16(l4 + ROCE_UDP_LEN);
 	udp->dgram_cksum = 0;
 	/* ICRC over IP..payload; the 4 bytes were reserved by the builder */
-	{
-		uint32_t icrc = roce_icrc_ipv4(ip, m->pkt_len - RTE_ETHER_HDR_LEN - ROCE_ICRC_LEN);
-		uint8_t *p = rte_pktmbuf_mtod_offset(m, uint8_t *, m->pkt_len - ROCE_ICRC_LEN);
-
-		p[0] = icrc;
-		p[1] = icrc >> 8;
-		p[2] = icrc >> 16;
-		p[3] = icrc >> 24;
-	}
+	icrc_set(ipv4_icrc(ip), roce_icrc_ipv4(ip, m->pkt_len - RTE_ETHER_HDR_LEN - ROCE_ICRC_LEN));
 	if (local) {
 		dev->stats.tx_pkts++;
 		dev->stats.tx_bytes += m->pkt_len;
