@@ -20,20 +20,30 @@
 #include <rte_byteorder.h>
 #include <rte_common.h>
 #include <rte_dev.h>
+#include <rte_ip.h>
 #include <rte_ring.h>
 
 #include "droce_config.h"
 
 #define DROCE_QPN_MASK	0xffffffU	/* QPNs are 24 bits on the wire */
 
+/*
+ * A UD receive buffer begins with the 40-byte GRH; RoCEv2 over IPv4 leaves
+ * its first 20 bytes zero and puts the packet's IPv4 header in the rest.
+ */
+#define DROCE_GRH_IPV4_OFF	20
+
+static inline const struct rte_ipv4_hdr *
+droce_grh_ipv4(const void *grh)
+{
+	return (const struct rte_ipv4_hdr *)((const uint8_t *)grh + DROCE_GRH_IPV4_OFF);
+}
+
 /* A resolved destination: what a UD WR's AH or an RC/UC QP's path holds. */
 struct droce_av {
 	rte_be32_t dip;
-	rte_be32_t sip;
 	uint8_t tos;		/* traffic_class */
 	uint8_t ttl;		/* hop_limit */
-	uint8_t sl;
-	uint8_t port_num;
 };
 
 /*

@@ -299,15 +299,15 @@ ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc
 	ah_attr->grh.hop_limit = 0xff;
 	{
 		/* RoCEv2 over IPv4: the IPv4 header fills the GRH's last 20 bytes */
-		const uint8_t *ip = (const uint8_t *)grh + 20;
+		const struct rte_ipv4_hdr *ip = droce_grh_ipv4(grh);
 
-		if ((ip[0] >> 4) == 4) {
+		if ((ip->version_ihl >> 4) == 4) {
 			memset(&ah_attr->grh.dgid, 0, sizeof(ah_attr->grh.dgid));
 			ah_attr->grh.dgid.raw[10] = 0xff;
 			ah_attr->grh.dgid.raw[11] = 0xff;
-			memcpy(&ah_attr->grh.dgid.raw[12], ip + 12, 4);	/* saddr */
-			ah_attr->grh.traffic_class = ip[1];
-			if (memcmp(ip + 16, &sgid.raw[12], 4) != 0) {	/* daddr: ours? */
+			memcpy(&ah_attr->grh.dgid.raw[12], &ip->src_addr, 4);
+			ah_attr->grh.traffic_class = ip->type_of_service;
+			if (memcmp(&ip->dst_addr, &sgid.raw[12], 4) != 0) {	/* ours? */
 				errno = EINVAL;
 				return -1;
 			}

@@ -31,11 +31,6 @@
 extern int roce_logtype;
 #define ROCE_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, roce_logtype, "droce: %s(): " fmt "\n", __func__, ##__VA_ARGS__)
-/* Data-path logging, compiled out above the configured level. */
-#define ROCE_DP_LOG(level, fmt, ...) do { \
-	if (RTE_LOG_ ## level <= DROCE_LOG_DP_LEVEL) \
-		ROCE_LOG(level, fmt, ##__VA_ARGS__); \
-} while (0)
 
 struct roce_dev;
 struct roce_cq;
@@ -198,7 +193,6 @@ struct roce_srq {
 	struct roce_dev *dev;
 	struct droce_rdev_pd *pd;
 	uint32_t limit;			/* armed limit, 0 = not armed */
-	uint32_t srqn;
 	struct roce_tm *tm;		/* a tag-matching SRQ, else NULL */
 };
 
@@ -283,12 +277,9 @@ struct roce_qp {
 	uint64_t tmo_tsc;		/* local ACK timeout in timer cycles, 0 = infinite */
 	uint16_t sport;			/* UDP source port */
 
-	/* written by modify, read by the engine (fp.state too) */
-	uint32_t reset_gen __rte_cache_aligned;	/* bumped on every move to RESET */
 
 	/* written by the engine */
 	struct roce_qp_eng e __rte_cache_aligned;
-	uint32_t eng_reset_gen;
 };
 
 /* --- Device --- */
@@ -323,7 +314,7 @@ struct roce_dev {
 	pthread_mutex_t port_lock;
 	bool port_up;
 	bool port_lsc;			/* the ethdev interrupts link changes; else polled */
-	/* inline progress while the application sleeps (the waker, roce_poll.c) */
+	/* inline progress while the application sleeps (the waker, roce_inline.c) */
 	uint32_t wake_armed;		/* CQs with a channel, armed and not fired */
 	uint32_t wake_waiters;		/* threads blocked in a verbs wait */
 	uint64_t wake_epoch;		/* the waker's: epoch after its last look */
@@ -366,13 +357,6 @@ roce_wqe_is_rd_atomic(const struct droce_send_wqe *w)
 {
 	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-/* Receive completions of a QP on a TM SRQ go to the SRQ's CQ. */
-static inline struct roce_cq *
-roce_qp_recv_cq(const struct roce_qp *qp)
-{
-	return qp->srq && qp->srq->tm ? qp->srq->tm->cq : qp->rcq;
 }
 
 static inline uint32_t roce_mtu_bytes(enum ibv_mtu m) { return 128U << m; }

@@ -112,8 +112,8 @@ arp_send(struct roce_dev *dev, uint16_t op, rte_be32_t tip, const struct rte_eth
 
 	if (m == NULL)
 		return;
-	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, sizeof(*eth) + sizeof(*arp));
-	arp = (struct rte_arp_hdr *)(eth + 1);
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, RTE_ETHER_HDR_LEN + sizeof(*arp));
+	arp = eth_arp(eth);
 	eth->src_addr = dev->mac;
 	if (op == RTE_ARP_OP_REQUEST)
 		memset(&eth->dst_addr, 0xff, sizeof(eth->dst_addr));
@@ -144,7 +144,7 @@ roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m)
 	dev->stats.rx_arp++;
 	if (m->data_len < RTE_ETHER_HDR_LEN + sizeof(*arp))
 		goto malformed;
-	arp = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, RTE_ETHER_HDR_LEN);
+	arp = eth_arp(rte_pktmbuf_mtod(m, struct rte_ether_hdr *));
 	if (arp->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
 	    arp->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4 ||

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Completer: acknowledgements for an RC requester, send completions, and the
- * flush of a QP in ERR.
+ * Completer: acknowledgements, READ responses and atomic ACKs for an RC
+ * requester, and send completions.
  */
 #include <rte_cycles.h>
 
@@ -48,97 +48,6 @@ roce_comp_send_wqe(struct roce_qp *qp, struct droce_send_wqe *wqe, enum ibv_wc_s
 	rte_ring_enqueue(qp->fp.sq.free, wqe);
 	if (report)
 		roce_cq_push(qp->scq, &wc, NULL, false);
-}
-
-/*
- * Engine-initiated move to ERR; a concurrent modify to RESET wins. True when
- * this call moved the QP (it was neither in RESET nor already in ERR).
- */
-bool
-roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp)
-{
-	uint32_t st = roce_qp_state(qp);
-
-	while (st != IBV_QPS_RESET && st != IBV_QPS_ERR) {
-		if (__atomic_compare_exchange_n(&qp->fp.state, &st, IBV_QPS_ERR, false,
-						__ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
-			return true;	/* ibv_query_qp updates ibv_qp.state */
-	}
-	return false;
-}
-
-/*
- * A QP error no completion reports (IBA 11.6.3.1, affiliated asynchronous
- * errors): the QP goes to ERR and its context gets @type, once.
- * IBV_EVENT_QP_REQ_ERR: the responder saw an invalid request;
- * IBV_EVENT_QP_ACCESS_ERR: the responder saw an access violation (R_Key,
- * bounds, access rights); IBV_EVENT_QP_FATAL: a local catastrophic error (a
- * completion was lost to a CQ overrun).
- */
-void
-roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type type)
-{
-	struct ibv_async_event ev = {
-		.element.qp = qp->fp.user,
-		.event_type = type,
-	};
-
-	if (roce_qp_to_err(dev, qp))
-		roce_async_raise(dev, &ev);
-}
-
-static void
-flush_recv(struct roce_qp *qp, struct droce_recv_wqe *r)
-{
-	struct ibv_wc wc = {
-		.wr_id = r->wr_id,
-		.status = IBV_WC_WR_FLUSH_ERR,
-		.opcode = IBV_WC_RECV,
-		.qp_num = qp->fp.qpn,
-	};
-
-	if (qp->srq && qp->srq->tm) {
-		roce_tm_recv_done(qp, r, &wc, false);
-		return;
-	}
-	rte_ring_enqueue(qp->srq ? qp->srq->fp.rq.free : qp->fp.rq.free, r);
-	roce_cq_push(qp->rcq, &wc, NULL, false);
-}
-
-/*
- * IBA 10.7.3.1, 11.4.1.1: in ERR every outstanding and newly posted WR
- * completes with WR_FLUSH_ERR, signaled or not, in order. SRQ WQEs stay.
- */
-void
-roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
-{
-	struct roce_qp_eng *e = &qp->e;
-	void *w;
-
-	while (e->win_head != e->win_tail)
-		roce_comp_send_wqe(qp, qp->e.win[e->win_head++ % qp->fp.sq.size], IBV_WC_WR_FLUSH_ERR);
-	e->win_cur = e->win_tail = e->win_head;
-	e->cur_pkt = 0;
-	e->cur_off = 0;
-	while (rte_ring_dequeue(qp->fp.sq.posted, &w) == 0)
-		roce_comp_send_wqe(qp, w, IBV_WC_WR_FLUSH_ERR);
-	if (e->rwqe != NULL) {
-		flush_recv(qp, e->rwqe);
-		e->rwqe = NULL;
-	}
-	if (qp->srq == NULL) {
-		while (rte_ring_dequeue(qp->fp.rq.posted, &w) == 0)
-			flush_recv(qp, w);
-	} else if (!e->last_wqe_raised) {
-		/* IBA 11.6.3: a QP on an SRQ reports that it takes no more WQEs */
-		struct ibv_async_event ev = {
-			.element.qp = qp->fp.user,
-			.event_type = IBV_EVENT_QP_LAST_WQE_REACHED,
-		};
-
-		e->last_wqe_raised = 1;
-		roce_async_raise(dev, &ev);
-	}
 }
 
 /*
@@ -207,7 +116,7 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		return;
 	}
 	if (pkt->opcode == IBV_OPCODE_RC_ATOMIC_ACKNOWLEDGE) {
-		uint64_t orig = atmack_orig((const struct roce_atmack *)(pkt->ext + ROCE_AETH_LEN));
+		uint64_t orig = atmack_orig(bth_atmack(pkt->bth));
 
 		if (w->opcode == IBV_WR_RDMA_READ) {
 			dev->stats.rx_drop_seq++;
@@ -264,7 +173,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		dev->stats.rx_drop_seq++;
 		return;
 	}
-	aeth = (const struct roce_aeth *)pkt->ext;
+	aeth = bth_aeth(pkt->bth);
 	syn = (pkt->opf & ROCE_OPF_AETH) ? aeth_syn(aeth) : AETH_ACK;
 	/*
 	 * Only an ACK may repeat the last acknowledged PSN (una - 1); a NAK or

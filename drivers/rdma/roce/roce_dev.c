@@ -226,7 +226,8 @@ out:
 static uint16_t
 ib_mtu_for(uint32_t eth_mtu)
 {
-	uint32_t room = eth_mtu - 20 - 8 - ROCE_BTH_LEN - ROCE_ATMETH_LEN - ROCE_ICRC_LEN;
+	uint32_t room = eth_mtu - ROCE_IPV4_LEN - ROCE_UDP_LEN - ROCE_BTH_LEN - ROCE_ATMETH_LEN -
+			ROCE_ICRC_LEN;
 	uint32_t m = DROCE_MAX_MTU;
 
 	while (m > DROCE_MIN_MTU && m > room)

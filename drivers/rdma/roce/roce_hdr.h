@@ -1,19 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RoCEv2 wire headers (IBA vol. 1 ch. 9, annex A17) with accessors. Logic code
- * reads and writes wire fields only through these; all fields are big-endian
- * on the wire.
+ * RoCEv2 wire headers (IBA vol. 1 ch. 9, annex A17), the Ethernet, IPv4 and
+ * UDP headers in front of them and the tag-matching headers in a payload,
+ * with accessors. Logic code finds headers and reads and writes wire fields
+ * only through these; all fields are big-endian on the wire (the ICRC is
+ * stored little-endian).
  */
 #ifndef ROCE_HDR_H
 #define ROCE_HDR_H
 
 #include <stdint.h>
 #include <string.h>
+#include <rte_arp.h>
 #include <rte_byteorder.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
 #include <rte_udp.h>
 #include <infiniband/opcode.h>
+#include <infiniband/tm_types.h>
+
+#include "droce_rdev_core.h"
 
 #define ROCE_BTH_LEN	12
 #define ROCE_RETH_LEN	16
@@ -24,8 +30,12 @@
 #define ROCE_ATMACK_LEN	8
 #define ROCE_ICRC_LEN	4
 #define ROCE_GRH_LEN	40
-/* Ethernet + IPv4 (no options) + UDP */
-#define ROCE_L2L4_LEN	(RTE_ETHER_HDR_LEN + 20 + 8)
+#define ROCE_TMH_LEN	16
+#define ROCE_RVH_LEN	16
+#define ROCE_IPV4_LEN	20	/* no options: the receive path drops any other */
+#define ROCE_UDP_LEN	8
+/* Ethernet + IPv4 + UDP */
+#define ROCE_L2L4_LEN	(RTE_ETHER_HDR_LEN + ROCE_IPV4_LEN + ROCE_UDP_LEN)
 
 #define ROCE_PSN_MASK	0xffffffU
 #define ROCE_QPN_MASK	0xffffffU
@@ -35,8 +45,6 @@
 #define BTH_MIG		0x40
 #define BTH_PAD_MASK	0x30
 #define BTH_TVER_MASK	0x0f
-/* byte 8 */
-#define BTH_ACKREQ	0x80
 
 /* AETH syndrome (IBA 9.7.5.1.1): top 3 bits say ACK, RNR NAK or NAK */
 #define AETH_TYPE_MASK	0xe0
@@ -47,7 +55,6 @@
 #define AETH_NAK_INV_REQ	0x61
 #define AETH_NAK_REM_ACC	0x62
 #define AETH_NAK_REM_OP		0x63
-#define AETH_NAK_INV_RD_REQ	0x64
 #define AETH_CREDIT_INVALID	0x1f
 
 struct roce_bth {
@@ -83,6 +90,92 @@ struct roce_atmeth {
 struct roce_atmack {
 	rte_be64_t orig;
 } __rte_packed;
+
+/*
+ * Tag matching (rdma-core's tm_types.h): the TMH opens the payload of a
+ * tag-matching SEND; a rendezvous request's RVH follows it.
+ */
+struct roce_tmh {
+	uint8_t opcode;		/* enum ibv_tmh_op */
+	uint8_t reserved[3];
+	rte_be32_t app_ctx;
+	rte_be64_t tag;
+} __rte_packed;
+
+struct roce_rvh {
+	rte_be64_t va;
+	rte_be32_t rkey;
+	rte_be32_t len;
+} __rte_packed;
+
+_Static_assert(sizeof(struct rte_ipv4_hdr) == ROCE_IPV4_LEN, "IPv4 header");
+_Static_assert(sizeof(struct rte_udp_hdr) == ROCE_UDP_LEN, "UDP header");
+_Static_assert(sizeof(struct roce_bth) == ROCE_BTH_LEN, "BTH");
+_Static_assert(sizeof(struct roce_reth) == ROCE_RETH_LEN, "RETH");
+_Static_assert(sizeof(struct roce_aeth) == ROCE_AETH_LEN, "AETH");
+_Static_assert(sizeof(struct roce_deth) == ROCE_DETH_LEN, "DETH");
+_Static_assert(sizeof(struct roce_atmeth) == ROCE_ATMETH_LEN, "AtomicETH");
+_Static_assert(sizeof(struct roce_atmack) == ROCE_ATMACK_LEN, "AtomicAckETH");
+_Static_assert(sizeof(struct roce_tmh) == ROCE_TMH_LEN, "TMH");
+_Static_assert(sizeof(struct ibv_tmh) == ROCE_TMH_LEN, "rdma-core's TMH");
+_Static_assert(sizeof(struct roce_rvh) == ROCE_RVH_LEN, "RVH");
+_Static_assert(sizeof(struct ibv_rvh) == ROCE_RVH_LEN, "rdma-core's RVH");
+
+/* --- Ethernet, IPv4, UDP: where each header starts, from the one before --- */
+static inline struct rte_ipv4_hdr *
+eth_ipv4(struct rte_ether_hdr *eth)
+{
+	return (struct rte_ipv4_hdr *)((uint8_t *)eth + RTE_ETHER_HDR_LEN);
+}
+
+static inline struct rte_arp_hdr *
+eth_arp(struct rte_ether_hdr *eth)
+{
+	return (struct rte_arp_hdr *)((uint8_t *)eth + RTE_ETHER_HDR_LEN);
+}
+
+static inline struct rte_udp_hdr *
+ipv4_udp(struct rte_ipv4_hdr *ip)
+{
+	return (struct rte_udp_hdr *)((uint8_t *)ip + ROCE_IPV4_LEN);
+}
+
+static inline struct roce_bth *
+udp_bth(struct rte_udp_hdr *udp)
+{
+	return (struct roce_bth *)((uint8_t *)udp + ROCE_UDP_LEN);
+}
+
+/* --- ICRC: the last 4 bytes of the IPv4 datagram, roce_icrc_ipv4()'s value little-endian --- */
+static inline uint8_t *
+ipv4_icrc(struct rte_ipv4_hdr *ip)
+{
+	return (uint8_t *)ip + rte_be_to_cpu_16(ip->total_length) - ROCE_ICRC_LEN;
+}
+
+static inline uint32_t
+icrc_get(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void
+icrc_set(uint8_t *p, uint32_t icrc)
+{
+	p[0] = icrc;
+	p[1] = icrc >> 8;
+	p[2] = icrc >> 16;
+	p[3] = icrc >> 24;
+}
+
+/* --- GRH: RoCEv2 over IPv4 gives a UD receive 20 zero bytes, then the IPv4 header --- */
+static inline void
+grh_from_ipv4(uint8_t grh[ROCE_GRH_LEN], const struct rte_ipv4_hdr *ip)
+{
+	memset(grh, 0, ROCE_GRH_LEN - ROCE_IPV4_LEN);
+	memcpy(grh + ROCE_GRH_LEN - ROCE_IPV4_LEN, ip, ROCE_IPV4_LEN);
+}
+_Static_assert(ROCE_GRH_LEN - ROCE_IPV4_LEN == DROCE_GRH_IPV4_OFF, "the facade reads it there");
 
 /* --- BTH --- */
 static inline uint8_t bth_opcode(const struct roce_bth *b) { return b->opcode; }
@@ -153,6 +246,27 @@ atmeth_init(struct roce_atmeth *a, uint64_t va, uint32_t rkey, uint64_t swap_add
 static inline uint64_t atmack_orig(const struct roce_atmack *a) { return rte_be_to_cpu_64(a->orig); }
 static inline void atmack_init(struct roce_atmack *a, uint64_t v) { a->orig = rte_cpu_to_be_64(v); }
 
+/* --- TMH / RVH --- */
+static inline uint8_t tmh_opcode(const struct roce_tmh *t) { return t->opcode; }
+static inline uint32_t tmh_app_ctx(const struct roce_tmh *t) { return rte_be_to_cpu_32(t->app_ctx); }
+static inline uint64_t tmh_tag(const struct roce_tmh *t) { return rte_be_to_cpu_64(t->tag); }
+static inline void
+tmh_init(struct roce_tmh *t, uint8_t opcode, uint32_t app_ctx, uint64_t tag)
+{
+	memset(t, 0, sizeof(*t));
+	t->opcode = opcode;
+	t->app_ctx = rte_cpu_to_be_32(app_ctx);
+	t->tag = rte_cpu_to_be_64(tag);
+}
+static inline struct roce_rvh *
+tmh_rvh(struct roce_tmh *t)
+{
+	return (struct roce_rvh *)((uint8_t *)t + ROCE_TMH_LEN);
+}
+static inline uint64_t rvh_va(const struct roce_rvh *r) { return rte_be_to_cpu_64(r->va); }
+static inline uint32_t rvh_rkey(const struct roce_rvh *r) { return rte_be_to_cpu_32(r->rkey); }
+static inline uint32_t rvh_len(const struct roce_rvh *r) { return rte_be_to_cpu_32(r->len); }
+
 /* --- PSN arithmetic on the 24-bit circle (IBA 9.7.1) --- */
 static inline uint32_t psn_add(uint32_t psn, uint32_t n) { return (psn + n) & ROCE_PSN_MASK; }
 /* < 0 if a is before b, 0 if equal, > 0 if after; valid within half the space */
@@ -190,6 +304,72 @@ struct roce_opcode_info {
 extern const struct roce_opcode_info roce_opcode_tbl[256];
 
 static inline uint8_t roce_op_transport(uint8_t op) { return op & 0xe0; }
+
+/*
+ * --- Extension headers and payload, from the BTH ---
+ * IBA 9.2: a RETH, AETH, DETH or AtomicETH (one at most) comes right after
+ * the BTH, an AtomicAckETH after the AETH, ImmDt after all of them; the
+ * payload after every header of the opcode (roce_opcode_tbl's hdr_len).
+ * @opf: the opcode's flags.
+ */
+static inline struct roce_reth *
+bth_reth(struct roce_bth *b)
+{
+	return (struct roce_reth *)((uint8_t *)b + ROCE_BTH_LEN);
+}
+
+static inline struct roce_aeth *
+bth_aeth(struct roce_bth *b)
+{
+	return (struct roce_aeth *)((uint8_t *)b + ROCE_BTH_LEN);
+}
+
+static inline struct roce_deth *
+bth_deth(struct roce_bth *b)
+{
+	return (struct roce_deth *)((uint8_t *)b + ROCE_BTH_LEN);
+}
+
+static inline struct roce_atmeth *
+bth_atmeth(struct roce_bth *b)
+{
+	return (struct roce_atmeth *)((uint8_t *)b + ROCE_BTH_LEN);
+}
+
+static inline struct roce_atmack *
+bth_atmack(struct roce_bth *b)
+{
+	return (struct roce_atmack *)((uint8_t *)b + ROCE_BTH_LEN + ROCE_AETH_LEN);
+}
+
+static inline uint32_t
+immdt_off(uint32_t opf)
+{
+	return ROCE_BTH_LEN + ((opf & ROCE_OPF_RETH) ? ROCE_RETH_LEN : 0) +
+	       ((opf & ROCE_OPF_DETH) ? ROCE_DETH_LEN : 0);
+}
+
+/* ImmDt as it travels (big-endian), as ibv_wc.imm_data and ibv_send_wr.imm_data hold it */
+static inline rte_be32_t
+bth_immdt(const struct roce_bth *b, uint32_t opf)
+{
+	rte_be32_t imm;
+
+	memcpy(&imm, (const uint8_t *)b + immdt_off(opf), sizeof(imm));
+	return imm;
+}
+
+static inline void
+bth_set_immdt(struct roce_bth *b, uint32_t opf, rte_be32_t imm)
+{
+	memcpy((uint8_t *)b + immdt_off(opf), &imm, sizeof(imm));
+}
+
+static inline uint8_t *
+bth_payload(struct roce_bth *b)
+{
+	return (uint8_t *)b + roce_opcode_tbl[b->opcode].hdr_len;
+}
 
 /* --- ICRC (roce_icrc.c), IBA annex A17.3.3 --- */
 /*

@@ -223,7 +223,7 @@ RTE_INIT(roce_icrc_init)
 static uint32_t
 mask_headers(uint8_t *buf, const uint8_t *hdr, uint32_t have, uint32_t len)
 {
-	uint32_t ihl = 20, n, udp, bth;
+	uint32_t ihl = ROCE_IPV4_LEN, n, udp, bth;
 
 	if (have > 0 && (hdr[0] & 0x0f) * 4U > ihl)
 		ihl = (hdr[0] & 0x0f) * 4U;
@@ -248,9 +248,9 @@ mask_headers(uint8_t *buf, const uint8_t *hdr, uint32_t have, uint32_t len)
 	for (uint32_t i = udp + offsetof(struct rte_udp_hdr, dgram_cksum);
 	     i < udp + offsetof(struct rte_udp_hdr, dgram_cksum) + 2 && i < n; i++)
 		buf[i] = 0xff;
-	/* BTH byte 4: FECN, BECN and reserved bits */
-	if (n > bth + 4)
-		buf[bth + 4] = 0xff;
+	/* BTH byte 4 (the top byte of the QPN word): FECN, BECN and reserved bits */
+	if (n > bth + offsetof(struct roce_bth, qpn))
+		buf[bth + offsetof(struct roce_bth, qpn)] = 0xff;
 	return n;
 }
 

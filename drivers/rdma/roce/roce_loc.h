@@ -97,8 +97,7 @@ roce_mbuf_free(struct rte_mbuf *m)
 struct roce_pkt {
 	struct rte_mbuf *m;
 	const struct rte_ipv4_hdr *ip;
-	struct roce_bth *bth;
-	uint8_t *ext;		/* first byte after the BTH */
+	struct roce_bth *bth;	/* extension headers: bth_reth() and others */
 	uint8_t *payload;
 	uint32_t paylen;	/* payload bytes, without pad and ICRC */
 	uint32_t opf;		/* roce_opcode_tbl flags */
@@ -149,16 +148,25 @@ int roce_dev_link_up(struct roce_dev *dev);
 
 /* roce_poll.c */
 void roce_dev_poll(struct roce_dev *dev);
-void roce_progress(void);
 int roce_engine_attach(struct roce_dev *dev);
 void roce_engine_detach(struct roce_dev *dev);
 void roce_dev_quiesce(struct roce_dev *dev);
+
+/* roce_inline.c */
+void roce_progress(void);
+int roce_inline_attach(struct roce_dev *dev);
+void roce_inline_detach(struct roce_dev *dev);
 void roce_wake_kick(struct roce_dev *dev);
 void roce_wait_begin(struct roce_dev *dev);
 void roce_wait_end(struct roce_dev *dev);
+
+/* roce_tx.c */
 struct rte_mbuf *roce_pkt_alloc(struct roce_dev *dev);
-void roce_xmit(struct roce_dev *dev, struct rte_mbuf *m);
+void roce_tx_flush(struct roce_dev *dev);
 bool roce_tx_room(struct roce_dev *dev, uint16_t n);
+void roce_xmit(struct roce_dev *dev, struct rte_mbuf *m);
+int roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
+		 uint16_t sport, uint8_t tos, uint8_t ttl);
 
 /*
  * Staging slots that data (requests, READ responses) leaves free, so that
@@ -167,9 +175,6 @@ bool roce_tx_room(struct roce_dev *dev, uint16_t n);
  */
 #define ROCE_TX_CTRL_RESERVE	(DROCE_BURST / 2)
 #define roce_tx_room_data(dev)	roce_tx_room(dev, 1 + ROCE_TX_CTRL_RESERVE)
-int roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
-		 uint16_t sport, uint8_t tos, uint8_t ttl);
-uint8_t *roce_pkt_prepend_headers(struct rte_mbuf *m, uint32_t l4_len);
 
 /* roce_arp.c */
 void roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m);
@@ -194,9 +199,6 @@ void roce_resp_run(struct roce_dev *dev, struct roce_qp *qp);
 /* roce_comp.c */
 void roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt);
 void roce_comp_send_wqe(struct roce_qp *qp, struct droce_send_wqe *wqe, enum ibv_wc_status st);
-void roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp);
-bool roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp);
-void roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type ev);
 
 /* roce_tm.c */
 void roce_tm_ops_run(struct roce_srq *srq);
@@ -259,12 +261,15 @@ int roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 void roce_wq_fini(struct droce_wq *wq);
 void roce_wq_drain(struct droce_wq *wq);
 void roce_qp_reset_engine(struct roce_qp *qp);
+bool roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp);
+void roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type ev);
+void roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp);
 int roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 		   struct droce_rdev_qp **out);
 int roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mask);
 void roce_qp_query(struct droce_rdev_qp *fp, struct ibv_qp_attr *attr);
 void roce_qp_destroy(struct droce_rdev_qp *fp);
-int roce_av_from_ah_attr(struct roce_dev *dev, const struct ibv_ah_attr *ah, struct droce_av *av);
+int roce_av_from_ah_attr(const struct ibv_ah_attr *ah, struct droce_av *av);
 int roce_ah_create(struct droce_rdev_pd *pd, const struct ibv_ah_attr *attr, struct droce_av *av);
 void roce_ah_destroy(struct droce_rdev *rdev);
 

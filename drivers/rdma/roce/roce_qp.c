@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Work queues (slot array + free ring + posted ring) and QP engine reset. */
+/*
+ * The QP's engine side: work queues (slot array + free ring + posted ring),
+ * engine reset, and the move to ERR with its flush.
+ */
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
@@ -333,7 +336,7 @@ roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mas
 	enum ibv_qp_state cur, next;
 	struct droce_av av;
 
-	if ((mask & IBV_QP_AV) && roce_av_from_ah_attr(dev, &attr->ah_attr, &av) != 0)
+	if ((mask & IBV_QP_AV) && roce_av_from_ah_attr(&attr->ah_attr, &av) != 0)
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
 	cur = roce_qp_state(qp);
@@ -418,7 +421,7 @@ roce_qp_destroy(struct droce_rdev_qp *fp)
 /* --- Address handles --- */
 /* RoCEv2 over IPv4: the GID must be IPv4-mapped (::ffff:a.b.c.d). */
 int
-roce_av_from_ah_attr(struct roce_dev *dev, const struct ibv_ah_attr *ah, struct droce_av *av)
+roce_av_from_ah_attr(const struct ibv_ah_attr *ah, struct droce_av *av)
 {
 	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
@@ -429,11 +432,8 @@ roce_av_from_ah_attr(struct roce_dev *dev, const struct ibv_ah_attr *ah, struct 
 	memcpy(&av->dip, &ah->grh.dgid.raw[12], 4);
 	if (av->dip == 0)
 		return -EINVAL;
-	av->sip = dev->ip;
 	av->tos = ah->grh.traffic_class;
 	av->ttl = ah->grh.hop_limit ? ah->grh.hop_limit : 64;
-	av->sl = ah->sl;
-	av->port_num = 1;
 	return 0;
 }
 
@@ -442,7 +442,7 @@ roce_ah_create(struct droce_rdev_pd *pd, const struct ibv_ah_attr *attr, struct 
 {
 	struct roce_dev *dev = pd->dev;
 
-	if (roce_av_from_ah_attr(dev, attr, av) != 0)
+	if (roce_av_from_ah_attr(attr, av) != 0)
 		return -EINVAL;
 	if (roce_dev_obj_take(dev, &dev->nb_ah, DROCE_MAX_AH) != 0)
 		return -ENOMEM;
@@ -455,4 +455,95 @@ roce_ah_destroy(struct droce_rdev *rdev)
 	struct roce_dev *dev = to_roce_dev(rdev);
 
 	roce_dev_obj_drop(dev, &dev->nb_ah);
+}
+
+/*
+ * Engine-initiated move to ERR; a concurrent modify to RESET wins. True when
+ * this call moved the QP (it was neither in RESET nor already in ERR).
+ */
+bool
+roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp)
+{
+	uint32_t st = roce_qp_state(qp);
+
+	while (st != IBV_QPS_RESET && st != IBV_QPS_ERR) {
+		if (__atomic_compare_exchange_n(&qp->fp.state, &st, IBV_QPS_ERR, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
+			return true;	/* ibv_query_qp updates ibv_qp.state */
+	}
+	return false;
+}
+
+/*
+ * A QP error no completion reports (IBA 11.6.3.1, affiliated asynchronous
+ * errors): the QP goes to ERR and its context gets @type, once.
+ * IBV_EVENT_QP_REQ_ERR: the responder saw an invalid request;
+ * IBV_EVENT_QP_ACCESS_ERR: the responder saw an access violation (R_Key,
+ * bounds, access rights); IBV_EVENT_QP_FATAL: a local catastrophic error (a
+ * completion was lost to a CQ overrun).
+ */
+void
+roce_qp_error(struct roce_dev *dev, struct roce_qp *qp, enum ibv_event_type type)
+{
+	struct ibv_async_event ev = {
+		.element.qp = qp->fp.user,
+		.event_type = type,
+	};
+
+	if (roce_qp_to_err(dev, qp))
+		roce_async_raise(dev, &ev);
+}
+
+static void
+flush_recv(struct roce_qp *qp, struct droce_recv_wqe *r)
+{
+	struct ibv_wc wc = {
+		.wr_id = r->wr_id,
+		.status = IBV_WC_WR_FLUSH_ERR,
+		.opcode = IBV_WC_RECV,
+		.qp_num = qp->fp.qpn,
+	};
+
+	if (qp->srq && qp->srq->tm) {
+		roce_tm_recv_done(qp, r, &wc, false);
+		return;
+	}
+	rte_ring_enqueue(qp->srq ? qp->srq->fp.rq.free : qp->fp.rq.free, r);
+	roce_cq_push(qp->rcq, &wc, NULL, false);
+}
+
+/*
+ * IBA 10.7.3.1, 11.4.1.1: in ERR every outstanding and newly posted WR
+ * completes with WR_FLUSH_ERR, signaled or not, in order. SRQ WQEs stay.
+ */
+void
+roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
+{
+	struct roce_qp_eng *e = &qp->e;
+	void *w;
+
+	while (e->win_head != e->win_tail)
+		roce_comp_send_wqe(qp, qp->e.win[e->win_head++ % qp->fp.sq.size], IBV_WC_WR_FLUSH_ERR);
+	e->win_cur = e->win_tail = e->win_head;
+	e->cur_pkt = 0;
+	e->cur_off = 0;
+	while (rte_ring_dequeue(qp->fp.sq.posted, &w) == 0)
+		roce_comp_send_wqe(qp, w, IBV_WC_WR_FLUSH_ERR);
+	if (e->rwqe != NULL) {
+		flush_recv(qp, e->rwqe);
+		e->rwqe = NULL;
+	}
+	if (qp->srq == NULL) {
+		while (rte_ring_dequeue(qp->fp.rq.posted, &w) == 0)
+			flush_recv(qp, w);
+	} else if (!e->last_wqe_raised) {
+		/* IBA 11.6.3: a QP on an SRQ reports that it takes no more WQEs */
+		struct ibv_async_event ev = {
+			.element.qp = qp->fp.user,
+			.event_type = IBV_EVENT_QP_LAST_WQE_REACHED,
+		};
+
+		e->last_wqe_raised = 1;
+		roce_async_raise(dev, &ev);
+	}
 }

@@ -50,14 +50,13 @@ static void
 rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 {
 	struct roce_stats *st = &dev->stats;
-	const struct rte_ether_hdr *eth;
-	const struct rte_ipv4_hdr *ip;
-	const struct rte_udp_hdr *udp;
+	struct rte_ether_hdr *eth;
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
 	const struct roce_opcode_info *oi;
 	struct roce_pkt pkt;
 	struct roce_qp *qp;
-	uint32_t iplen, udplen, qpn, idx, icrc, blen, pad;
-	const uint8_t *icrc_p;
+	uint32_t iplen, udplen, qpn, idx, blen, pad;
 
 	st->rx_pkts++;
 	st->rx_bytes += m->pkt_len;
@@ -68,7 +67,7 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 	m = linearize(dev, m);
 	if (m == NULL)
 		return;
-	eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
 		roce_arp_input(dev, m);
 		return;
@@ -85,11 +84,11 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 		st->rx_drop_truncated++;
 		goto drop;
 	}
-	ip = (const struct rte_ipv4_hdr *)(eth + 1);
+	ip = eth_ipv4(eth);
 	iplen = rte_be_to_cpu_16(ip->total_length);
 	if (ip->version_ihl != RTE_IPV4_VHL_DEF ||
 	    (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) ||
-	    rte_raw_cksum(ip, sizeof(*ip)) != 0xffff) {
+	    rte_raw_cksum(ip, ROCE_IPV4_LEN) != 0xffff) {
 		st->rx_drop_bad_ip++;
 		goto drop;
 	}
@@ -101,32 +100,29 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 		st->rx_drop_not_mine++;
 		goto drop;
 	}
-	udp = (const struct rte_udp_hdr *)(ip + 1);
+	udp = ipv4_udp(ip);
 	if (ip->next_proto_id != IPPROTO_UDP || udp->dst_port != rte_cpu_to_be_16(DROCE_UDP_PORT)) {
 		st->rx_drop_not_roce++;
 		goto drop;
 	}
 	udplen = rte_be_to_cpu_16(udp->dgram_len);
-	if (udplen != iplen - sizeof(*ip) || udplen < sizeof(*udp) + ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+	if (udplen != iplen - ROCE_IPV4_LEN || udplen < ROCE_UDP_LEN + ROCE_BTH_LEN + ROCE_ICRC_LEN) {
 		st->rx_drop_truncated++;
 		goto drop;
 	}
 	/* trim Ethernet padding */
 	rte_pktmbuf_trim(m, m->pkt_len - (iplen + RTE_ETHER_HDR_LEN));
-	icrc_p = (const uint8_t *)ip + iplen - ROCE_ICRC_LEN;
-	icrc = (uint32_t)icrc_p[0] | (uint32_t)icrc_p[1] << 8 |
-	       (uint32_t)icrc_p[2] << 16 | (uint32_t)icrc_p[3] << 24;
-	if (roce_icrc_ipv4(ip, iplen - ROCE_ICRC_LEN) != icrc) {
+	if (roce_icrc_ipv4(ip, iplen - ROCE_ICRC_LEN) != icrc_get(ipv4_icrc(ip))) {
 		st->rx_drop_bad_icrc++;
 		goto drop;
 	}
 
 	pkt.m = m;
 	pkt.ip = ip;
-	pkt.bth = (struct roce_bth *)(udp + 1);
+	pkt.bth = udp_bth(udp);
 	pkt.opcode = bth_opcode(pkt.bth);
 	oi = &roce_opcode_tbl[pkt.opcode];
-	blen = udplen - sizeof(*udp) - ROCE_ICRC_LEN;	/* BTH .. end of pad */
+	blen = udplen - ROCE_UDP_LEN - ROCE_ICRC_LEN;	/* BTH .. end of pad */
 	pad = bth_pad(pkt.bth);
 	if (!(oi->flags & ROCE_OPF_VALID) || bth_tver(pkt.bth) != 0 ||
 	    (bth_pkey(pkt.bth) & 0x7fff) != (DROCE_DEFAULT_PKEY & 0x7fff)) {
@@ -139,8 +135,7 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 	}
 	pkt.opf = oi->flags;
 	pkt.psn = bth_psn(pkt.bth);
-	pkt.ext = (uint8_t *)(pkt.bth + 1);
-	pkt.payload = (uint8_t *)pkt.bth + oi->hdr_len;
+	pkt.payload = bth_payload(pkt.bth);
 	pkt.paylen = blen - oi->hdr_len - pad;
 	if (!(pkt.opf & ROCE_OPF_PAYLOAD) && pkt.paylen != 0) {
 		st->rx_drop_bad_len++;

@@ -79,19 +79,19 @@ send_rd_atomic(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *
 		IBV_OPCODE_RC_FETCH_ADD;
 	const struct roce_opcode_info *oi = &roce_opcode_tbl[op];
 	struct rte_mbuf *m = roce_pkt_alloc(dev);
-	uint8_t *p;
+	struct roce_bth *bth;
 
 	if (m == NULL)
 		return -ENOBUFS;
-	p = (uint8_t *)rte_pktmbuf_append(m, oi->hdr_len + ROCE_ICRC_LEN);
-	bth_init((struct roce_bth *)p, op, 0, 0, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 1, e->psn);
+	bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len + ROCE_ICRC_LEN);
+	bth_init(bth, op, 0, 0, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 1, e->psn);
 	if (read) {
 		uint32_t off = e->cur_pkt * qp->mtu;
 
-		reth_init((struct roce_reth *)(p + ROCE_BTH_LEN), wqe->wr.rdma.remote_addr + off,
+		reth_init(bth_reth(bth), wqe->wr.rdma.remote_addr + off,
 			  wqe->wr.rdma.rkey, wqe->length - off);
 	} else {
-		atmeth_init((struct roce_atmeth *)(p + ROCE_BTH_LEN), wqe->wr.atomic.remote_addr,
+		atmeth_init(bth_atmeth(bth), wqe->wr.atomic.remote_addr,
 			    wqe->wr.atomic.rkey,
 			    wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? wqe->wr.atomic.swap :
 			    wqe->wr.atomic.compare_add, wqe->wr.atomic.compare_add);
@@ -137,6 +137,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	uint32_t dqpn = qp->fp.type == IBV_QPT_UD ? wqe->wr.ud.remote_qpn : qp->attr.dest_qp_num;
 	bool ackreq = false;
 	struct rte_mbuf *m;
+	struct roce_bth *bth;
 	uint8_t *p;
 
 	if (roce_wqe_is_rd_atomic(wqe))
@@ -146,29 +147,24 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	m = roce_pkt_alloc(dev);
 	if (m == NULL)
 		return -ENOBUFS;
-	p = (uint8_t *)rte_pktmbuf_append(m, oi->hdr_len + pay + pad + ROCE_ICRC_LEN);
-	if (p == NULL) {
+	bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len + pay + pad + ROCE_ICRC_LEN);
+	if (bth == NULL) {
 		roce_mbuf_free(m);
 		return -ENOBUFS;
 	}
-	bth_init((struct roce_bth *)p, opcode, last && (wqe->send_flags & IBV_SEND_SOLICITED),
+	bth_init(bth, opcode, last && (wqe->send_flags & IBV_SEND_SOLICITED),
 		 pad, DROCE_DEFAULT_PKEY, dqpn, ackreq, e->psn);
-	p += ROCE_BTH_LEN;
 	if (oi->flags & ROCE_OPF_DETH) {
 		/* IBA 10.2.4: a Q_Key with the high bit set means "use the QP's" */
 		uint32_t qkey = (int32_t)wqe->wr.ud.remote_qkey < 0 ? qp->attr.qkey : wqe->wr.ud.remote_qkey;
 
-		deth_init((struct roce_deth *)p, qkey, qp->fp.qpn);
-		p += ROCE_DETH_LEN;
+		deth_init(bth_deth(bth), qkey, qp->fp.qpn);
 	}
-	if (oi->flags & ROCE_OPF_RETH) {
-		reth_init((struct roce_reth *)p, wqe->wr.rdma.remote_addr, wqe->wr.rdma.rkey, wqe->length);
-		p += ROCE_RETH_LEN;
-	}
-	if (oi->flags & ROCE_OPF_IMMDT) {
-		memcpy(p, &wqe->imm_data, ROCE_IMMDT_LEN);
-		p += ROCE_IMMDT_LEN;
-	}
+	if (oi->flags & ROCE_OPF_RETH)
+		reth_init(bth_reth(bth), wqe->wr.rdma.remote_addr, wqe->wr.rdma.rkey, wqe->length);
+	if (oi->flags & ROCE_OPF_IMMDT)
+		bth_set_immdt(bth, oi->flags, wqe->imm_data);
+	p = bth_payload(bth);
 	if (wqe->inl)
 		memcpy(p, wqe->inline_data + e->cur_off, pay);
 	else

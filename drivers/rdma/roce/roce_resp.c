@@ -61,14 +61,14 @@ ack_alloc(struct roce_dev *dev, struct roce_qp *qp, uint8_t opcode, uint32_t psn
 	  uint8_t syn, uint32_t msn, uint32_t extra)
 {
 	struct rte_mbuf *m = roce_pkt_alloc(dev);
-	uint8_t *p;
+	struct roce_bth *bth;
 
 	if (m == NULL)
 		return NULL;
-	p = (uint8_t *)rte_pktmbuf_append(m, ROCE_BTH_LEN + ROCE_AETH_LEN + extra + ROCE_ICRC_LEN);
-	bth_init((struct roce_bth *)p, opcode, 0, 0, DROCE_DEFAULT_PKEY,
-		 qp->attr.dest_qp_num, 0, psn);
-	aeth_init((struct roce_aeth *)(p + ROCE_BTH_LEN), syn, msn);
+	bth = (struct roce_bth *)rte_pktmbuf_append(m, ROCE_BTH_LEN + ROCE_AETH_LEN + extra +
+						    ROCE_ICRC_LEN);
+	bth_init(bth, opcode, 0, 0, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 0, psn);
+	aeth_init(bth_aeth(bth), syn, msn);
 	return m;
 }
 
@@ -162,7 +162,7 @@ abort_msg(struct roce_qp *qp)
 static void
 ud_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
-	const struct roce_deth *deth = (const struct roce_deth *)pkt->ext;
+	const struct roce_deth *deth = bth_deth(pkt->bth);
 	struct droce_recv_wqe *w;
 	uint8_t grh[ROCE_GRH_LEN];
 	unsigned int flags = IBV_WC_GRH;
@@ -185,13 +185,11 @@ ud_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		complete_recv(qp, w, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, 0, 0, false);
 		return;
 	}
-	/* RoCEv2 over IPv4: 20 zero bytes, then the IPv4 header */
-	memset(grh, 0, 20);
-	memcpy(grh + 20, pkt->ip, 20);
+	grh_from_ipv4(grh, pkt->ip);
 	roce_copy_to_sge(w->sge, w->num_sge, 0, grh, sizeof(grh));
 	roce_copy_to_sge(w->sge, w->num_sge, ROCE_GRH_LEN, pkt->payload, pkt->paylen);
 	if (pkt->opf & ROCE_OPF_IMMDT) {
-		memcpy(&imm, pkt->ext + ROCE_DETH_LEN, sizeof(imm));
+		imm = bth_immdt(pkt->bth, pkt->opf);
 		flags |= IBV_WC_WITH_IMM;
 	}
 	complete_recv(qp, w, IBV_WC_SUCCESS, IBV_WC_RECV, pkt->paylen + ROCE_GRH_LEN, flags,
@@ -235,7 +233,7 @@ rd_pop(struct roce_qp_eng *e)
 static int
 read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool dup)
 {
-	const struct roce_reth *reth = (const struct roce_reth *)pkt->ext;
+	const struct roce_reth *reth = bth_reth(pkt->bth);
 	uint32_t len = reth_len(reth);
 	struct roce_rd_job *j;
 	uint8_t *host = NULL;
@@ -275,7 +273,7 @@ read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool du
 static int
 atomic_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
-	const struct roce_atmeth *a = (const struct roce_atmeth *)pkt->ext;
+	const struct roce_atmeth *a = bth_atmeth(pkt->bth);
 	uint64_t va = atmeth_va(a), orig;
 	struct roce_rd_job *j;
 	uint8_t *host;
@@ -349,7 +347,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 	while (budget && e->rd_head != e->rd_tail) {
 		struct roce_rd_job *j = &e->rd[e->rd_head % ROCE_RD_JOBS];
 		struct rte_mbuf *m;
-		uint8_t *p;
+		struct roce_bth *bth;
 
 		if (!roce_tx_room_data(dev))
 			return;
@@ -358,8 +356,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 				      AETH_ACK | AETH_CREDIT_INVALID, e->msn, ROCE_ATMACK_LEN);
 			if (m == NULL)
 				return;
-			atmack_init((struct roce_atmack *)(rte_pktmbuf_mtod(m, uint8_t *) +
-					ROCE_BTH_LEN + ROCE_AETH_LEN), j->orig);
+			atmack_init(bth_atmack(rte_pktmbuf_mtod(m, struct roce_bth *)), j->orig);
 			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
 				return;
 			rd_pop(e);
@@ -391,16 +388,15 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			m = roce_pkt_alloc(dev);
 			if (m == NULL)
 				return;
-			p = (uint8_t *)rte_pktmbuf_append(m, oi->hdr_len + pay + pad + ROCE_ICRC_LEN);
-			bth_init((struct roce_bth *)p, op, 0, pad, DROCE_DEFAULT_PKEY,
-				 qp->attr.dest_qp_num, 0, j->psn);
+			bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len + pay + pad +
+								    ROCE_ICRC_LEN);
+			bth_init(bth, op, 0, pad, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 0, j->psn);
 			if (oi->flags & ROCE_OPF_AETH)
-				aeth_init((struct roce_aeth *)(p + ROCE_BTH_LEN),
-					  AETH_ACK | AETH_CREDIT_INVALID, e->msn);
+				aeth_init(bth_aeth(bth), AETH_ACK | AETH_CREDIT_INVALID, e->msn);
 			/* a zero-length READ names no memory: host is NULL */
 			if (pay != 0)
-				rte_memcpy(p + oi->hdr_len, j->host, pay);
-			memset(p + oi->hdr_len + pay, 0, pad);
+				rte_memcpy(bth_payload(bth), j->host, pay);
+			memset(bth_payload(bth) + pay, 0, pad);
 			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
 				return;
 			budget--;
@@ -548,7 +544,7 @@ send_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		rte_be32_t imm = 0;
 
 		if (pkt->opf & ROCE_OPF_IMMDT) {
-			memcpy(&imm, pkt->ext, sizeof(imm));
+			imm = bth_immdt(pkt->bth, pkt->opf);
 			flags |= IBV_WC_WITH_IMM;
 		}
 		complete_recv(qp, e->rwqe, IBV_WC_SUCCESS, IBV_WC_RECV, e->roff, flags, imm, 0,
@@ -564,7 +560,7 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	struct roce_qp_eng *e = &qp->e;
 
 	if (pkt->opf & ROCE_OPF_FIRST) {
-		const struct roce_reth *reth = (const struct roce_reth *)pkt->ext;
+		const struct roce_reth *reth = bth_reth(pkt->bth);
 
 		/* C9-88: a zero-length WRITE has no address or R_Key to check */
 		if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
@@ -613,11 +609,8 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		return -EINVAL;
 	}
 	if (pkt->opf & ROCE_OPF_IMMDT) {
-		rte_be32_t imm;
-
-		memcpy(&imm, pkt->ext + ((pkt->opf & ROCE_OPF_RETH) ? ROCE_RETH_LEN : 0), sizeof(imm));
 		complete_recv(qp, e->rwqe, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, e->w_len,
-			      IBV_WC_WITH_IMM, imm, 0, bth_se(pkt->bth));
+			      IBV_WC_WITH_IMM, bth_immdt(pkt->bth, pkt->opf), 0, bth_se(pkt->bth));
 		e->rwqe = NULL;
 	}
 	return 0;

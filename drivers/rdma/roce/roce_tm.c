@@ -156,18 +156,19 @@ roce_tm_ops_run(struct roce_srq *srq)
  * tagged buffer and the QP has a rendezvous slot; else software does.
  */
 static uint8_t
-rndv_mode(const struct roce_qp *qp, struct roce_tm_tag *t, const struct roce_pkt *pkt)
+rndv_mode(const struct roce_qp *qp, struct roce_tm_tag *t, const struct roce_pkt *pkt,
+	  struct roce_tmh *tmh)
 {
-	struct ibv_rvh rvh;
+	const struct roce_rvh *rvh;
 
-	if (!(pkt->opf & ROCE_OPF_LAST) || pkt->paylen < sizeof(struct ibv_tmh) + sizeof(rvh) ||
+	if (!(pkt->opf & ROCE_OPF_LAST) || pkt->paylen < ROCE_TMH_LEN + ROCE_RVH_LEN ||
 	    pkt->paylen > DROCE_TM_RNDV_HDR || qp->tm_pool == NULL ||
 	    rte_ring_count(qp->tm_pool) == 0)
 		return ROCE_RNDV_SW;
-	memcpy(&rvh, pkt->payload + sizeof(struct ibv_tmh), sizeof(rvh));
-	t->rv_va = rte_be_to_cpu_64(rvh.va);
-	t->rv_rkey = rte_be_to_cpu_32(rvh.rkey);
-	t->rv_len = rte_be_to_cpu_32(rvh.len);
+	rvh = tmh_rvh(tmh);
+	t->rv_va = rvh_va(rvh);
+	t->rv_rkey = rvh_rkey(rvh);
+	t->rv_len = rvh_len(rvh);
 	/* larger than the tagged buffer, or than any message may be */
 	if (t->rv_len > (t->rw.num_sge ? t->rw.sge[0].length : 0) || t->rv_len > DROCE_MAX_MSG)
 		return ROCE_RNDV_SW;
@@ -234,7 +235,6 @@ void
 roce_tm_wqe_done(struct roce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_status st)
 {
 	struct roce_tm_tag *t;
-	struct ibv_tmh fin;
 	uint32_t len;
 
 	if (w->tm != ROCE_TMW_READ) {
@@ -244,16 +244,11 @@ roce_tm_wqe_done(struct roce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_statu
 	t = &qp->srq->tm->tags[w->tm_handle];
 	len = w->length;
 	if (st == IBV_WC_SUCCESS) {
-		fin = (struct ibv_tmh){
-			.opcode = IBV_TMH_FIN,
-			.app_ctx = rte_cpu_to_be_32(t->msg_ctx),
-			.tag = rte_cpu_to_be_64(t->msg_tag),
-		};
 		memset(w, 0, offsetof(struct droce_send_wqe, sge));
 		w->opcode = IBV_WR_SEND;
-		w->length = sizeof(fin);
+		w->length = ROCE_TMH_LEN;
 		w->inl = 1;
-		memcpy(w->inline_data, &fin, sizeof(fin));
+		tmh_init((struct roce_tmh *)w->inline_data, IBV_TMH_FIN, t->msg_ctx, t->msg_tag);
 		w->tm = ROCE_TMW_FIN;
 		rte_ring_enqueue(qp->fp.sq.posted, w);
 	} else {
@@ -288,27 +283,28 @@ roce_tm_rcv_first(struct roce_dev *dev, struct roce_qp *qp, const struct roce_pk
 	struct roce_tm *tm = qp->srq->tm;
 	enum roce_tm_kind kind = ROCE_TM_PLAIN;
 	struct roce_tm_tag *t = NULL;
-	struct ibv_tmh tmh;
+	/* the payload opens with a TMH, if it is long enough to hold one */
+	struct roce_tmh *tmh = (struct roce_tmh *)pkt->payload;
 
 	roce_tm_ops_run(qp->srq);	/* the tags posted so far take part */
-	if (pkt->paylen >= sizeof(tmh)) {
-		memcpy(&tmh, pkt->payload, sizeof(tmh));
-		if (tmh.opcode == IBV_TMH_NO_TAG) {
+	if (pkt->paylen >= ROCE_TMH_LEN) {
+		if (tmh_opcode(tmh) == IBV_TMH_NO_TAG) {
 			kind = ROCE_TM_NO_TAG;
-		} else if (tmh.opcode == IBV_TMH_EAGER || tmh.opcode == IBV_TMH_RNDV) {
+		} else if (tmh_opcode(tmh) == IBV_TMH_EAGER || tmh_opcode(tmh) == IBV_TMH_RNDV) {
 			kind = ROCE_TM_UNEXPECTED;
 			/* phase sync: no match until software has seen every unexpected one */
 			if (in_phase(tm))
-				t = match(tm, rte_be_to_cpu_64(tmh.tag));
+				t = match(tm, tmh_tag(tmh));
 		}
 	}
 	e->tm_tag = NULL;
 	if (t != NULL) {
 		list_remove(tm, handle_of(tm, t));
 		t->state = TMT_BUSY;
-		t->rndv = tmh.opcode == IBV_TMH_RNDV ? rndv_mode(qp, t, pkt) : ROCE_RNDV_NONE;
-		t->msg_tag = rte_be_to_cpu_64(tmh.tag);
-		t->msg_ctx = rte_be_to_cpu_32(tmh.app_ctx);
+		t->rndv = tmh_opcode(tmh) == IBV_TMH_RNDV ? rndv_mode(qp, t, pkt, tmh) :
+			  ROCE_RNDV_NONE;
+		t->msg_tag = tmh_tag(tmh);
+		t->msg_ctx = tmh_app_ctx(tmh);
 		e->tm_kind = ROCE_TM_EXPECTED;
 		e->tm_tag = t;
 		e->rwqe = &t->rw;
@@ -327,7 +323,7 @@ roce_tm_rcv_first(struct roce_dev *dev, struct roce_qp *qp, const struct roce_pk
 
 			roce_cq_push(tm->cq, &wc, &ti, false);
 		}
-		return t->rndv == ROCE_RNDV_SW ? 0 : (int)sizeof(tmh);
+		return t->rndv == ROCE_RNDV_SW ? 0 : ROCE_TMH_LEN;
 	}
 	e->rwqe = roce_srq_get(dev, qp->srq);
 	if (e->rwqe == NULL)
@@ -373,7 +369,7 @@ roce_tm_recv_done(struct roce_qp *qp, struct droce_recv_wqe *w, struct ibv_wc *w
 			wc->wc_flags |= IBV_WC_TM_MATCH;
 		} else if (wc->status == IBV_WC_SUCCESS) {
 			wc->wc_flags |= IBV_WC_TM_DATA_VALID;
-			if (e->roff + sizeof(struct ibv_tmh) <= qp->mtu)	/* one packet */
+			if (e->roff + ROCE_TMH_LEN <= qp->mtu)	/* one packet */
 				wc->wc_flags |= IBV_WC_TM_MATCH;
 		}
 		ti.release = release_of(tm, handle_of(tm, t));

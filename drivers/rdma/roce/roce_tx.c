@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Transmit: mbufs for outgoing packets, the Ethernet, IPv4 and UDP headers
+ * and ICRC in front of a built RoCE packet, and the device's staging area,
+ * flushed to the port's one tx queue at the end of each iteration of
+ * roce_dev_poll() or when a sender needs room.
+ */
+#include <rte_ethdev.h>
+
+#include "roce_loc.h"
+
+struct rte_mbuf *
+roce_pkt_alloc(struct roce_dev *dev)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(dev->mp);
+
+	if (unlikely(m == NULL))
+		dev->stats.tx_drop_no_mbuf++;
+	else
+		roce_mbuf_takeover(m);
+	return m;
+}
+
+/*
+ * Hand the staged frames to the port. What it does not take stays staged, in
+ * order, for the next call: a full transmit queue holds the senders back
+ * (roce_tx_room) instead of dropping frames that RC would have to resend
+ * after a timeout, each resend overflowing the queue again.
+ */
+void
+roce_tx_flush(struct roce_dev *dev)
+{
+	uint16_t n = dev->nb_tx, sent;
+
+	for (uint16_t i = 0; i < n; i++)
+		roce_mbuf_handoff(dev->tx[i]);
+	sent = rte_eth_tx_burst(dev->port_id, 0, dev->tx, n);
+
+	if (unlikely(sent < n))
+		memmove(dev->tx, dev->tx + sent, (n - sent) * sizeof(dev->tx[0]));
+	/* atomic: droce_dev_objects_get reads it from another thread */
+	__atomic_store_n(&dev->nb_tx, n - sent, __ATOMIC_RELAXED);
+}
+
+/* Room for @n more frames in the staging area, after a flush if needed. */
+bool
+roce_tx_room(struct roce_dev *dev, uint16_t n)
+{
+	if (likely(RTE_DIM(dev->tx) - dev->nb_tx >= n))
+		return true;
+	roce_tx_flush(dev);
+	if (likely(RTE_DIM(dev->tx) - dev->nb_tx >= n))
+		return true;
+	dev->stats.tx_busy++;
+	return false;
+}
+
+/*
+ * Queue a finished Ethernet frame for transmission. Senders that can wait
+ * (requester, READ responses, coalesced ACKs) check roce_tx_room first; a
+ * frame that finds the port taking nothing and the staging area full (an
+ * ARP answer, a NAK) is dropped and counted.
+ */
+void
+roce_xmit(struct roce_dev *dev, struct rte_mbuf *m)
+{
+	if (unlikely(!roce_tx_room(dev, 1))) {
+		dev->stats.tx_drop_full++;
+		roce_mbuf_free(m);
+		return;
+	}
+	dev->stats.tx_pkts++;
+	dev->stats.tx_bytes += m->pkt_len;
+	dev->tx[dev->nb_tx] = m;
+	__atomic_store_n(&dev->nb_tx, dev->nb_tx + 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Fill in Ethernet, IPv4 and UDP in front of the RoCE packet already in @m
+ * (BTH at the start of the data) and queue it. Frames to our own IP go to the
+ * loopback ring. Returns -EAGAIN (mbuf freed) when the peer's MAC is unknown
+ * yet; an ARP request is then on its way.
+ */
+int
+roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
+	     uint16_t sport, uint8_t tos, uint8_t ttl)
+{
+	struct rte_ether_hdr *eth;
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
+	uint32_t l4 = m->pkt_len;
+	struct rte_ether_addr dmac;
+	bool local = dip == dev->ip;
+
+	if (!local && roce_neigh_resolve(dev, dip, &dmac) != 0) {
+		roce_mbuf_free(m);
+		dev->stats.tx_no_neigh++;
+		return -EAGAIN;
+	}
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, ROCE_L2L4_LEN);
+	ip = eth_ipv4(eth);
+	udp = ipv4_udp(ip);
+	eth->src_addr = dev->mac;
+	eth->dst_addr = local ? dev->mac : dmac;
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->type_of_service = tos;
+	ip->total_length = rte_cpu_to_be_16(l4 + ROCE_IPV4_LEN + ROCE_UDP_LEN);
+	ip->packet_id = 0;
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = ttl ? ttl : 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->hdr_checksum = 0;
+	ip->src_addr = dev->ip;
+	ip->dst_addr = dip;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp->src_port = rte_cpu_to_be_16(sport);
+	udp->dst_port = rte_cpu_to_be_16(DROCE_UDP_PORT);
+	udp->dgram_len = rte_cpu_to_be_16(l4 + ROCE_UDP_LEN);
+	udp->dgram_cksum = 0;
+	/* ICRC over IP..payload; the 4 bytes were reserved by the builder */
+	icrc_set(ipv4_icrc(ip), roce_icrc_ipv4(ip, m->pkt_len - RTE_ETHER_HDR_LEN - ROCE_ICRC_LEN));
+	if (local) {
+		dev->stats.tx_pkts++;
+		dev->stats.tx_bytes += m->pkt_len;
+		if (rte_ring_enqueue(dev->loop, m) != 0) {
+			dev->stats.tx_drop_full++;
+			roce_mbuf_free(m);
+		}
+		return 0;
+	}
+	roce_xmit(dev, m);
+	return 0;
+}
