@@ -55,14 +55,6 @@ static bool made_droce2, made_droce3;
 static size_t rnext;		/* next free receive buffer offset */
 static uint32_t seq;		/* message counter: patterns and wr_ids */
 
-/* Fail the caller when a helper failed, naming the caller's line. */
-#define CHECK(expr) do { \
-	if ((expr) != 0) { \
-		fprintf(stderr, "  ... from %s:%d\n", __FILE__, __LINE__); \
-		return TEST_FAILED; \
-	} \
-} while (0)
-
 /* --- helpers --- */
 
 static void
