@@ -49,6 +49,9 @@ struct droce_test_case {
 	} \
 } while (0)
 
+/* A helper that returns 0 or has said (on stderr) why not: fail the case at this line. */
+#define CHECK(x) TEST_ASSERT((x) == 0, "(see above)")
+
 #define TEST_CASE(fn) { #fn, fn }
 
 /* Runs every case; setup/teardown may be NULL. Returns the process exit code. */

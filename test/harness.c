@@ -12,6 +12,7 @@
 #include <rte_mbuf.h>
 
 #include "droce.h"
+#include "droce_test.h"
 #include "harness.h"
 
 static bool inl;
@@ -88,20 +89,26 @@ err:
 }
 
 int
+h_init_eal(int argc, char **argv, const char *tag, const char *const *extra)
+{
+	inl = true;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--lcore") == 0)
+			inl = false;
+	return h_eal_init(argv[0], tag, inl ? "0" : "0-1", extra);
+}
+
+int
 h_init(int argc, char **argv)
 {
 	int ndev;
 	const char *impair = NULL;
 	char args[256];
 
-	inl = true;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--lcore") == 0)
-			inl = false;
+	for (int i = 1; i < argc; i++)
 		if (strncmp(argv[i], "--impair=", 9) == 0)
 			impair = argv[i] + 9;
-	}
-	if (h_eal_init(argv[0], "dt", inl ? "0" : "0-1", NULL))
+	if (h_init_eal(argc, argv, "dt", NULL))
 		return -1;
 	if (droce_ring_pair_create("net_ring_a", "net_ring_b"))
 		return -1;
@@ -131,6 +138,17 @@ struct ibv_context *
 h_open(int idx)
 {
 	return ibv_open_device(devs[idx]);
+}
+
+int
+h_main(int argc, char **argv, const char *suite, const struct droce_test_case *cases, int n,
+       int (*setup)(void), void (*teardown)(void))
+{
+	if (h_init(argc, argv) != 0) {
+		fprintf(stderr, "h_init failed\n");
+		return 1;
+	}
+	return droce_test_run(suite, cases, n, setup, teardown);
 }
 
 int
@@ -214,8 +232,8 @@ h_side_destroy(struct h_side *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static void
-fill_ah(struct ibv_ah_attr *ah, const struct h_side *peer)
+void
+h_fill_ah(struct ibv_ah_attr *ah, const struct h_side *peer)
 {
 	memset(ah, 0, sizeof(*ah));
 	ah->is_global = 1;
@@ -225,15 +243,12 @@ fill_ah(struct ibv_ah_attr *ah, const struct h_side *peer)
 }
 
 int
-h_connect(struct h_side *s, const struct h_side *peer, const struct h_qp_opts *o)
+h_to_init(struct ibv_qp *qp, enum ibv_qp_type type)
 {
-	struct ibv_qp_attr a = { 0 };
-	int mask;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-	if (o->type == IBV_QPT_UD) {
+	if (type == IBV_QPT_UD) {
 		a.qkey = H_QKEY;
 		mask |= IBV_QP_QKEY;
 	} else {
@@ -241,16 +256,24 @@ h_connect(struct h_side *s, const struct h_side *peer, const struct h_qp_opts *o
 				    IBV_ACCESS_REMOTE_ATOMIC;
 		mask |= IBV_QP_ACCESS_FLAGS;
 	}
-	if (ibv_modify_qp(s->qp, &a, mask))
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+int
+h_connect(struct h_side *s, const struct h_side *peer, const struct h_qp_opts *o)
+{
+	struct ibv_qp_attr a = { 0 };
+	int mask;
+
+	if (h_to_init(s->qp, o->type))
 		return -1;
-	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	mask = IBV_QP_STATE;
 	if (o->type != IBV_QPT_UD) {
 		a.path_mtu = IBV_MTU_1024;
 		a.dest_qp_num = peer->qp->qp_num;
 		a.rq_psn = o->psn;
-		fill_ah(&a.ah_attr, peer);
+		h_fill_ah(&a.ah_attr, peer);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		if (o->type == IBV_QPT_RC) {
 			a.max_dest_rd_atomic = o->max_dest_rd_atomic ? o->max_dest_rd_atomic : 1;
@@ -265,7 +288,7 @@ h_connect(struct h_side *s, const struct h_side *peer, const struct h_qp_opts *o
 	a.sq_psn = o->psn;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (o->type == IBV_QPT_RC) {
-		a.timeout = o->timeout ? o->timeout : 14;
+		a.timeout = o->no_ack_timer ? 0 : o->timeout ? o->timeout : 14;
 		a.retry_cnt = o->retry_cnt_p1 ? o->retry_cnt_p1 - 1 : 7;
 		a.rnr_retry = o->rnr_retry_p1 ? o->rnr_retry_p1 - 1 : 7;
 		a.max_rd_atomic = o->max_rd_atomic ? o->max_rd_atomic : 1;
@@ -342,8 +365,17 @@ h_ah(struct h_side *s, const struct h_side *peer)
 {
 	struct ibv_ah_attr ah;
 
-	fill_ah(&ah, peer);
+	h_fill_ah(&ah, peer);
 	return ibv_create_ah(s->pd, &ah);
+}
+
+enum ibv_qp_state
+h_qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr i;
+
+	return ibv_query_qp(qp, &a, IBV_QP_STATE, &i) == 0 ? a.qp_state : IBV_QPS_UNKNOWN;
 }
 
 struct ibv_cq_ex *
@@ -440,4 +472,116 @@ h_async_event(struct ibv_context *c, struct ibv_async_event *ev, int ms)
 			return -1;
 		poll(&p, 1, (int)(end - now));
 	}
+}
+
+/* ------------------------------------------------------------------------- */
+/* the running case's resources */
+
+#define RES_MAX 8
+
+/* each array of one kind of object (void *: one res_add for all) */
+static struct {
+	void *ah[RES_MAX], *qp[RES_MAX], *srq[RES_MAX], *mr[RES_MAX], *cq[RES_MAX];
+	void *pd[RES_MAX], *mem[RES_MAX], *chan[RES_MAX], *ctx[RES_MAX];
+	struct h_side side[RES_MAX];
+	int nah, nqp, nsrq, nmr, nside, ncq, npd, nmem, nchan, nctx;
+} res;
+
+/* Store @obj in @arr (@n in use): @obj, or NULL if @arr is full. */
+static void *
+res_add(void **arr, int *n, void *obj, const char *what)
+{
+	if (obj == NULL)
+		return NULL;
+	if (*n == RES_MAX) {
+		fprintf(stderr, "  h_res: more than %d %s\n", RES_MAX, what);
+		return NULL;
+	}
+	arr[(*n)++] = obj;
+	return obj;
+}
+
+#define RES_ADD(kind, obj) res_add(res.kind, &res.n##kind, (obj), #kind)
+
+/* one line each: they differ only in the kind */
+struct ibv_ah *h_res_add_ah(struct ibv_ah *o) { return RES_ADD(ah, o); }
+struct ibv_qp *h_res_add_qp(struct ibv_qp *o) { return RES_ADD(qp, o); }
+struct ibv_srq *h_res_add_srq(struct ibv_srq *o) { return RES_ADD(srq, o); }
+struct ibv_mr *h_res_add_mr(struct ibv_mr *o) { return RES_ADD(mr, o); }
+struct ibv_cq *h_res_add_cq(struct ibv_cq *o) { return RES_ADD(cq, o); }
+struct ibv_pd *h_res_add_pd(struct ibv_pd *o) { return RES_ADD(pd, o); }
+void *h_res_add_mem(void *o) { return RES_ADD(mem, o); }
+struct ibv_comp_channel *h_res_add_chan(struct ibv_comp_channel *o) { return RES_ADD(chan, o); }
+
+struct ibv_context *
+h_res_open(int idx)
+{
+	return RES_ADD(ctx, h_open(idx));
+}
+
+struct h_side *
+h_res_side(struct ibv_context *ctx, const struct h_qp_opts *o)
+{
+	struct h_side *s;
+
+	if (res.nside == RES_MAX) {
+		fprintf(stderr, "  h_res: more than %d sides\n", RES_MAX);
+		return NULL;
+	}
+	/* recorded before it is made: h_res_release undoes what creation got through */
+	s = &res.side[res.nside++];
+	if (ctx == NULL || h_side_create(s, ctx, o) != 0)
+		return NULL;
+	return s;
+}
+
+int
+h_res_pair(struct h_side **a, struct h_side **b, const struct h_qp_opts *o, bool loop)
+{
+	struct ibv_context *ca = h_res_open(0);
+	struct ibv_context *cb = loop ? ca : h_res_open(1);
+
+	*a = h_res_side(ca, o);
+	*b = h_res_side(cb, o);
+	if (*a == NULL || *b == NULL)
+		return -1;
+	return h_connect(*a, *b, o) || h_connect(*b, *a, o) ? -1 : 0;
+}
+
+struct ibv_ah *
+h_res_ah(struct h_side *s, const struct h_side *peer)
+{
+	return h_res_add_ah(h_ah(s, peer));
+}
+
+void
+h_res_release(void)
+{
+	for (int i = 0; i < res.nah; i++)
+		ibv_destroy_ah(res.ah[i]);
+	for (int i = 0; i < res.nqp; i++)
+		ibv_destroy_qp(res.qp[i]);
+	/* a side's QP may take its receives from a recorded SRQ */
+	for (int i = 0; i < res.nside; i++)
+		if (res.side[i].qp != NULL) {
+			ibv_destroy_qp(res.side[i].qp);
+			res.side[i].qp = NULL;
+		}
+	for (int i = 0; i < res.nsrq; i++)
+		ibv_destroy_srq(res.srq[i]);
+	for (int i = 0; i < res.nmr; i++)
+		ibv_dereg_mr(res.mr[i]);
+	for (int i = 0; i < res.nside; i++)
+		h_side_destroy(&res.side[i]);
+	for (int i = 0; i < res.ncq; i++)
+		ibv_destroy_cq(res.cq[i]);
+	for (int i = 0; i < res.npd; i++)
+		ibv_dealloc_pd(res.pd[i]);
+	for (int i = 0; i < res.nmem; i++)
+		free(res.mem[i]);
+	for (int i = 0; i < res.nchan; i++)
+		ibv_destroy_comp_channel(res.chan[i]);
+	for (int i = 0; i < res.nctx; i++)
+		ibv_close_device(res.ctx[i]);
+	memset(&res, 0, sizeof(res));
 }

@@ -35,6 +35,7 @@ struct h_qp_opts {
 	size_t buf_len;			/* 0: 1 MiB */
 	uint32_t psn;			/* starting PSN both ways */
 	uint8_t timeout;		/* RC local ACK timeout exponent; 0: 14 (67 ms) */
+	bool no_ack_timer;		/* RC: timeout 0, no local ACK timer (IBA 9.7.6.1.3) */
 	uint8_t retry_cnt_p1;		/* retry_cnt + 1; 0: 7 */
 	uint8_t rnr_retry_p1;		/* rnr_retry + 1; 0: 7 (forever) */
 	struct ibv_comp_channel *rchan;	/* completion channel of the receive CQ */
@@ -48,12 +49,28 @@ struct h_qp_opts {
 
 /* EAL + two devices; returns 0 or -1. @argv may hold --inline / --lcore. */
 int h_init(int argc, char **argv);
+/*
+ * EAL alone, for a test that makes its own devices: the progress mode from
+ * @argv ("--inline", the default, or "--lcore"), then h_eal_init with @tag,
+ * the mode's lcores and @extra. 0 or -1.
+ */
+int h_init_eal(int argc, char **argv, const char *tag, const char *const *extra);
 bool h_inline(void);
 struct ibv_context *h_open(int idx);		/* droce0 / droce1 */
+
+struct droce_test_case;
+/* main() of a test on h_init's devices: its cases (droce_test_run), the exit code. */
+int h_main(int argc, char **argv, const char *suite, const struct droce_test_case *cases, int n,
+	   int (*setup)(void), void (*teardown)(void));
+#define H_TEST_MAIN(argc, argv, suite, cases, setup, teardown) \
+	h_main((argc), (argv), (suite), (cases), (int)(sizeof(cases) / sizeof((cases)[0])), \
+	       (setup), (teardown))
 
 /* PD, MR over a fresh buffer, CQs and a QP in RESET. */
 int h_side_create(struct h_side *s, struct ibv_context *ctx, const struct h_qp_opts *o);
 void h_side_destroy(struct h_side *s);
+/* RESET -> INIT (UD: Q_Key H_QKEY, else every remote access): ibv_modify_qp's return. */
+int h_to_init(struct ibv_qp *qp, enum ibv_qp_type type);
 /* RESET -> INIT -> RTR -> RTS against the peer (UD: its QKEY is 0x11111111). */
 int h_connect(struct h_side *s, const struct h_side *peer, const struct h_qp_opts *o);
 /* Both sides created on droce0/droce1 and connected. */
@@ -67,6 +84,10 @@ int h_post_recv(struct h_side *s, size_t off, uint32_t len, uint64_t wr_id);
 int h_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
 /* An address handle to the peer's GID (for UD). */
 struct ibv_ah *h_ah(struct h_side *s, const struct h_side *peer);
+/* The address vector of h_ah and h_connect: the peer's GID, hop limit 64, port 1. */
+void h_fill_ah(struct ibv_ah_attr *ah, const struct h_side *peer);
+/* The QP's state (ibv_query_qp), IBV_QPS_UNKNOWN if the query fails. */
+enum ibv_qp_state h_qp_state(struct ibv_qp *qp);
 /* An extended CQ of @cqe entries whose completions carry tag-matching info. */
 struct ibv_cq_ex *h_tm_cq(struct ibv_context *ctx, uint32_t cqe);
 /*
@@ -95,6 +116,30 @@ struct rte_mbuf;
  */
 struct rte_mbuf *h_mbuf_chain(struct rte_mempool *pool, const uint8_t *data, const uint32_t *cut,
 			      int nseg, bool skew);
+
+/*
+ * The running case's resources: what a case makes or records through these,
+ * h_res_release() (its teardown) destroys whatever happened, each object
+ * before what it depends on: AHs, QPs (the sides' too), SRQs, MRs, the rest
+ * of the sides, CQs, PDs, memory, channels, contexts. A full registry
+ * refuses (NULL).
+ */
+struct ibv_context *h_res_open(int idx);	/* h_open */
+/* A side (h_side_create) on @ctx; NULL if @ctx is NULL or creation failed. */
+struct h_side *h_res_side(struct ibv_context *ctx, const struct h_qp_opts *o);
+/* Two connected sides on droce0 and droce1 (with @loop, both on droce0): 0 or -1. */
+int h_res_pair(struct h_side **a, struct h_side **b, const struct h_qp_opts *o, bool loop);
+struct ibv_ah *h_res_ah(struct h_side *s, const struct h_side *peer);	/* h_ah */
+/* Record an object made otherwise; each returns its argument (NULL: nothing recorded). */
+struct ibv_ah *h_res_add_ah(struct ibv_ah *ah);
+struct ibv_qp *h_res_add_qp(struct ibv_qp *qp);
+struct ibv_mr *h_res_add_mr(struct ibv_mr *mr);
+struct ibv_srq *h_res_add_srq(struct ibv_srq *srq);
+struct ibv_cq *h_res_add_cq(struct ibv_cq *cq);
+struct ibv_pd *h_res_add_pd(struct ibv_pd *pd);
+void *h_res_add_mem(void *mem);			/* free()d */
+struct ibv_comp_channel *h_res_add_chan(struct ibv_comp_channel *chan);
+void h_res_release(void);
 
 /* Small shared helpers */
 uint64_t h_now_ms(void);

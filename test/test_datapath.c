@@ -31,90 +31,17 @@
 #define GUARD_BYTE	0xa5
 #define DIM(a)	(sizeof(a) / sizeof((a)[0]))
 
-/* ------------------------------------------------------------------------- */
-/* Resources of the running case, released by teardown whatever happened. */
-
-static struct {
-	struct h_side side[4];
-	int nside;
-	struct ibv_ah *ah[4];
-	int nah;
-	struct ibv_mr *mr[4];		/* extra MRs on a side's PD */
-	int nmr;
-	struct ibv_context *ctx[4];
-	int nctx;
-} R;
-
-static void
-teardown(void)
-{
-	for (int i = 0; i < R.nah; i++)
-		ibv_destroy_ah(R.ah[i]);
-	for (int i = 0; i < R.nmr; i++)
-		ibv_dereg_mr(R.mr[i]);
-	for (int i = 0; i < R.nside; i++)
-		h_side_destroy(&R.side[i]);
-	for (int i = 0; i < R.nctx; i++)
-		ibv_close_device(R.ctx[i]);
-	memset(&R, 0, sizeof(R));
-}
-
-static struct ibv_context *
-open_ctx(int idx)
-{
-	struct ibv_context *c = h_open(idx);
-
-	if (c != NULL)
-		R.ctx[R.nctx++] = c;
-	return c;
-}
-
-static struct h_side *
-new_side(struct ibv_context *ctx, const struct h_qp_opts *o)
-{
-	struct h_side *s = &R.side[R.nside++];
-
-	if (ctx == NULL || h_side_create(s, ctx, o) != 0)
-		return NULL;
-	return s;
-}
-
-/* Two sides on droce0 and droce1 (or both on droce0 with @loop), connected. */
-static int
-mk_pair(struct h_side **a, struct h_side **b, const struct h_qp_opts *o, bool loop)
-{
-	struct ibv_context *ca = open_ctx(0);
-	struct ibv_context *cb = loop ? ca : open_ctx(1);
-
-	*a = new_side(ca, o);
-	*b = new_side(cb, o);
-	if (*a == NULL || *b == NULL)
-		return -1;
-	if (h_connect(*a, *b, o) || h_connect(*b, *a, o))
-		return -1;
-	return 0;
-}
+/*
+ * A case makes its objects through h_res_* (harness.h); h_res_release, the
+ * suite's teardown, destroys them whatever happened.
+ */
 
 /* A second MR over @s's whole buffer, addressed from @iova. */
 static struct ibv_mr *
 mk_iova_mr(struct h_side *s, uint64_t iova)
 {
-	struct ibv_mr *mr = ibv_reg_mr_iova(s->pd, s->buf, s->buf_len, iova,
-					    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-
-	if (mr != NULL)
-		R.mr[R.nmr++] = mr;
-	return mr;
-}
-
-static struct ibv_ah *
-mk_ah(struct h_side *s, const struct h_side *peer)
-{
-	struct ibv_ah *ah = h_ah(s, peer);
-
-	if (ah != NULL)
-		R.ah[R.nah++] = ah;
-	return ah;
+	return h_res_add_mr(ibv_reg_mr_iova(s->pd, s->buf, s->buf_len, iova,
+					    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
 }
 
 /* ------------------------------------------------------------------------- */
@@ -220,11 +147,11 @@ send_sizes(enum ibv_qp_type type)
 	int id = 0;
 
 	TEST_ASSERT(exp != NULL, "malloc");
-	if (mk_pair(&a, &b, &o, false) != 0) {
+	if (h_res_pair(&a, &b, &o, false) != 0) {
 		free(exp);
 		TEST_ASSERT(0, "pair setup failed");
 	}
-	if (ud && (ah = mk_ah(a, b)) == NULL) {
+	if (ud && (ah = h_res_ah(a, b)) == NULL) {
 		free(exp);
 		TEST_ASSERT(0, "create_ah failed");
 	}
@@ -295,9 +222,9 @@ sge_gather_scatter(enum ibv_qp_type type)
 	struct ibv_wc sw, rw;
 	int rc;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, false), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	if (ud)
-		TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
+		TEST_ASSERT((ah = h_res_ah(a, b)) != NULL, "create_ah");
 	for (int i = 0; i < 3; i++) {
 		h_pattern(a->buf + soff[i], slen[i], 77 + i);
 		memcpy(exp + hdr + total, a->buf + soff[i], slen[i]);
@@ -351,9 +278,9 @@ inline_send(enum ibv_qp_type type)
 	struct ibv_wc sw, rw;
 	int rc;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, false), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	if (ud)
-		TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
+		TEST_ASSERT((ah = h_res_ah(a, b)) != NULL, "create_ah");
 
 	/* one SGE with a garbage lkey, from the stack */
 	{
@@ -422,7 +349,7 @@ rdma_write(enum ibv_qp_type type)
 	int id = 0;
 
 	TEST_ASSERT(exp != NULL, "malloc");
-	if (mk_pair(&a, &b, &o, false) != 0) {
+	if (h_res_pair(&a, &b, &o, false) != 0) {
 		free(exp);
 		TEST_ASSERT(0, "pair setup failed");
 	}
@@ -505,7 +432,7 @@ write_zero_len_no_rkey(enum ibv_qp_type type)
 	struct h_side *a, *b;
 	struct ibv_wc wc;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, false), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	TEST_ASSERT_EQ(h_post_recv(b, 0, 64, 10), 0);
 	TEST_ASSERT_EQ(h_post_recv(b, 64, 64, 11), 0);
 	wr.wr.rdma.remote_addr = 0;
@@ -566,7 +493,7 @@ test_rc_stream_20000(void)
 
 	uint64_t drops0 = h_xstat("droce0", "tx_drop_full"), rexmit0 = h_xstat("droce0", "retransmits");
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, false), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	t0 = last = h_now_ms();
 	while (dr < S_NMSG || ds < S_NMSG) {
 		bool moved = false;
@@ -640,7 +567,7 @@ test_rc_loopback_one_device(void)
 	int rc;
 
 	TEST_ASSERT(exp != NULL, "malloc");
-	if (mk_pair(&a, &b, &o, true) != 0) {
+	if (h_res_pair(&a, &b, &o, true) != 0) {
 		free(exp);
 		TEST_ASSERT(0, "pair setup failed");
 	}
@@ -696,8 +623,8 @@ test_ud_loopback_one_device(void)
 	struct ibv_sge ss, rs;
 	int rc;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, true), 0);
-	TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, true), 0);
+	TEST_ASSERT((ah = h_res_ah(a, b)) != NULL, "create_ah");
 	h_pattern(exp, sizeof(exp), 6060);
 	memcpy(a->buf, exp, sizeof(exp));
 	memset(b->buf, GUARD_BYTE, 40 + 4096 + GUARD);
@@ -732,7 +659,7 @@ psn_wrap(enum ibv_qp_type type)
 	struct ibv_qp_attr qa;
 	struct ibv_qp_init_attr qi;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, false), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	TEST_ASSERT_EQ(ibv_query_qp(a->qp, &qa, IBV_QP_SQ_PSN | IBV_QP_RQ_PSN, &qi), 0);
 	TEST_ASSERT_EQ(qa.sq_psn, 0xfffff0);
 	for (uint32_t i = 0; i < n; i++) {
@@ -797,7 +724,7 @@ rnr_once(uint32_t len)
 	uint8_t exp[5000];
 	int rc;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, false), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	naks0 = rnr_naks("droce1");
 	h_pattern(exp, len, 808 + len);
 	memcpy(a->buf, exp, len);
@@ -852,7 +779,7 @@ uc_aborted_message(bool iova)
 	uint8_t m2[100], m3[200];
 	uint64_t rx0, t, base;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, false), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	/* with @iova the receive WQEs address b's buffer through an IOVA-based MR */
 	mr = iova ? mk_iova_mr(b, IOVA_BASE) : b->mr;
 	TEST_ASSERT(mr != NULL, "reg_mr_iova");
@@ -915,7 +842,7 @@ test_rc_mr_iova(void)
 	struct ibv_wc sw, rw;
 	int rc;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o, false), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	TEST_ASSERT((ma = mk_iova_mr(a, ia)) != NULL, "reg_mr_iova");
 	TEST_ASSERT((mb = mk_iova_mr(b, ib)) != NULL, "reg_mr_iova");
 	h_pattern(a->buf + 1001, 5000, 123);
@@ -983,9 +910,5 @@ static const struct droce_test_case cases[] = {
 int
 main(int argc, char **argv)
 {
-	if (h_init(argc, argv) != 0) {
-		fprintf(stderr, "h_init failed\n");
-		return 1;
-	}
-	return DROCE_TEST_MAIN("datapath", cases, NULL, teardown);
+	return H_TEST_MAIN(argc, argv, "datapath", cases, NULL, h_res_release);
 }

@@ -39,12 +39,13 @@
 #define WATCHDOG_S	60	/* a blocking call that never returns fails the case */
 #define BIG		(256 * 1024)	/* a message that needs many progress rounds */
 
-/* Resources of the running case, released by teardown whatever happened. */
+/*
+ * A case makes its objects through h_res_* (harness.h); teardown brings back
+ * a link the case took down, then releases them whatever happened.
+ */
 static struct {
-	struct h_side a, b;		/* a on droce0, b on droce1 */
+	struct h_side *a, *b;		/* a on droce0, b on droce1 */
 	struct ibv_comp_channel *chan;	/* b's receive CQ's */
-	struct ibv_context *ctx[4];
-	int nctx;
 	int down_port;			/* a port whose link a case took down, + 1 */
 } R;
 
@@ -54,24 +55,18 @@ teardown(void)
 	alarm(0);
 	if (R.down_port)
 		rte_eth_dev_set_link_up(R.down_port - 1);
-	h_side_destroy(&R.a);
-	h_side_destroy(&R.b);
-	if (R.chan)
-		ibv_destroy_comp_channel(R.chan);
-	for (int i = 0; i < R.nctx; i++)
-		ibv_close_device(R.ctx[i]);
+	h_res_release();
 	memset(&R, 0, sizeof(R));
 }
 
+/* h_res_open, its async_fd non-blocking. */
 static struct ibv_context *
 open_ctx(int idx)
 {
-	struct ibv_context *c = h_open(idx);
+	struct ibv_context *c = h_res_open(idx);
 
-	if (c != NULL) {
-		R.ctx[R.nctx++] = c;
+	if (c != NULL)
 		fcntl(c->async_fd, F_SETFL, fcntl(c->async_fd, F_GETFL) | O_NONBLOCK);
-	}
 	return c;
 }
 
@@ -84,14 +79,14 @@ pair(struct h_qp_opts *oa, struct h_qp_opts *ob, bool chan)
 	if (ca == NULL || cb == NULL)
 		return -1;
 	if (chan) {
-		R.chan = ibv_create_comp_channel(cb);
+		R.chan = h_res_add_chan(ibv_create_comp_channel(cb));
 		if (R.chan == NULL)
 			return -1;
 		ob->rchan = R.chan;
 	}
-	if (h_side_create(&R.a, ca, oa) || h_side_create(&R.b, cb, ob))
+	if ((R.a = h_res_side(ca, oa)) == NULL || (R.b = h_res_side(cb, ob)) == NULL)
 		return -1;
-	return h_connect(&R.a, &R.b, oa) || h_connect(&R.b, &R.a, ob) ? -1 : 0;
+	return h_connect(R.a, R.b, oa) || h_connect(R.b, R.a, ob) ? -1 : 0;
 }
 
 /* An RDMA WRITE or READ of @len bytes at a's @off, to/from @raddr/@rkey. */
@@ -99,29 +94,20 @@ static int
 post_rdma(enum ibv_wr_opcode op, size_t off, uint32_t len, uint64_t raddr, uint32_t rkey,
 	  uint64_t wr_id)
 {
-	struct ibv_sge sge = { (uintptr_t)R.a.buf + off, len, R.a.mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)R.a->buf + off, len, R.a->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
 
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
-	return ibv_post_send(R.a.qp, &wr, &bad);
+	return ibv_post_send(R.a->qp, &wr, &bad);
 }
 
 /* An R_Key no MR of b's device has (the MR index of b's key, plus 7). */
 static uint32_t
 bad_rkey(void)
 {
-	return R.b.mr->rkey + (7u << 20);
-}
-
-static enum ibv_qp_state
-qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr i;
-
-	return ibv_query_qp(qp, &a, IBV_QP_STATE, &i) == 0 ? a.qp_state : IBV_QPS_UNKNOWN;
+	return R.b->mr->rkey + (7u << 20);
 }
 
 static enum ibv_port_state
@@ -186,17 +172,17 @@ test_rc_write_bad_rkey_raises_qp_access_err(void)
 	struct ibv_wc wc;
 
 	TEST_ASSERT_EQ(pair(&o, &o, false), 0);
-	h_pattern(R.a.buf, 4096, 1);
-	TEST_ASSERT_EQ(post_rdma(IBV_WR_RDMA_WRITE, 0, 4096, (uintptr_t)R.b.buf, bad_rkey(), 11), 0);
-	POLL1(R.a.scq, wc);
+	h_pattern(R.a->buf, 4096, 1);
+	TEST_ASSERT_EQ(post_rdma(IBV_WR_RDMA_WRITE, 0, 4096, (uintptr_t)R.b->buf, bad_rkey(), 11), 0);
+	POLL1(R.a->scq, wc);
 	ASSERT_STATUS(wc, IBV_WC_REM_ACCESS_ERR);
 	TEST_ASSERT_EQ(wc.wr_id, 11);
-	EXPECT_EVENT(R.b.ctx, IBV_EVENT_QP_ACCESS_ERR, qp, R.b.qp);
-	TEST_ASSERT_EQ(qp_state(R.b.qp), IBV_QPS_ERR);
-	TEST_ASSERT_EQ(qp_state(R.a.qp), IBV_QPS_ERR);
-	ASSERT_NO_EVENT(R.b.ctx);	/* once */
-	ASSERT_NO_EVENT(R.a.ctx);	/* the requester's error is its completion */
-	ASSERT_FILL(R.b.buf, 0, 8192);
+	EXPECT_EVENT(R.b->ctx, IBV_EVENT_QP_ACCESS_ERR, qp, R.b->qp);
+	TEST_ASSERT_EQ(h_qp_state(R.b->qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state(R.a->qp), IBV_QPS_ERR);
+	ASSERT_NO_EVENT(R.b->ctx);	/* once */
+	ASSERT_NO_EVENT(R.a->ctx);	/* the requester's error is its completion */
+	ASSERT_FILL(R.b->buf, 0, 8192);
 	return TEST_SUCCESS;
 }
 
@@ -209,13 +195,13 @@ test_rc_read_past_mr_raises_qp_access_err(void)
 
 	TEST_ASSERT_EQ(pair(&o, &o, false), 0);
 	TEST_ASSERT_EQ(post_rdma(IBV_WR_RDMA_READ, 0, 4096,
-				 (uintptr_t)R.b.buf + R.b.buf_len - 100, R.b.mr->rkey, 12), 0);
-	POLL1(R.a.scq, wc);
+				 (uintptr_t)R.b->buf + R.b->buf_len - 100, R.b->mr->rkey, 12), 0);
+	POLL1(R.a->scq, wc);
 	ASSERT_STATUS(wc, IBV_WC_REM_ACCESS_ERR);
 	TEST_ASSERT_EQ(wc.wr_id, 12);
-	EXPECT_EVENT(R.b.ctx, IBV_EVENT_QP_ACCESS_ERR, qp, R.b.qp);
-	TEST_ASSERT_EQ(qp_state(R.b.qp), IBV_QPS_ERR);
-	ASSERT_NO_EVENT(R.a.ctx);
+	EXPECT_EVENT(R.b->ctx, IBV_EVENT_QP_ACCESS_ERR, qp, R.b->qp);
+	TEST_ASSERT_EQ(h_qp_state(R.b->qp), IBV_QPS_ERR);
+	ASSERT_NO_EVENT(R.a->ctx);
 	return TEST_SUCCESS;
 }
 
@@ -239,29 +225,29 @@ test_rc_reads_beyond_max_dest_rd_atomic_raise_qp_req_err(void)
 	struct ibv_wc wc[4];
 
 	TEST_ASSERT_EQ(pair(&oa, &ob, false), 0);
-	h_pattern(R.b.buf, 65536, 9);
+	h_pattern(R.b->buf, 65536, 9);
 	for (int i = 0; i < 4; i++) {
 		/* 64 responses each: more than one round of b's responder */
-		sge[i] = (struct ibv_sge){ (uintptr_t)R.a.buf + i * 65536, 65536, R.a.mr->lkey };
+		sge[i] = (struct ibv_sge){ (uintptr_t)R.a->buf + i * 65536, 65536, R.a->mr->lkey };
 		wr[i] = (struct ibv_send_wr){ .wr_id = i, .sg_list = &sge[i], .num_sge = 1,
 					      .opcode = IBV_WR_RDMA_READ,
 					      .send_flags = IBV_SEND_SIGNALED,
 					      .next = i < 3 ? &wr[i + 1] : NULL };
-		wr[i].wr.rdma.remote_addr = (uintptr_t)R.b.buf + i * 65536;
-		wr[i].wr.rdma.rkey = R.b.mr->rkey;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)R.b->buf + i * 65536;
+		wr[i].wr.rdma.rkey = R.b->mr->rkey;
 	}
-	TEST_ASSERT_EQ(ibv_post_send(R.a.qp, wr, &bad), 0);
-	TEST_ASSERT_EQ(h_poll(R.a.scq, wc, 4, WC_MS), 4);
+	TEST_ASSERT_EQ(ibv_post_send(R.a->qp, wr, &bad), 0);
+	TEST_ASSERT_EQ(h_poll(R.a->scq, wc, 4, WC_MS), 4);
 	for (int i = 0; i < 4; i++) {
 		TEST_ASSERT_EQ(wc[i].wr_id, i);
 		ASSERT_STATUS(wc[i], exp[i]);
 	}
-	ASSERT_BYTES(R.a.buf, R.b.buf, 65536);
-	EXPECT_EVENT(R.b.ctx, IBV_EVENT_QP_REQ_ERR, qp, R.b.qp);
-	TEST_ASSERT_EQ(qp_state(R.b.qp), IBV_QPS_ERR);
-	TEST_ASSERT_EQ(qp_state(R.a.qp), IBV_QPS_ERR);
-	ASSERT_NO_EVENT(R.b.ctx);
-	ASSERT_NO_EVENT(R.a.ctx);
+	ASSERT_BYTES(R.a->buf, R.b->buf, 65536);
+	EXPECT_EVENT(R.b->ctx, IBV_EVENT_QP_REQ_ERR, qp, R.b->qp);
+	TEST_ASSERT_EQ(h_qp_state(R.b->qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state(R.a->qp), IBV_QPS_ERR);
+	ASSERT_NO_EVENT(R.b->ctx);
+	ASSERT_NO_EVENT(R.a->ctx);
 	return TEST_SUCCESS;
 }
 
@@ -283,35 +269,35 @@ test_cq_overrun_raises_cq_err_and_qp_fatal(void)
 
 	TEST_ASSERT_EQ(pair(&oa, &ob, false), 0);
 	for (int i = 0; i < 4; i++)
-		TEST_ASSERT_EQ(h_post_recv(&R.b, i * 1024, 1024, 100 + i), 0);
+		TEST_ASSERT_EQ(h_post_recv(R.b, i * 1024, 1024, 100 + i), 0);
 	for (int i = 0; i < 3; i++)	/* unsignaled: a's own CQ stays empty */
-		TEST_ASSERT_EQ(h_post_send(&R.a, IBV_WR_SEND, i * 1024, 64 + i, i, 0), 0);
+		TEST_ASSERT_EQ(h_post_send(R.a, IBV_WR_SEND, i * 1024, 64 + i, i, 0), 0);
 	for (int i = 0; i < 2; i++) {
-		TEST_ASSERT(h_async_event(R.b.ctx, &ev[i], EV_MS) == 0, "event %d of 2 missing", i);
+		TEST_ASSERT(h_async_event(R.b->ctx, &ev[i], EV_MS) == 0, "event %d of 2 missing", i);
 		if (ev[i].event_type == IBV_EVENT_CQ_ERR) {
-			TEST_ASSERT_PTR_EQ(ev[i].element.cq, R.b.rcq);
+			TEST_ASSERT_PTR_EQ(ev[i].element.cq, R.b->rcq);
 			cq_err = true;
 		} else {
 			TEST_ASSERT(ev[i].event_type == IBV_EVENT_QP_FATAL, "%s",
 				    ibv_event_type_str(ev[i].event_type));
-			TEST_ASSERT_PTR_EQ(ev[i].element.qp, R.b.qp);
+			TEST_ASSERT_PTR_EQ(ev[i].element.qp, R.b->qp);
 			fatal = true;
 		}
 		ibv_ack_async_event(&ev[i]);
 	}
 	TEST_ASSERT(cq_err && fatal, "CQ_ERR %d, QP_FATAL %d", cq_err, fatal);
-	TEST_ASSERT_EQ(R.b.rcq->async_events_completed, 1);
-	TEST_ASSERT_EQ(R.b.qp->events_completed, 1);
-	TEST_ASSERT_EQ(qp_state(R.b.qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(R.b->rcq->async_events_completed, 1);
+	TEST_ASSERT_EQ(R.b->qp->events_completed, 1);
+	TEST_ASSERT_EQ(h_qp_state(R.b->qp), IBV_QPS_ERR);
 	TEST_ASSERT(h_xstat("droce1", "cq_overflow") > overflow0, "overflow not counted");
-	TEST_ASSERT_EQ(ibv_poll_cq(R.b.rcq, 2, wc), 2);
+	TEST_ASSERT_EQ(ibv_poll_cq(R.b->rcq, 2, wc), 2);
 	for (int i = 0; i < 2; i++) {
 		ASSERT_STATUS(wc[i], IBV_WC_SUCCESS);
 		TEST_ASSERT_EQ(wc[i].wr_id, 100 + i);
 		TEST_ASSERT_EQ(wc[i].byte_len, 64 + i);
 	}
-	ASSERT_NO_EVENT(R.b.ctx);
-	ASSERT_NO_EVENT(R.a.ctx);
+	ASSERT_NO_EVENT(R.b->ctx);
+	ASSERT_NO_EVENT(R.a->ctx);
 	return TEST_SUCCESS;
 }
 
@@ -440,14 +426,14 @@ expect_big_recv(void)
 {
 	struct ibv_wc wc;
 
-	POLL1(R.b.rcq, wc);
+	POLL1(R.b->rcq, wc);
 	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
 	TEST_ASSERT_EQ(wc.wr_id, 7);
 	TEST_ASSERT_EQ(wc.opcode, IBV_WC_RECV);
 	TEST_ASSERT_EQ(wc.byte_len, BIG);
-	TEST_ASSERT_EQ(wc.qp_num, R.b.qp->qp_num);
-	ASSERT_BYTES(R.b.buf, R.a.buf, BIG);
-	POLL1(R.a.scq, wc);
+	TEST_ASSERT_EQ(wc.qp_num, R.b->qp->qp_num);
+	ASSERT_BYTES(R.b->buf, R.a->buf, BIG);
+	POLL1(R.a->scq, wc);
 	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
 	TEST_ASSERT_EQ(wc.wr_id, 1);
 	return TEST_SUCCESS;
@@ -460,11 +446,11 @@ arm_and_send(void)
 	struct h_qp_opts oa = { .type = IBV_QPT_RC }, ob = { .type = IBV_QPT_RC };
 
 	TEST_ASSERT_EQ(pair(&oa, &ob, true), 0);
-	TEST_ASSERT_EQ(ibv_req_notify_cq(R.b.rcq, 0), 0);
-	TEST_ASSERT_EQ(h_post_recv(&R.b, 0, BIG, 7), 0);
-	h_pattern(R.a.buf, BIG, 3);
+	TEST_ASSERT_EQ(ibv_req_notify_cq(R.b->rcq, 0), 0);
+	TEST_ASSERT_EQ(h_post_recv(R.b, 0, BIG, 7), 0);
+	h_pattern(R.a->buf, BIG, 3);
 	/* more packets than one progress round sends: the post cannot finish it */
-	TEST_ASSERT_EQ(h_post_send(&R.a, IBV_WR_SEND, 0, BIG, 1, IBV_SEND_SIGNALED), 0);
+	TEST_ASSERT_EQ(h_post_send(R.a, IBV_WR_SEND, 0, BIG, 1, IBV_SEND_SIGNALED), 0);
 	return TEST_SUCCESS;
 }
 
@@ -475,8 +461,8 @@ take_cq_event(void)
 	void *cq_ctx = (void *)1;
 
 	TEST_ASSERT_EQ(ibv_get_cq_event(R.chan, &cq, &cq_ctx), 0);
-	TEST_ASSERT_PTR_EQ(cq, R.b.rcq);
-	TEST_ASSERT_PTR_EQ(cq_ctx, R.b.rcq->cq_context);
+	TEST_ASSERT_PTR_EQ(cq, R.b->rcq);
+	TEST_ASSERT_PTR_EQ(cq_ctx, R.b->rcq->cq_context);
 	ibv_ack_cq_events(cq, 1);
 	TEST_ASSERT_EQ(cq->comp_events_completed, 1);
 	TEST_ASSERT(!fd_readable(R.chan->fd, 0), "channel fd still readable, no event left");
@@ -530,32 +516,32 @@ test_async_fd_epoll_readable_without_progress_calls(void)
 	int ep, n;
 
 	TEST_ASSERT_EQ(pair(&o, &o, false), 0);
-	TEST_ASSERT_EQ(h_post_recv(&R.b, 0, BIG, 7), 0);
-	h_pattern(R.a.buf, BIG, 5);
+	TEST_ASSERT_EQ(h_post_recv(R.b, 0, BIG, 7), 0);
+	h_pattern(R.a->buf, BIG, 5);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	TEST_ASSERT(ep >= 0, "epoll_create1: %s", strerror(errno));
-	TEST_ASSERT_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, R.b.ctx->async_fd, &ee), 0);
-	TEST_ASSERT_EQ(h_post_send(&R.a, IBV_WR_SEND, 0, BIG, 1, IBV_SEND_SIGNALED), 0);
-	TEST_ASSERT_EQ(post_rdma(IBV_WR_RDMA_WRITE, 0, 64, (uintptr_t)R.b.buf + BIG,
+	TEST_ASSERT_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, R.b->ctx->async_fd, &ee), 0);
+	TEST_ASSERT_EQ(h_post_send(R.a, IBV_WR_SEND, 0, BIG, 1, IBV_SEND_SIGNALED), 0);
+	TEST_ASSERT_EQ(post_rdma(IBV_WR_RDMA_WRITE, 0, 64, (uintptr_t)R.b->buf + BIG,
 				 bad_rkey(), 2), 0);
 	do {
 		n = epoll_wait(ep, &got, 1, EV_MS);
 	} while (n < 0 && errno == EINTR);
 	close(ep);
 	TEST_ASSERT(n == 1, "async_fd not readable within %d ms (epoll_wait %d)", EV_MS, n);
-	TEST_ASSERT_EQ(ibv_get_async_event(R.b.ctx, &ev), 0);
+	TEST_ASSERT_EQ(ibv_get_async_event(R.b->ctx, &ev), 0);
 	TEST_ASSERT_EQ(ev.event_type, IBV_EVENT_QP_ACCESS_ERR);
-	TEST_ASSERT_PTR_EQ(ev.element.qp, R.b.qp);
+	TEST_ASSERT_PTR_EQ(ev.element.qp, R.b->qp);
 	ibv_ack_async_event(&ev);
-	TEST_ASSERT_EQ(qp_state(R.b.qp), IBV_QPS_ERR);
-	POLL1(R.b.rcq, wc);
+	TEST_ASSERT_EQ(h_qp_state(R.b->qp), IBV_QPS_ERR);
+	POLL1(R.b->rcq, wc);
 	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
 	TEST_ASSERT_EQ(wc.byte_len, BIG);
-	ASSERT_BYTES(R.b.buf, R.a.buf, BIG);
-	POLL1(R.a.scq, wc);
+	ASSERT_BYTES(R.b->buf, R.a->buf, BIG);
+	POLL1(R.a->scq, wc);
 	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
 	TEST_ASSERT_EQ(wc.wr_id, 1);
-	POLL1(R.a.scq, wc);
+	POLL1(R.a->scq, wc);
 	ASSERT_STATUS(wc, IBV_WC_REM_ACCESS_ERR);
 	TEST_ASSERT_EQ(wc.wr_id, 2);
 	return TEST_SUCCESS;
@@ -579,9 +565,5 @@ static const struct droce_test_case cases[] = {
 int
 main(int argc, char **argv)
 {
-	if (h_init(argc, argv) != 0) {
-		fprintf(stderr, "h_init failed\n");
-		return 1;
-	}
-	return DROCE_TEST_MAIN("events", cases, NULL, teardown);
+	return H_TEST_MAIN(argc, argv, "events", cases, NULL, teardown);
 }

@@ -1118,40 +1118,6 @@ test_mbuf_exhausted_both_sides_then_all_complete(void)
 	return mbuf_exhausted_then_recovered(3, false, 17, EXHAUST_MS, false);
 }
 
-/* h_connect's RC transitions, with local ACK timeout @timeout (0: no timer, IBA 9.7.6.1.3). */
-static int
-rc_connect(struct h_side *s, const struct h_side *peer, uint8_t timeout)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-						    IBV_ACCESS_REMOTE_READ };
-
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = timeout;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) ? -1 : 0;
-}
-
 /*
  * Pairs without a local ACK timer (timeout 0) stream SENDs and WRITEs while
  * droce1's pool is empty: droce1 cannot send its ACKs, and nothing will
@@ -1161,7 +1127,7 @@ rc_connect(struct h_side *s, const struct h_side *peer, uint8_t timeout)
 static int
 test_mbuf_exhausted_responder_acks_owed_without_ack_timer(void)
 {
-	static const struct h_qp_opts o = { .type = IBV_QPT_RC };
+	static const struct h_qp_opts o = { .type = IBV_QPT_RC, .no_ack_timer = true };
 	unsigned int base[2];
 	uint64_t nomb[2], rtx0, t0;
 
@@ -1177,7 +1143,7 @@ test_mbuf_exhausted_responder_acks_owed_without_ack_timer(void)
 		memset(f, 0, sizeof(*f));
 		TEST_ASSERT(h_side_create(&f->a, R.ctx[0], &o) == 0 &&
 			    h_side_create(&f->b, R.ctx[1], &o) == 0 &&
-			    rc_connect(&f->a, &f->b, 0) == 0 && rc_connect(&f->b, &f->a, 0) == 0,
+			    h_connect(&f->a, &f->b, &o) == 0 && h_connect(&f->b, &f->a, &o) == 0,
 			    "pair %d", i);
 		f->no_read = true;
 	}
@@ -1466,9 +1432,5 @@ static const struct droce_test_case cases[] = {
 int
 main(int argc, char **argv)
 {
-	if (h_init(argc, argv) != 0) {
-		fprintf(stderr, "h_init failed\n");
-		return 1;
-	}
-	return DROCE_TEST_MAIN("limits", cases, setup, teardown);
+	return H_TEST_MAIN(argc, argv, "limits", cases, setup, teardown);
 }

@@ -155,6 +155,25 @@ port_event_both(struct ibv_context *c0, struct ibv_context *c1, enum ibv_event_t
 	return TEST_SUCCESS;
 }
 
+/* R.a and R.b connected with @o, their async fds non-blocking. */
+static int
+pair(const struct h_qp_opts *o)
+{
+	TEST_ASSERT_EQ(h_pair(&R.a, &R.b, o), 0);
+	TEST_ASSERT_EQ(nonblock(R.a.ctx), 0);
+	TEST_ASSERT_EQ(nonblock(R.b.ctx), 0);
+	return TEST_SUCCESS;
+}
+
+/* The link down (@up false) or up, then PORT_ERR or PORT_ACTIVE on both of R's devices. */
+static int
+link_move(bool up)
+{
+	TEST_ASSERT_EQ(link_set(up), 0);
+	return port_event_both(R.a.ctx, R.b.ctx, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR,
+			       up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN);
+}
+
 static int
 no_event(struct ibv_context *c)
 {
@@ -393,9 +412,7 @@ test_link_flap_within_budget_loses_nothing(void)
 	uint64_t rt0, drop0, t0, outstanding;
 	int rc;
 
-	TEST_ASSERT_EQ(h_pair(&R.a, &R.b, &o), 0);
-	TEST_ASSERT_EQ(nonblock(R.a.ctx), 0);
-	TEST_ASSERT_EQ(nonblock(R.b.ctx), 0);
+	TEST_ASSERT_EQ(pair(&o), TEST_SUCCESS);
 	rc = stream_init(&st, &R.a, &R.b, 600);
 	if (rc == TEST_SUCCESS)
 		rc = stream_until(&st, st.nops / 3, 30000);
@@ -405,15 +422,13 @@ test_link_flap_within_budget_loses_nothing(void)
 	rt0 = retransmits();
 	drop0 = impair_xstat(0, "impair_link_dropped") + impair_xstat(1, "impair_link_dropped");
 	t0 = h_now_ms();
-	TEST_ASSERT_EQ(link_set(false), 0);
-	rc = port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ERR, IBV_PORT_DOWN);
+	rc = link_move(false);
 	while (rc == TEST_SUCCESS && h_now_ms() - t0 < down_ms)
 		rc = stream_step(&st);
 	if (rc != TEST_SUCCESS)
 		goto out;
 	outstanding = st.posted - st.completed;
-	TEST_ASSERT_EQ(link_set(true), 0);
-	rc = port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ACTIVE, IBV_PORT_ACTIVE);
+	rc = link_move(true);
 	if (rc == TEST_SUCCESS)
 		rc = stream_finish(&st, 60000);
 	if (rc != TEST_SUCCESS)
@@ -452,24 +467,20 @@ test_link_repeated_flaps_lose_nothing(void)
 	uint64_t rt0 = retransmits(), t0;
 	int rc;
 
-	TEST_ASSERT_EQ(h_pair(&R.a, &R.b, &o), 0);
-	TEST_ASSERT_EQ(nonblock(R.a.ctx), 0);
-	TEST_ASSERT_EQ(nonblock(R.b.ctx), 0);
+	TEST_ASSERT_EQ(pair(&o), TEST_SUCCESS);
 	rc = stream_init(&st, &R.a, &R.b, 1200);
 	for (int f = 0; rc == TEST_SUCCESS && f < flaps; f++) {
 		rc = stream_until(&st, st.completed + 60, 30000);
 		if (rc != TEST_SUCCESS)
 			break;
 		t0 = h_now_ms();
-		TEST_ASSERT_EQ(link_set(false), 0);
-		rc = port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ERR, IBV_PORT_DOWN);
+		rc = link_move(false);
 		while (rc == TEST_SUCCESS && h_now_ms() - t0 < down_ms)
 			rc = stream_step(&st);
 		if (rc != TEST_SUCCESS)
 			break;
 		TEST_ASSERT(st.posted > st.completed, "flap %d: no WR outstanding", f);
-		TEST_ASSERT_EQ(link_set(true), 0);
-		rc = port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ACTIVE, IBV_PORT_ACTIVE);
+		rc = link_move(true);
 		/* the peer answers again before the next outage */
 		if (rc == TEST_SUCCESS)
 			rc = stream_until(&st, st.completed + 1, 30000);
@@ -542,9 +553,7 @@ test_link_down_past_budget_fails_then_reconnects(void)
 	uint32_t first, rest;
 	int rc, n;
 
-	TEST_ASSERT_EQ(h_pair(&R.a, &R.b, &o), 0);
-	TEST_ASSERT_EQ(nonblock(R.a.ctx), 0);
-	TEST_ASSERT_EQ(nonblock(R.b.ctx), 0);
+	TEST_ASSERT_EQ(pair(&o), TEST_SUCCESS);
 	rc = stream_init(&st, &R.a, &R.b, 100000);
 	if (rc == TEST_SUCCESS)
 		rc = stream_until(&st, 90, 30000);
@@ -552,8 +561,7 @@ test_link_down_past_budget_fails_then_reconnects(void)
 		goto out;
 
 	t0 = h_now_ms();
-	TEST_ASSERT_EQ(link_set(false), 0);
-	rc = port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ERR, IBV_PORT_DOWN);
+	rc = link_move(false);
 	if (rc != TEST_SUCCESS)
 		goto out;
 	/* fill the queue, then wait: what completes first must be the error */
@@ -612,8 +620,7 @@ test_link_down_past_budget_fails_then_reconnects(void)
 		}
 	stream_fini(&st);
 
-	TEST_ASSERT_EQ(link_set(true), 0);
-	rc = port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ACTIVE, IBV_PORT_ACTIVE);
+	rc = link_move(true);
 	if (rc != TEST_SUCCESS)
 		return rc;
 	TEST_ASSERT_EQ(reconnect(&R.a, &R.b, &o), TEST_SUCCESS);
@@ -710,9 +717,7 @@ test_ud_datagrams_while_down_are_lost_after_up_arrive(void)
 		printf("# UD counts every datagram: not on a link with impairments\n");
 		return TEST_SKIPPED;
 	}
-	TEST_ASSERT_EQ(h_pair(&R.a, &R.b, &o), 0);
-	TEST_ASSERT_EQ(nonblock(R.a.ctx), 0);
-	TEST_ASSERT_EQ(nonblock(R.b.ctx), 0);
+	TEST_ASSERT_EQ(pair(&o), TEST_SUCCESS);
 	R.ah = h_ah(&R.a, &R.b);
 	TEST_ASSERT(R.ah != NULL, "create_ah");
 	for (uint32_t k = 0; k < 64; k++)
@@ -721,9 +726,7 @@ test_ud_datagrams_while_down_are_lost_after_up_arrive(void)
 	TEST_ASSERT_EQ(ud_send_batch(0), TEST_SUCCESS);
 	TEST_ASSERT_EQ(ud_recv_batch(&rk, 0), TEST_SUCCESS);
 
-	TEST_ASSERT_EQ(link_set(false), 0);
-	TEST_ASSERT_EQ(port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ERR, IBV_PORT_DOWN),
-		       TEST_SUCCESS);
+	TEST_ASSERT_EQ(link_move(false), TEST_SUCCESS);
 	drop0 = impair_xstat(0, "impair_link_dropped");
 	TEST_ASSERT_EQ(ud_send_batch(UD_BATCH), TEST_SUCCESS);
 	/* the engine hands the frames to the port after their completions */
@@ -734,9 +737,7 @@ test_ud_datagrams_while_down_are_lost_after_up_arrive(void)
 		    "%" PRIu64 " frames dropped while down, %u datagrams sent",
 		    impair_xstat(0, "impair_link_dropped") - drop0, UD_BATCH);
 
-	TEST_ASSERT_EQ(link_set(true), 0);
-	TEST_ASSERT_EQ(port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ACTIVE, IBV_PORT_ACTIVE),
-		       TEST_SUCCESS);
+	TEST_ASSERT_EQ(link_move(true), TEST_SUCCESS);
 	TEST_ASSERT_EQ(ud_send_batch(2 * UD_BATCH), TEST_SUCCESS);
 	/* the next datagram b receives is the first one sent after the link came back */
 	TEST_ASSERT_EQ(ud_recv_batch(&rk, 2 * UD_BATCH), TEST_SUCCESS);

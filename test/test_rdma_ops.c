@@ -320,7 +320,5 @@ static const struct droce_test_case cases[] = {
 int
 main(int argc, char **argv)
 {
-	if (h_init(argc, argv) != 0)
-		return 1;
-	return DROCE_TEST_MAIN("rdma_ops", cases, setup, teardown);
+	return H_TEST_MAIN(argc, argv, "rdma_ops", cases, setup, teardown);
 }

@@ -219,7 +219,5 @@ static const struct droce_test_case cases[] = {
 int
 main(int argc, char **argv)
 {
-	if (h_init(argc, argv) != 0)
-		return 1;
-	return DROCE_TEST_MAIN("reliability", cases, NULL, NULL);
+	return H_TEST_MAIN(argc, argv, "reliability", cases, NULL, NULL);
 }

@@ -51,8 +51,6 @@
 #define ETYPE_TEST	0x88b5		/* IEEE local experimental */
 #define OFF_SEQ		RTE_ETHER_HDR_LEN
 
-#define CHECK(x) TEST_ASSERT((x) == 0, "(see above)")
-
 static struct rte_mempool *big_pool;	/* one segment holds any frame */
 static struct rte_mempool *small_pool;	/* 2 KiB segments: big frames arrive as chains */
 static int case_no;

@@ -244,7 +244,5 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (strncmp(argv[i], "--msgs=", 7) == 0)
 			nmsgs = strtoul(argv[i] + 7, NULL, 0);
-	if (h_init(argc, argv) != 0)
-		return 1;
-	return DROCE_TEST_MAIN("stress", cases, NULL, NULL);
+	return H_TEST_MAIN(argc, argv, "stress", cases, NULL, NULL);
 }

@@ -1593,9 +1593,5 @@ static const struct droce_test_case cases[] = {
 int
 main(int argc, char **argv)
 {
-	if (h_init(argc, argv) != 0) {
-		fprintf(stderr, "h_init failed\n");
-		return 1;
-	}
-	return DROCE_TEST_MAIN("threads", cases, setup, teardown);
+	return H_TEST_MAIN(argc, argv, "threads", cases, setup, teardown);
 }

@@ -30,109 +30,13 @@
 #define GUARD_BYTE	0xa5
 #define DIM(a)		(sizeof(a) / sizeof((a)[0]))
 
-/* ------------------------------------------------------------------------- */
-/* Resources of the running case, released by teardown whatever happened. */
-
-static struct {
-	struct ibv_ah *ah[8];
-	int nah;
-	struct ibv_qp *qp[8];		/* QPs not owned by an h_side */
-	int nqp;
-	struct h_side side[8];
-	int nside;
-	struct ibv_srq *srq[2];
-	int nsrq;
-	struct ibv_cq *cq[8];
-	int ncq;
-	struct ibv_mr *mr[8];
-	int nmr;
-	struct ibv_pd *pd[4];
-	int npd;
-	void *mem[8];
-	int nmem;
-	struct ibv_context *ctx[4];
-	int nctx;
-} R;
-
-static void
-teardown(void)
-{
-	for (int i = 0; i < R.nah; i++)
-		ibv_destroy_ah(R.ah[i]);
-	for (int i = 0; i < R.nqp; i++)
-		ibv_destroy_qp(R.qp[i]);
-	for (int i = 0; i < R.nside; i++)
-		h_side_destroy(&R.side[i]);
-	for (int i = 0; i < R.nsrq; i++)
-		ibv_destroy_srq(R.srq[i]);
-	for (int i = 0; i < R.ncq; i++)
-		ibv_destroy_cq(R.cq[i]);
-	for (int i = 0; i < R.nmr; i++)
-		ibv_dereg_mr(R.mr[i]);
-	for (int i = 0; i < R.npd; i++)
-		ibv_dealloc_pd(R.pd[i]);
-	for (int i = 0; i < R.nmem; i++)
-		free(R.mem[i]);
-	for (int i = 0; i < R.nctx; i++)
-		ibv_close_device(R.ctx[i]);
-	memset(&R, 0, sizeof(R));
-}
-
-static struct ibv_context *
-open_ctx(int idx)
-{
-	struct ibv_context *c = h_open(idx);
-
-	if (c != NULL)
-		R.ctx[R.nctx++] = c;
-	return c;
-}
-
-static struct h_side *
-new_side(struct ibv_context *ctx, const struct h_qp_opts *o)
-{
-	struct h_side *s = &R.side[R.nside++];
-
-	if (ctx == NULL || h_side_create(s, ctx, o) != 0)
-		return NULL;
-	return s;
-}
-
-static int
-mk_pair(struct h_side **a, struct h_side **b, const struct h_qp_opts *o)
-{
-	struct ibv_context *ca = open_ctx(0), *cb = open_ctx(1);
-
-	*a = new_side(ca, o);
-	*b = new_side(cb, o);
-	if (*a == NULL || *b == NULL)
-		return -1;
-	return h_connect(*a, *b, o) || h_connect(*b, *a, o) ? -1 : 0;
-}
-
-static struct ibv_ah *
-mk_ah(struct h_side *s, const struct h_side *peer)
-{
-	struct ibv_ah *ah = h_ah(s, peer);
-
-	if (ah != NULL)
-		R.ah[R.nah++] = ah;
-	return ah;
-}
+/*
+ * A case makes or records its objects through h_res_* (harness.h);
+ * h_res_release, the suite's teardown, destroys them whatever happened.
+ */
 
 /* ------------------------------------------------------------------------- */
 /* Helpers */
-
-static enum ibv_qp_state
-qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr i;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &i) != 0)
-		return IBV_QPS_UNKNOWN;
-	return a.qp_state;
-}
 
 static int
 to_err(struct ibv_qp *qp)
@@ -247,7 +151,7 @@ flush_on_err(enum ibv_qp_type type)
 	uint32_t dqpn = 0;
 	int rc;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	if (type == IBV_QPT_UC) {
 		/* sends stay outstanding: the destination never resolves */
 		TEST_ASSERT_EQ(ibv_modify_qp(a->qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET },
@@ -259,9 +163,8 @@ flush_on_err(enum ibv_qp_type type)
 		aa.grh.dgid = b->gid;
 		aa.grh.dgid.raw[15] = 99;
 		aa.grh.hop_limit = 64;
-		ah = ibv_create_ah(a->pd, &aa);
+		ah = h_res_add_ah(ibv_create_ah(a->pd, &aa));
 		TEST_ASSERT(ah != NULL, "create_ah");
-		R.ah[R.nah++] = ah;
 		dqpn = b->qp->qp_num;
 	}
 	/*
@@ -290,7 +193,7 @@ flush_on_err(enum ibv_qp_type type)
 	rc = expect_flushes(a, 300, 400, 3);
 	if (rc)
 		return rc;
-	TEST_ASSERT_EQ(qp_state(a->qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state(a->qp), IBV_QPS_ERR);
 	/* the peer saw nothing */
 	ASSERT_QUIET(b->rcq, 1);
 	return TEST_SUCCESS;
@@ -322,37 +225,31 @@ static int
 srq_env_create(struct srq_env *e, enum ibv_qp_type type, int nqp, uint32_t srq_wr)
 {
 	struct h_qp_opts o = { .type = type, .sq_sig_all = 1 };
-	struct ibv_context *c0 = open_ctx(0);
+	struct ibv_context *c0 = h_res_open(0);
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = srq_wr, .max_sge = 2 } };
 	struct ibv_cq *scq;
 
 	memset(e, 0, sizeof(*e));
-	e->c1 = open_ctx(1);
+	e->c1 = h_res_open(1);
 	if (c0 == NULL || e->c1 == NULL)
 		return -1;
-	e->pd = ibv_alloc_pd(e->c1);
+	e->pd = h_res_add_pd(ibv_alloc_pd(e->c1));
 	if (e->pd == NULL)
 		return -1;
-	R.pd[R.npd++] = e->pd;
-	e->buf = aligned_alloc(4096, SRQ_BUF);
+	e->buf = h_res_add_mem(aligned_alloc(4096, SRQ_BUF));
 	if (e->buf == NULL)
 		return -1;
-	R.mem[R.nmem++] = e->buf;
 	memset(e->buf, 0, SRQ_BUF);
-	e->mr = ibv_reg_mr(e->pd, e->buf, SRQ_BUF, IBV_ACCESS_LOCAL_WRITE);
+	e->mr = h_res_add_mr(ibv_reg_mr(e->pd, e->buf, SRQ_BUF, IBV_ACCESS_LOCAL_WRITE));
 	if (e->mr == NULL)
 		return -1;
-	R.mr[R.nmr++] = e->mr;
-	e->srq = ibv_create_srq(e->pd, &sa);
+	e->srq = h_res_add_srq(ibv_create_srq(e->pd, &sa));
 	if (e->srq == NULL)
 		return -1;
-	R.srq[R.nsrq++] = e->srq;
-	e->rcq = ibv_create_cq(e->c1, 256, NULL, NULL, 0);
-	scq = ibv_create_cq(e->c1, 64, NULL, NULL, 0);
+	e->rcq = h_res_add_cq(ibv_create_cq(e->c1, 256, NULL, NULL, 0));
+	scq = h_res_add_cq(ibv_create_cq(e->c1, 64, NULL, NULL, 0));
 	if (e->rcq == NULL || scq == NULL)
 		return -1;
-	R.cq[R.ncq++] = e->rcq;
-	R.cq[R.ncq++] = scq;
 	for (int i = 0; i < nqp; i++) {
 		struct ibv_qp_init_attr qa = {
 			.send_cq = scq, .recv_cq = e->rcq, .srq = e->srq, .qp_type = type,
@@ -367,18 +264,17 @@ srq_env_create(struct srq_env *e, enum ibv_qp_type type, int nqp, uint32_t srq_w
 		r->buf_len = SRQ_BUF;
 		r->scq = scq;
 		r->rcq = e->rcq;
-		r->qp = ibv_create_qp(e->pd, &qa);
+		r->qp = h_res_add_qp(ibv_create_qp(e->pd, &qa));
 		if (r->qp == NULL)
 			return -1;
-		R.qp[R.nqp++] = r->qp;
 		if (ibv_query_gid(e->c1, 1, 0, &r->gid))
 			return -1;
-		e->snd[i] = new_side(c0, &o);
+		e->snd[i] = h_res_side(c0, &o);
 		if (e->snd[i] == NULL)
 			return -1;
 		if (h_connect(r, e->snd[i], &o) || h_connect(e->snd[i], r, &o))
 			return -1;
-		if (type == IBV_QPT_UD && (e->ah[i] = mk_ah(e->snd[i], r)) == NULL)
+		if (type == IBV_QPT_UD && (e->ah[i] = h_res_ah(e->snd[i], r)) == NULL)
 			return -1;
 	}
 	return 0;
@@ -639,7 +535,7 @@ test_srq_limit_event(void)
 static int
 test_srq_limit_event_owning_context(void)
 {
-	struct ibv_context *first = open_ctx(1);
+	struct ibv_context *first = h_res_open(1);
 	struct ibv_async_event ev;
 	struct ibv_srq_attr sa = { .srq_limit = 3 };
 	struct srq_env e;
@@ -757,8 +653,8 @@ ud_grh(bool imm)
 	uint8_t exp[100];
 	const uint8_t *g;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o), 0);
-	TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
+	TEST_ASSERT((ah = h_res_ah(a, b)) != NULL, "create_ah");
 	memset(b->buf, 0xee, 40 + len + GUARD);
 	h_pattern(exp, len, 99);
 	memcpy(a->buf, exp, len);
@@ -810,8 +706,8 @@ test_ud_wrong_qkey_dropped(void)
 	uint8_t good[150];
 	uint64_t drops0;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o), 0);
-	TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
+	TEST_ASSERT((ah = h_res_ah(a, b)) != NULL, "create_ah");
 	drops0 = h_xstat("droce1", "rx_drop_bad_qkey");
 	TEST_ASSERT(drops0 != UINT64_MAX, "no rx_drop_bad_qkey counter");
 	memset(b->buf, 0, 4096);
@@ -848,8 +744,8 @@ test_ud_short_buffer_loc_len_err(void)
 	struct ibv_wc wc;
 	uint8_t m2[100];
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o), 0);
-	TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
+	TEST_ASSERT((ah = h_res_ah(a, b)) != NULL, "create_ah");
 	memset(b->buf, GUARD_BYTE, 8192);
 	/* WQE 1 holds 40 + 99 bytes: one short of a 100-byte message */
 	TEST_ASSERT_EQ(h_post_recv(b, 0, 40 + 99, 1), 0);
@@ -897,9 +793,9 @@ send_lkey_err(enum ibv_qp_type type, enum lkey_fault f)
 	struct ibv_wc wc;
 	uint8_t exp[100];
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	if (type == IBV_QPT_UD)
-		TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
+		TEST_ASSERT((ah = h_res_ah(a, b)) != NULL, "create_ah");
 	for (int i = 0; i < 3; i++)
 		TEST_ASSERT_EQ(h_post_recv(b, i * 4096, 4096, 50 + i), 0);
 	h_pattern(exp, sizeof(exp), 3);
@@ -920,16 +816,13 @@ send_lkey_err(enum ibv_qp_type type, enum lkey_fault f)
 		sg[1].lkey = a->mr->lkey ^ 0x80;	/* another generation of the same slot */
 		break;
 	case OTHER_PD: {
-		struct ibv_pd *pd2 = ibv_alloc_pd(a->ctx);
-		uint8_t *buf2 = malloc(4096);
+		struct ibv_pd *pd2 = h_res_add_pd(ibv_alloc_pd(a->ctx));
+		uint8_t *buf2 = h_res_add_mem(malloc(4096));
 		struct ibv_mr *mr2;
 
 		TEST_ASSERT(pd2 != NULL && buf2 != NULL, "pd/buffer");
-		R.pd[R.npd++] = pd2;
-		R.mem[R.nmem++] = buf2;
-		mr2 = ibv_reg_mr(pd2, buf2, 4096, IBV_ACCESS_LOCAL_WRITE);
+		mr2 = h_res_add_mr(ibv_reg_mr(pd2, buf2, 4096, IBV_ACCESS_LOCAL_WRITE));
 		TEST_ASSERT(mr2 != NULL, "reg_mr");
-		R.mr[R.nmr++] = mr2;
 		sg[1] = (struct ibv_sge){ (uintptr_t)buf2, 100, mr2->lkey };
 		break;
 	}
@@ -958,7 +851,7 @@ send_lkey_err(enum ibv_qp_type type, enum lkey_fault f)
 	POLL1(a->scq, wc);
 	ASSERT_STATUS(wc, IBV_WC_WR_FLUSH_ERR);
 	TEST_ASSERT_EQ(wc.wr_id, 3);
-	TEST_ASSERT_EQ(qp_state(a->qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state(a->qp), IBV_QPS_ERR);
 	TEST_ASSERT_EQ(h_post_send(a, IBV_WR_SEND, 0, 10, 4, 0), 0);
 	POLL1(a->scq, wc);
 	ASSERT_STATUS(wc, IBV_WC_WR_FLUSH_ERR);
@@ -982,9 +875,9 @@ recv_bad_lkey(enum ibv_qp_type type)
 	struct ibv_ah *ah = NULL;
 	struct ibv_wc wc;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	if (type == IBV_QPT_UD)
-		TEST_ASSERT((ah = mk_ah(a, b)) != NULL, "create_ah");
+		TEST_ASSERT((ah = h_res_ah(a, b)) != NULL, "create_ah");
 	TEST_ASSERT_EQ(post_recv1(b->qp, BUF(b, 0), 4096, b->mr->lkey ^ 0x80, 9), 0);
 	TEST_ASSERT_EQ(post_send1(a->qp, IBV_WR_SEND, BUF(a, 0), 100, a->mr->lkey, 1, 0, 0, ah,
 				  b->qp->qp_num, H_QKEY), 0);
@@ -998,8 +891,8 @@ recv_bad_lkey(enum ibv_qp_type type)
 		/* the requester learns of it from the NAK */
 		TEST_ASSERT(wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR,
 			    "sender status %s", ibv_wc_status_str(wc.status));
-		TEST_ASSERT_EQ(qp_state(b->qp), IBV_QPS_ERR);
-		TEST_ASSERT_EQ(qp_state(a->qp), IBV_QPS_ERR);
+		TEST_ASSERT_EQ(h_qp_state(b->qp), IBV_QPS_ERR);
+		TEST_ASSERT_EQ(h_qp_state(a->qp), IBV_QPS_ERR);
 	} else {
 		ASSERT_STATUS(wc, IBV_WC_SUCCESS);
 	}
@@ -1019,7 +912,7 @@ rc_len_err(uint32_t rlen, uint32_t slen)
 	struct h_side *a, *b;
 	struct ibv_wc wc;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	memset(b->buf, GUARD_BYTE, 2 * 8192);
 	TEST_ASSERT_EQ(h_post_recv(b, 0, rlen, 1), 0);
 	TEST_ASSERT_EQ(h_post_recv(b, 8192, rlen, 2), 0);
@@ -1041,8 +934,8 @@ rc_len_err(uint32_t rlen, uint32_t slen)
 	POLL1(b->rcq, wc);
 	ASSERT_STATUS(wc, IBV_WC_WR_FLUSH_ERR);
 	TEST_ASSERT_EQ(wc.wr_id, 2);
-	TEST_ASSERT_EQ(qp_state(a->qp), IBV_QPS_ERR);
-	TEST_ASSERT_EQ(qp_state(b->qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state(a->qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state(b->qp), IBV_QPS_ERR);
 	/* nothing was written past the receive buffer */
 	ASSERT_FILL(b->buf + rlen, GUARD_BYTE, 8192 - rlen);
 	ASSERT_QUIET(a->scq, QUIET_MS);
@@ -1063,7 +956,7 @@ success_fields(enum ibv_qp_type type)
 	struct h_side *a, *b;
 	struct ibv_wc wc;
 
-	TEST_ASSERT_EQ(mk_pair(&a, &b, &o), 0);
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
 	for (int i = 0; i < 4; i++)
 		TEST_ASSERT_EQ(h_post_recv(b, i * 8192, 8192, 21 + i), 0);
 	h_pattern(a->buf, 8192, 17);
@@ -1172,9 +1065,5 @@ static const struct droce_test_case cases[] = {
 int
 main(int argc, char **argv)
 {
-	if (h_init(argc, argv) != 0) {
-		fprintf(stderr, "h_init failed\n");
-		return 1;
-	}
-	return DROCE_TEST_MAIN("verbs_comp", cases, NULL, teardown);
+	return H_TEST_MAIN(argc, argv, "verbs_comp", cases, NULL, h_res_release);
 }

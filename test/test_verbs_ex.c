@@ -464,7 +464,5 @@ static const struct droce_test_case cases[] = {
 int
 main(int argc, char **argv)
 {
-	if (h_init(argc, argv) != 0)
-		return 1;
-	return DROCE_TEST_MAIN("verbs_ex", cases, setup, teardown);
+	return H_TEST_MAIN(argc, argv, "verbs_ex", cases, setup, teardown);
 }

@@ -13,12 +13,13 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "roce_hdr.h"
 #include "droce_test.h"
+#include "frame.h"
 #include "harness.h"
+#include "roce_hdr.h"
 
 #define ETH_LEN		RTE_ETHER_HDR_LEN
-#define FRAME_MAX	(ETH_LEN + 60 + 8 + ROCE_BTH_LEN + ROCE_RETH_LEN + 4096 + ROCE_ICRC_LEN)
+#define WIRE_FRAME_MAX	(ETH_LEN + 60 + 8 + ROCE_BTH_LEN + ROCE_RETH_LEN + 4096 + ROCE_ICRC_LEN)
 
 static struct rte_mempool *pool;
 
@@ -66,43 +67,6 @@ static const struct {
 };
 #define NB_VECTORS	((int)RTE_DIM(vectors))
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Returns the byte count, or -1 on a malformed string or overflow. */
-static int
-unhex(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = strlen(s);
-
-	if (n % 2 || n / 2 > max)
-		return -1;
-	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -1;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return (int)(n / 2);
-}
-
-static uint32_t
-get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
 /*
  * The ICRC computed the slow, obvious way: build the masked pseudo-packet and
  * run CRC-32 one bit at a time. Independent of roce_icrc.c's tables and
@@ -111,7 +75,7 @@ get_le32(const uint8_t *p)
 static uint32_t
 ref_icrc(const uint8_t *ip, uint32_t len)
 {
-	static uint8_t buf[8 + FRAME_MAX];
+	static uint8_t buf[8 + WIRE_FRAME_MAX];
 	uint32_t ihl = (ip[0] & 0x0f) * 4U, crc = 0xffffffffU;
 
 	memset(buf, 0xff, 8);
@@ -295,10 +259,10 @@ test_reth_aeth_deth_atmeth_roundtrip(void)
 static int
 test_icrc_matches_scapy_vectors(void)
 {
-	uint8_t f[FRAME_MAX];
+	uint8_t f[WIRE_FRAME_MAX];
 
 	for (int v = 0; v < NB_VECTORS; v++) {
-		int n = unhex(vectors[v].hex, f, sizeof(f));
+		int n = frame_unhex(vectors[v].hex, f, sizeof(f));
 		uint32_t len, got;
 
 		TEST_ASSERT(n > ETH_LEN + 20 + 8 + ROCE_BTH_LEN + ROCE_ICRC_LEN,
@@ -306,7 +270,7 @@ test_icrc_matches_scapy_vectors(void)
 		len = (uint32_t)n - ETH_LEN - ROCE_ICRC_LEN;
 		/* The embedded frame agrees with itself. */
 		TEST_ASSERT_EQ(f[ETH_LEN + 2] << 8 | f[ETH_LEN + 3], n - ETH_LEN);
-		TEST_ASSERT_EQ(get_le32(f + n - ROCE_ICRC_LEN), vectors[v].icrc_le_u32);
+		TEST_ASSERT_EQ(frame_get_le32(f + n - ROCE_ICRC_LEN), vectors[v].icrc_le_u32);
 
 		got = roce_icrc_ipv4(f + ETH_LEN, len);
 		TEST_ASSERT(got == vectors[v].icrc_le_u32, "vector %d (%s): got 0x%08x want 0x%08x",
@@ -319,7 +283,7 @@ test_icrc_matches_scapy_vectors(void)
 static int
 test_icrc_long_payload_matches_bitwise_reference(void)
 {
-	static uint8_t f[FRAME_MAX];
+	static uint8_t f[WIRE_FRAME_MAX];
 	static const uint32_t plens[] = {
 		0, 1, 3, 15, 16, 17, 31, 63, 64, 65, 79, 80, 81, 95, 127, 128,
 		129, 191, 255, 256, 257, 1000, 1023, 1024, 2047, 4095, 4096,
@@ -350,10 +314,10 @@ is_masked(uint32_t i, uint32_t ihl)
 static int
 test_icrc_detects_single_bit_flips(void)
 {
-	uint8_t f[FRAME_MAX];
+	uint8_t f[WIRE_FRAME_MAX];
 
 	for (int v = 0; v < NB_VECTORS; v++) {
-		int n = unhex(vectors[v].hex, f, sizeof(f));
+		int n = frame_unhex(vectors[v].hex, f, sizeof(f));
 		uint8_t *ip = f + ETH_LEN;
 		uint32_t len = (uint32_t)n - ETH_LEN - ROCE_ICRC_LEN, flips = 0;
 		uint32_t good = roce_icrc_ipv4(ip, len);
@@ -380,12 +344,12 @@ test_icrc_detects_single_bit_flips(void)
 static int
 test_icrc_ignores_masked_fields(void)
 {
-	uint8_t f[FRAME_MAX];
+	uint8_t f[WIRE_FRAME_MAX];
 	/* IPv4-relative offsets: TOS, TTL, IP checksum, UDP checksum, BTH byte 4 */
 	static const uint32_t masked[] = { 1, 8, 10, 11, 26, 27, 32 };
 
 	for (int v = 0; v < NB_VECTORS; v++) {
-		int n = unhex(vectors[v].hex, f, sizeof(f));
+		int n = frame_unhex(vectors[v].hex, f, sizeof(f));
 		uint8_t *ip = f + ETH_LEN;
 		uint32_t len = (uint32_t)n - ETH_LEN - ROCE_ICRC_LEN;
 
@@ -439,7 +403,7 @@ check_split(const uint8_t *f, uint32_t n, uint32_t a, uint32_t b, uint32_t want)
 static int
 test_icrc_mbuf_multiseg_equals_flat(void)
 {
-	static uint8_t f[FRAME_MAX];
+	static uint8_t f[WIRE_FRAME_MAX];
 	uint32_t n, want;
 	int len;
 
@@ -447,7 +411,7 @@ test_icrc_mbuf_multiseg_equals_flat(void)
 
 	/* scapy vectors, split inside the IPv4, UDP and BTH headers and the payload. */
 	for (int v = 0; v < NB_VECTORS; v++) {
-		len = unhex(vectors[v].hex, f, sizeof(f));
+		len = frame_unhex(vectors[v].hex, f, sizeof(f));
 		n = (uint32_t)len;
 		want = roce_icrc_ipv4(f + ETH_LEN, n - ETH_LEN - ROCE_ICRC_LEN);
 		TEST_ASSERT_EQ(want, vectors[v].icrc_le_u32);
@@ -610,18 +574,13 @@ static const struct droce_test_case cases[] = {
 };
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	char *eal_args[] = {
-		"test_wire", "--no-huge", "-m", "64", "--no-pci",
-		"--log-level=lib.eal:error", "--file-prefix=test_wire",
-	};
 	int rc, eal;
 
-	eal = rte_eal_init((int)RTE_DIM(eal_args), eal_args);
-	if (eal < 0) {
-		fprintf(stderr, "rte_eal_init failed: %s\n", rte_strerror(rte_errno));
-	} else {
+	RTE_SET_USED(argc);
+	eal = h_eal_init(argv[0], "tw", "0", NULL);
+	if (eal == 0) {
 		pool = rte_pktmbuf_pool_create("test_wire", 63, 0, 0,
 					       RTE_PKTMBUF_HEADROOM + 4096 + 256,
 					       SOCKET_ID_ANY);

@@ -39,6 +39,7 @@
 #include <rte_mempool.h>
 
 #include "droce.h"
+#include "frame.h"
 #include "fuzz_common.h"
 
 struct fz_env fz;
@@ -570,6 +571,26 @@ fz_post_send(struct fz_qp *q, const uint8_t *b, uint32_t n)
 		 (x[3] & 0x10 ? POST_BAD_LKEY : 0) | (x[3] & 0x20 ? POST_UNKNOWN_AH : 0));
 }
 
+bool
+fz_ctrl_qp(struct fz_qp *q, unsigned int action, const uint8_t *b, uint32_t n)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	switch (action) {
+	case 0:
+		fz_post_send(q, b + RTE_MIN(n, 2u), n > 2 ? n - 2 : 0);
+		return true;
+	case 1:
+		fz_modify(q->qp, &a, IBV_QP_STATE);
+		return true;
+	case 2:
+		fz_qp_restore(q);
+		return true;
+	default:
+		return false;
+	}
+}
+
 struct fz_qp *
 fz_qp_add(const char *name, enum ibv_qp_type type, enum ibv_qp_state want, int access,
 	  struct fz_srq *srq, bool requester, int cqe)
@@ -726,62 +747,46 @@ qp_of_peer(uint32_t dqpn)
 static void
 check_out(const uint8_t *f, uint32_t len)
 {
-	const struct rte_ether_hdr *eth = (const struct rte_ether_hdr *)f;
-	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eth + 1);
-	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(ip + 1);
-	const struct roce_bth *bth = (const struct roce_bth *)(udp + 1);
+	struct frame_info o;
+	const char *why = frame_decode(f, len, &o);
 	const struct roce_opcode_info *oi;
 	const struct fz_qp *q;
-	uint32_t iplen, blen, pay, icrc;
-	const uint8_t *ic;
 
-	FZ_CHECK(len >= RTE_ETHER_HDR_LEN && rte_is_same_ether_addr(&eth->src_addr, &fz.dev_mac));
-	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
-		const struct rte_arp_hdr *arp = (const struct rte_arp_hdr *)(eth + 1);
+	if (why != NULL)
+		fprintf(stderr, "fuzz: droce0 sent %s\n", why);
+	FZ_CHECK(why == NULL);
+	FZ_CHECK(rte_is_same_ether_addr(&o.eth->src_addr, &fz.dev_mac));
+	if (o.arp) {
+		const struct rte_arp_hdr *arp = (const struct rte_arp_hdr *)(o.eth + 1);
 
-		FZ_CHECK(len >= RTE_ETHER_HDR_LEN + sizeof(*arp));
 		FZ_CHECK(arp->arp_data.arp_sip == fz.dev_ip &&
 			 rte_is_same_ether_addr(&arp->arp_data.arp_sha, &fz.dev_mac));
 		return;
 	}
-	FZ_CHECK(eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4));
-	FZ_CHECK(len >= ROCE_L2L4_LEN + ROCE_BTH_LEN + ROCE_ICRC_LEN);
-	iplen = rte_be_to_cpu_16(ip->total_length);
-	FZ_CHECK(ip->version_ihl == RTE_IPV4_VHL_DEF && rte_raw_cksum(ip, 20) == 0xffff);
-	FZ_CHECK(RTE_ETHER_HDR_LEN + iplen == len);
-	FZ_CHECK(ip->src_addr == fz.dev_ip && ip->next_proto_id == IPPROTO_UDP);
-	FZ_CHECK(udp->dst_port == rte_cpu_to_be_16(DROCE_UDP_PORT));
-	FZ_CHECK(rte_be_to_cpu_16(udp->dgram_len) == iplen - 20);
-	ic = (const uint8_t *)ip + iplen - ROCE_ICRC_LEN;
-	icrc = ic[0] | ic[1] << 8 | ic[2] << 16 | (uint32_t)ic[3] << 24;
-	FZ_CHECK(roce_icrc_ipv4(ip, iplen - ROCE_ICRC_LEN) == icrc);
-	oi = &roce_opcode_tbl[bth_opcode(bth)];
-	blen = iplen - 20 - 8 - ROCE_ICRC_LEN;
-	FZ_CHECK((oi->flags & ROCE_OPF_VALID) && bth_tver(bth) == 0 &&
-		 bth_pkey(bth) == DROCE_DEFAULT_PKEY);
-	FZ_CHECK(blen >= oi->hdr_len + bth_pad(bth));
-	pay = blen - oi->hdr_len - bth_pad(bth);
-	FZ_CHECK((oi->flags & ROCE_OPF_PAYLOAD) || pay == 0);
-	q = qp_of_peer(bth_qpn(bth));
+	/* no Ethernet padding: as long as the IPv4 packet */
+	FZ_CHECK(RTE_ETHER_HDR_LEN + o.iplen == len);
+	FZ_CHECK(o.ip->src_addr == fz.dev_ip);
+	oi = &roce_opcode_tbl[o.op];
+	q = qp_of_peer(o.dqpn);
 	if (q != NULL) {
 		/* every droce0 QP talks to its own peer QPN, at the peer's address (UD: or 10.0.0.3) */
-		if (q->type == IBV_QPT_UD && ip->dst_addr == rte_cpu_to_be_32(RTE_IPV4(10, 0, 0, 3)))
-			FZ_CHECK(rte_is_valid_assigned_ether_addr(&eth->dst_addr));
+		if (q->type == IBV_QPT_UD && o.ip->dst_addr == rte_cpu_to_be_32(RTE_IPV4(10, 0, 0, 3)))
+			FZ_CHECK(rte_is_valid_assigned_ether_addr(&o.eth->dst_addr));
 		else
-			FZ_CHECK(ip->dst_addr == fz.peer_ip &&
-				 rte_is_same_ether_addr(&eth->dst_addr, &fz.peer_mac));
-		FZ_CHECK(pay <= (q->type == IBV_QPT_UD ? FZ_UD_MTU : FZ_PMTU_BYTES));
+			FZ_CHECK(o.ip->dst_addr == fz.peer_ip &&
+				 rte_is_same_ether_addr(&o.eth->dst_addr, &fz.peer_mac));
+		FZ_CHECK(o.paylen <= (q->type == IBV_QPT_UD ? FZ_UD_MTU : FZ_PMTU_BYTES));
 		/* READ responses and atomic ACKs only where the QP grants the access */
-		if (oi->flags & ROCE_OPF_RESP && bth_opcode(bth) != IBV_OPCODE_RC_ACKNOWLEDGE) {
+		if (oi->flags & ROCE_OPF_RESP && o.op != IBV_OPCODE_RC_ACKNOWLEDGE) {
 			FZ_CHECK(q->type == IBV_QPT_RC);
-			if (bth_opcode(bth) == IBV_OPCODE_RC_ATOMIC_ACKNOWLEDGE)
+			if (o.op == IBV_OPCODE_RC_ATOMIC_ACKNOWLEDGE)
 				FZ_CHECK(q->access & IBV_ACCESS_REMOTE_ATOMIC);
 			else
 				FZ_CHECK(q->access & IBV_ACCESS_REMOTE_READ);
 		}
 	}
 	if (fz.hooks.out_frame)
-		fz.hooks.out_frame(q, bth_opcode(bth), (const uint8_t *)bth, blen);
+		fz.hooks.out_frame(q, o.op, (const uint8_t *)o.bth, o.blen);
 }
 
 unsigned int
@@ -1244,16 +1249,27 @@ build_roce(uint8_t *f, const uint8_t *fix, const uint8_t *body, uint32_t n, bool
 		n += pad;
 	}
 	l4 = 8 + n + ROCE_ICRC_LEN;
-	memset(f, 0, off);
-	eth->dst_addr = fz.dev_mac;
-	eth->src_addr = fz.peer_mac;
-	udp->src_port = rte_cpu_to_be_16(0xc000 | fix[2]);
-	udp->dst_port = rte_cpu_to_be_16(DROCE_UDP_PORT);
-	udp->dgram_len = rte_cpu_to_be_16(l4);
-	if (v6) {
+	if (!v6) {
+		struct frame_ends e = {
+			.src_mac = fz.peer_mac, .dst_mac = fz.dev_mac,
+			.src_ip = flags & FIX_SRC ? rte_cpu_to_be_32(RTE_IPV4(10, 0, 0, 3)) : fz.peer_ip,
+			.dst_ip = fz.dev_ip, .sport = 0xc000 | fix[2],
+		};
+
+		frame_l2l4(f, &e, l4);
+		frame_put_icrc(f + RTE_ETHER_HDR_LEN);
+		if (flags & FIX_BADICRC)
+			p[n] ^= 1;
+	} else {
 		uint8_t *ip6 = f + RTE_ETHER_HDR_LEN;
 
+		memset(f, 0, off);
+		eth->dst_addr = fz.dev_mac;
+		eth->src_addr = fz.peer_mac;
 		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+		udp->src_port = rte_cpu_to_be_16(0xc000 | fix[2]);
+		udp->dst_port = rte_cpu_to_be_16(DROCE_UDP_PORT);
+		udp->dgram_len = rte_cpu_to_be_16(l4);
 		ip6[0] = 0x60;
 		ip6[4] = l4 >> 8;
 		ip6[5] = l4 & 0xff;
@@ -1263,26 +1279,6 @@ build_roce(uint8_t *f, const uint8_t *fix, const uint8_t *body, uint32_t n, bool
 		memcpy(ip6 + 24, fz.peer_gid.raw, 12);
 		memcpy(ip6 + 36, &fz.dev_ip, 4);
 		memset(p + n, 0, ROCE_ICRC_LEN);	/* no IPv6 ICRC: droce0 drops IPv6 first */
-	} else {
-		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + RTE_ETHER_HDR_LEN);
-		uint32_t icrc;
-
-		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-		ip->version_ihl = RTE_IPV4_VHL_DEF;
-		ip->total_length = rte_cpu_to_be_16(20 + l4);
-		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-		ip->time_to_live = 64;
-		ip->next_proto_id = IPPROTO_UDP;
-		ip->src_addr = flags & FIX_SRC ? rte_cpu_to_be_32(RTE_IPV4(10, 0, 0, 3)) : fz.peer_ip;
-		ip->dst_addr = fz.dev_ip;
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
-		icrc = roce_icrc_ipv4(ip, 20 + 8 + n);
-		if (flags & FIX_BADICRC)
-			icrc ^= 1;
-		p[n] = icrc;
-		p[n + 1] = icrc >> 8;
-		p[n + 2] = icrc >> 16;
-		p[n + 3] = icrc >> 24;
 	}
 	return off + n + ROCE_ICRC_LEN;
 }
@@ -1290,30 +1286,20 @@ build_roce(uint8_t *f, const uint8_t *fix, const uint8_t *body, uint32_t n, bool
 static uint32_t
 build_arp(uint8_t *f, const uint8_t *b, uint32_t n)
 {
-	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)f;
-	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(eth + 1);
+	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(f + RTE_ETHER_HDR_LEN);
+	struct rte_ether_addr sha;
 	uint8_t a[8] = { 0 };
 	uint32_t len = RTE_ETHER_HDR_LEN + sizeof(*arp), extra;
 
 	memcpy(a, b, RTE_MIN(n, sizeof(a)));
-	memset(f, 0, len);
-	if (a[0] & 8)
-		memset(&eth->dst_addr, 0xff, RTE_ETHER_ADDR_LEN);
-	else
-		eth->dst_addr = fz.dev_mac;
-	eth->src_addr = fz.peer_mac;
-	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
-	arp->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
-	arp->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	arp->arp_hlen = RTE_ETHER_ADDR_LEN;
-	arp->arp_plen = 4;
-	arp->arp_opcode = rte_cpu_to_be_16(a[0] & 1 ? RTE_ARP_OP_REPLY : RTE_ARP_OP_REQUEST);
 	if (a[0] & 0x10)
-		memcpy(&arp->arp_data.arp_sha, a + 2, RTE_ETHER_ADDR_LEN);
+		memcpy(&sha, a + 2, RTE_ETHER_ADDR_LEN);
 	else
-		arp->arp_data.arp_sha = (struct rte_ether_addr){{ 0x02, 0, 0, 0, 1, a[1] }};
-	arp->arp_data.arp_sip = a[0] & 4 ? fz.peer_ip : rte_cpu_to_be_32(RTE_IPV4(10, 0, 0, a[1]));
-	arp->arp_data.arp_tip = a[0] & 2 ? fz.dev_ip : rte_cpu_to_be_32(RTE_IPV4(10, 0, 0, 99));
+		sha = (struct rte_ether_addr){{ 0x02, 0, 0, 0, 1, a[1] }};
+	frame_arp(f, a[0] & 8 ? NULL : &fz.dev_mac, &fz.peer_mac,
+		  a[0] & 1 ? RTE_ARP_OP_REPLY : RTE_ARP_OP_REQUEST, &sha,
+		  a[0] & 4 ? fz.peer_ip : rte_cpu_to_be_32(RTE_IPV4(10, 0, 0, a[1])),
+		  a[0] & 2 ? fz.dev_ip : rte_cpu_to_be_32(RTE_IPV4(10, 0, 0, 99)));
 	/* the rest flips bits of the ARP header, then trails it */
 	n = n > sizeof(a) ? n - sizeof(a) : 0;
 	b += sizeof(a);
@@ -1411,8 +1397,11 @@ fz_run(const uint8_t *data, size_t size)
 		case REC_CTRL:
 			if (pending)
 				settle();
-			if (fz.hooks.ctrl && n > 0)
+			if (fz.hooks.ctrl && n > 0) {
 				fz.hooks.ctrl(b, n);
+				fz_poll();
+				fz_drain();
+			}
 			continue;
 		case REC_POLL:
 			if (pending)
@@ -1469,4 +1458,11 @@ fz_run(const uint8_t *data, size_t size)
 	FZ_CHECK(rte_mempool_avail_count(fz.pool) == fz.raw_pool_avail);
 	for (int s = 0; s < NB_SLOTS; s++)
 		FZ_CHECK(!slot_busy[s]);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fz_run(data, size);
+	return 0;
 }

@@ -122,7 +122,7 @@ struct fz_qp {
 
 /* What a harness plugs into the record interpreter. */
 struct fz_hooks {
-	/* a FZ_REC_CTRL record (its bytes after the type byte) */
+	/* a FZ_REC_CTRL record (its bytes after the type byte); then fz_run polls and drains */
 	void (*ctrl)(const uint8_t *b, uint32_t n);
 	/* rewrite the payload of a fixed-up frame (fuzz_tm: the TMH), @sel from the fix header */
 	void (*payload)(uint8_t *pay, uint32_t len, uint8_t sel);
@@ -186,6 +186,13 @@ int fz_modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask);
 void fz_qp_restore(struct fz_qp *q);
 /* Post a send WR from the fuzzer's bytes (opcode, length, flags). */
 void fz_post_send(struct fz_qp *q, const uint8_t *b, uint32_t n);
+/*
+ * The CTRL actions every harness has, on @q: 0 post a send WR (fz_post_send
+ * of the record's bytes after the first two), 1 force the QP to ERR, 2 bring
+ * it back now (fz_qp_restore). false: not one of those. fz_run polls and
+ * drains after every CTRL record.
+ */
+bool fz_ctrl_qp(struct fz_qp *q, unsigned int action, const uint8_t *b, uint32_t n);
 
 /* One engine iteration. */
 void fz_poll(void);
@@ -196,6 +203,8 @@ void fz_poll_cqs(void);
 void fz_recv_done(struct fz_qp *q, const struct ibv_wc *wc);
 /* Run one input: its records, then drain, poll, restore. */
 void fz_run(const uint8_t *data, size_t size);
+/* libFuzzer's entry of fuzz_rx and fuzz_tm: fz_run. Each harness has its LLVMFuzzerInitialize. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Little helpers for the harnesses. */
 static inline uint32_t

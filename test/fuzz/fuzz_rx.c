@@ -36,7 +36,6 @@
 #include "fuzz_common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define ALL_REMOTE (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
@@ -46,17 +45,9 @@ ctrl(const uint8_t *b, uint32_t n)
 	struct fz_qp *q = fz.qps[(n > 1 ? b[1] : 0) % fz.nqp];
 	struct ibv_qp_attr a = { 0 };
 
+	if (fz_ctrl_qp(q, b[0] % 7, b, n))
+		return;
 	switch (b[0] % 7) {
-	case 0:
-		fz_post_send(q, b + RTE_MIN(n, 2u), n > 2 ? n - 2 : 0);
-		break;
-	case 1:
-		a.qp_state = IBV_QPS_ERR;
-		fz_modify(q->qp, &a, IBV_QP_STATE);
-		break;
-	case 2:
-		fz_qp_restore(q);
-		break;
 	case 3: {
 		struct fz_mr *m = fz.mrs[(n > 1 ? b[1] : 0) % fz.nmr];
 
@@ -80,8 +71,6 @@ ctrl(const uint8_t *b, uint32_t n)
 		fz_modify(q->qp, &a, IBV_QP_STATE);
 		break;
 	}
-	fz_poll();
-	fz_drain();
 }
 
 int
@@ -123,12 +112,5 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	fz_mr_target(fz.send_mr);
 	fz_mr_target(ud->rb.mr);
 	fz_ready();
-	return 0;
-}
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	fz_run(data, size);
 	return 0;
 }

@@ -34,7 +34,6 @@
 #include "fuzz_common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define ALL_REMOTE (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define NT		8	/* canonical tags */
@@ -294,24 +293,15 @@ ctrl(const uint8_t *b, uint32_t n)
 {
 	uint8_t x[24] = { 0 };
 	struct fz_qp *q;
-	struct ibv_qp_attr a = { 0 };
 	int k;
 
 	memcpy(x, b, RTE_MIN(n, sizeof(x)));
 	poll_tm();	/* the tags as they are now */
 	q = fz.qps[x[1] % fz.nqp];
 	k = x[1] % MAX_TAGS;
+	if (fz_ctrl_qp(q, x[0] % 7, b, n))
+		return;
 	switch (x[0] % 7) {
-	case 0:
-		fz_post_send(q, b + RTE_MIN(n, 2u), n > 2 ? n - 2 : 0);
-		break;
-	case 1:
-		a.qp_state = IBV_QPS_ERR;
-		fz_modify(q->qp, &a, IBV_QP_STATE);
-		break;
-	case 2:
-		fz_qp_restore(q);
-		break;
 	case 3:
 		/* any slot, any buffer, the fuzzer's tag and mask */
 		tm.dirty = true;
@@ -345,8 +335,6 @@ ctrl(const uint8_t *b, uint32_t n)
 		break;
 	}
 	}
-	fz_poll();
-	fz_drain();
 }
 
 int
@@ -392,12 +380,5 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	tm.dirty = true;
 	tm_restore();
 	fz_ready();
-	return 0;
-}
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	fz_run(data, size);
 	return 0;
 }
