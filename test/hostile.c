@@ -198,15 +198,16 @@ hp_settle(void)
 			return -1;
 		}
 	}
-	if (h_inline()) {
-		for (int i = 0; i < 4; i++)
-			hp_progress();
-		return 0;
-	}
-	/* the engine lcore may still be working on the last frames: wait for the counters to rest */
+	/*
+	 * Wait for the counters to rest: the engine lcore, or with inline
+	 * progress the waker thread (our own progress skips the device while
+	 * the waker holds it), may still be working on the last frames.
+	 */
 	for (struct hp_snap a, b; h_now_ms() - t0 < 20000; ) {
 		hp_snap(&a);
-		rte_delay_us_sleep(5000);
+		for (int i = 0; h_inline() && i < 4; i++)
+			hp_progress();
+		rte_delay_us_sleep(h_inline() ? 1000 : 5000);
 		hp_snap(&b);
 		if (a.n == b.n && memcmp(a.v, b.v, sizeof(a.v[0]) * a.n) == 0)
 			return 0;
