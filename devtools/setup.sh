@@ -13,7 +13,17 @@ pkgs=(dpdk dpdk-dev libdpdk-dev libibverbs-dev librdmacm-dev rdma-core meson
 # only recommends (and recommends are not installed)
 pkgs+=(clang libclang-rt-14-dev)
 
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+# as root, or through sudo (only for what needs root: apt, /var/cache, /etc/apt)
+as_root() {
+	if [ "$(id -u)" = 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null; then
+		sudo "$@"
+	else
+		echo "setup: '$*' needs root, and there is no sudo: run this as root" >&2
+		return 1
+	fi
+}
 
 missing=()
 for p in "${pkgs[@]}"; do

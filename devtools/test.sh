@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
 # Builds droce twice (normal, and with ASan+UBSan) and runs the whole test
-# suite in both. Installs what is missing (devtools/setup.sh). The last line
-# is "N passed, N failed".
+# suite in both. Installs what is missing (devtools/setup.sh). As root, or
+# as a user with sudo (it re-runs itself under sudo). The last line is
+# "N passed, N failed".
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+
+# The multi-process and wire tests create network namespaces and veths: run
+# as root, or re-run under sudo (keeping the DROCE_* settings) when there is one.
+if [ "$(id -u)" != 0 ]; then
+	if ! command -v sudo >/dev/null; then
+		echo "test.sh: run as root (no sudo here)"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	keep=()
+	for v in $(compgen -e | grep '^DROCE_'); do keep+=("$v=${!v}"); done
+	exec sudo env "${keep[@]}" bash "$top/devtools/test.sh" "$@"
+fi
 
 sdk=$(bash devtools/setup.sh | tail -n1) || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 

@@ -35,8 +35,9 @@ static struct rte_mempool *pool;
 
 /*
  * The driver's log type. Referring to it also makes the linker keep the
- * library that holds the driver (libdroce under meson), whose constructor
- * registers net_impair, although the test calls nothing else in it.
+ * library that holds the driver (linked whole under meson, but not
+ * necessarily by another build), whose constructor registers net_impair,
+ * although the test calls nothing else in it.
  */
 extern int impair_logtype;
 
