@@ -33,6 +33,7 @@ struct droce_rdev_qp_init {
 	struct droce_rdev_srq *srq;	/* or NULL */
 	struct ibv_qp_cap cap;		/* in: checked by the facade; out: what was made */
 	bool sq_sig_all;
+	bool gsi;			/* the device's QP1: UD, one per device (-EBUSY) */
 	void *user;
 };
 

@@ -306,9 +306,8 @@ ibv_destroy_ah(struct ibv_ah *ah)
 }
 
 /* --- QP --- */
-/* ibv_create_qp and the create_qp_ex op: NULL with errno set on failure. */
-struct droce_qp *
-droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+static struct droce_qp *
+qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, bool gsi)
 {
 	struct droce_pd *pd = to_dpd(ibpd);
 	struct ibv_qp_cap *cap = &attr->cap;
@@ -341,9 +340,10 @@ droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 		.srq = attr->srq ? to_dsrq(attr->srq)->fp : NULL,
 		.cap = *cap,
 		.sq_sig_all = attr->sq_sig_all,
+		.gsi = gsi,
 		.user = &qp->ibqp,
 	};
-	/* EINVAL for a tag-matching SRQ under a QP that is not RC */
+	/* EINVAL for a tag-matching SRQ under a QP that is not RC; EBUSY: a second QP1 */
 	ret = pd->dev->ops->qp_create(pd->pd, &init, &qp->fp);
 	if (ret) {
 		free(qp);
@@ -365,6 +365,31 @@ droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
 	return qp;
+}
+
+/* ibv_create_qp and the create_qp_ex op: NULL with errno set on failure. */
+struct droce_qp *
+droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+{
+	return qp_create(ibpd, attr, false);
+}
+
+/*
+ * The device's QP1 (the GSI QP, QPN 1), for the connection manager's MADs:
+ * a UD QP in every other respect, one per device (EBUSY). NULL with errno
+ * set on failure.
+ */
+struct ibv_qp *
+droce_gsi_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+{
+	struct droce_qp *qp;
+
+	if (attr->qp_type != IBV_QPT_UD || attr->srq != NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = qp_create(ibpd, attr, true);
+	return qp ? &qp->ibqp : NULL;
 }
 
 int

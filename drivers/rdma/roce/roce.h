@@ -323,6 +323,7 @@ struct roce_dev {
 	struct roce_qp *qp_tbl[DROCE_MAX_QP];
 	bool qp_taken[DROCE_MAX_QP];	/* control path, under lock: a QP is being made or is in qp_tbl */
 	uint32_t qp_hi;			/* highest used index + 1 */
+	uint32_t gsi_idx;		/* 1 + qp_tbl index of QP1, 0 = none */
 	struct roce_srq *tm_tbl[DROCE_MAX_TM_SRQ];	/* tag-matching SRQs */
 	uint32_t tm_hi;
 

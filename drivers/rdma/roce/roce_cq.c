@@ -14,7 +14,6 @@ static void
 cq_overrun(struct roce_cq *cq, const struct ibv_wc *wc)
 {
 	struct roce_dev *dev = cq->dev;
-	uint32_t idx = wc->qp_num - DROCE_QPN_BASE;
 	struct roce_qp *qp;
 
 	dev->stats.cq_overflow++;
@@ -26,8 +25,8 @@ cq_overrun(struct roce_cq *cq, const struct ibv_wc *wc)
 
 		roce_async_raise(dev, &ev);
 	}
-	qp = idx < DROCE_MAX_QP ? __atomic_load_n(&dev->qp_tbl[idx], __ATOMIC_ACQUIRE) : NULL;
-	if (qp != NULL && qp->fp.qpn == wc->qp_num)
+	qp = roce_qp_by_qpn(dev, wc->qp_num);
+	if (qp != NULL)
 		roce_qp_error(dev, qp, IBV_EVENT_QP_FATAL);
 }
 

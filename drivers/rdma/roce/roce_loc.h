@@ -119,6 +119,18 @@ roce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev)
 		cb(&dev->rdev, ev);
 }
 
+/* The QP a QPN names, or NULL: QP1 (GSI) wherever it sits in the table. */
+static inline struct roce_qp *
+roce_qp_by_qpn(struct roce_dev *dev, uint32_t qpn)
+{
+	uint32_t idx = qpn == DROCE_GSI_QPN ? __atomic_load_n(&dev->gsi_idx, __ATOMIC_ACQUIRE) - 1 :
+		       qpn - DROCE_QPN_BASE;
+	struct roce_qp *qp = idx < DROCE_MAX_QP ?
+		__atomic_load_n(&dev->qp_tbl[idx], __ATOMIC_ACQUIRE) : NULL;
+
+	return qp != NULL && qp->fp.qpn == qpn ? qp : NULL;
+}
+
 /* roce_dev.c */
 /* The vdev's devargs, parsed. */
 struct roce_dev_args {

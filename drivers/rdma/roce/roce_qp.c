@@ -206,7 +206,8 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	uint32_t idx;
 	int ret;
 
-	if (tm && init->type != IBV_QPT_RC)	/* tag matching is defined for RC */
+	if ((tm && init->type != IBV_QPT_RC) ||	/* tag matching is defined for RC */
+	    (init->gsi && (init->type != IBV_QPT_UD || srq != NULL)))
 		return -EINVAL;
 	qp = roce_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (qp == NULL)
@@ -214,11 +215,13 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	pthread_mutex_lock(&dev->lock);
 	for (idx = 0; idx < DROCE_MAX_QP && dev->qp_taken[idx]; idx++)
 		;
-	if (idx == DROCE_MAX_QP) {
+	if (idx == DROCE_MAX_QP || (init->gsi && dev->gsi_idx != 0)) {
 		pthread_mutex_unlock(&dev->lock);
-		ret = -ENOMEM;
+		ret = idx == DROCE_MAX_QP ? -ENOMEM : -EBUSY;	/* one QP1 per device */
 		goto err_free_qp;
 	}
+	if (init->gsi)
+		dev->gsi_idx = idx + 1;	/* reserved; the receive path looks once it is published */
 	/*
 	 * Reserve the slot; the engine and the receive path find the QP in
 	 * qp_tbl only once it is complete (below): below qp_hi they look at
@@ -235,7 +238,7 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	qp->srq = srq;
 	qp->fp.dev = &dev->rdev;
 	qp->fp.srq = init->srq;
-	qp->fp.qpn = DROCE_QPN_BASE + idx;
+	qp->fp.qpn = init->gsi ? DROCE_GSI_QPN : DROCE_QPN_BASE + idx;
 	qp->fp.type = init->type;
 	qp->fp.sq_sig_all = init->sq_sig_all;
 	qp->fp.max_inline = cap->max_inline_data;
@@ -294,6 +297,8 @@ err_fini_sq:
 err_release_slot:
 	pthread_mutex_lock(&dev->lock);
 	dev->qp_taken[idx] = false;
+	if (init->gsi)
+		dev->gsi_idx = 0;
 	pthread_mutex_unlock(&dev->lock);
 err_free_qp:
 	roce_free(qp);
@@ -407,6 +412,8 @@ roce_qp_destroy(struct droce_rdev_qp *fp)
 	__atomic_store_n(&dev->qp_tbl[qp->idx], NULL, __ATOMIC_SEQ_CST);
 	__atomic_fetch_sub(&dev->nb_qp, 1, __ATOMIC_RELAXED);
 	dev->qp_taken[qp->idx] = false;
+	if (qp->fp.qpn == DROCE_GSI_QPN)
+		__atomic_store_n(&dev->gsi_idx, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
 	roce_dev_quiesce(dev);
 	roce_qp_reset_engine(qp);

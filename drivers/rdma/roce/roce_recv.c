@@ -56,7 +56,7 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 	const struct roce_opcode_info *oi;
 	struct roce_pkt pkt;
 	struct roce_qp *qp;
-	uint32_t iplen, udplen, qpn, idx, blen, pad;
+	uint32_t iplen, udplen, qpn, blen, pad;
 
 	st->rx_pkts++;
 	st->rx_bytes += m->pkt_len;
@@ -143,9 +143,8 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 	}
 
 	qpn = bth_qpn(pkt.bth);
-	idx = qpn - DROCE_QPN_BASE;
-	qp = idx < DROCE_MAX_QP ? __atomic_load_n(&dev->qp_tbl[idx], __ATOMIC_ACQUIRE) : NULL;
-	if (qp == NULL || qp->fp.qpn != qpn || !qp_type_matches(qp, pkt.opcode)) {
+	qp = roce_qp_by_qpn(dev, qpn);
+	if (qp == NULL || !qp_type_matches(qp, pkt.opcode)) {
 		st->rx_drop_no_qp++;
 		goto drop;
 	}
