@@ -23,7 +23,8 @@ if [ -n "$SAN_RT" ]; then
 fi
 
 ID=$$
-PORT=$((20000 + ID % 20000))
+. "$(dirname "${BASH_SOURCE[0]}")/port_lib.sh"
+PORT=$(free_port)
 LOGDIR=$(mktemp -d /tmp/droce-$PFX-$ID.XXXXXX)
 SPID= CPID=
 if [ "$(nproc)" -ge 2 ]; then CLIENT_LCORE=${CLIENT_LCORE:-1}; else CLIENT_LCORE=0; fi

@@ -28,7 +28,8 @@ MP_PEER=${1:?usage: run_memif.sh <path to mp_peer>}
 [ -x "$MP_PEER" ] || { echo "run_memif: $MP_PEER is not executable"; exit 1; }
 
 SOCK=/tmp/droce-mp-$$.sock
-PORT=$((20000 + $$ % 20000))
+. "$(dirname "${BASH_SOURCE[0]}")/port_lib.sh"
+PORT=$(free_port)
 LOGDIR=$(mktemp -d /tmp/droce-mp-$$.XXXXXX)
 CASE_TIMEOUT=${MP_CASE_TIMEOUT:-60}	# mp_peer's --timeout, per phase
 KILL_AFTER=$((CASE_TIMEOUT * 2 + 20))	# hard bound on one process

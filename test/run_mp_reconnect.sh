@@ -49,7 +49,8 @@ VERBOSE=${MP_RECONNECT_VERBOSE:-0}
 OPS=3000 BIG_OPS=200000 KILL_DELAY=0.4
 PEER_BOUND=$((TIMEOUT * 3 + 20))	# one peer process
 SURV_BOUND=$((TIMEOUT * 6 + 40))	# the survivor: three sessions
-PORT=$((20000 + ($$ + 7) % 20000))
+. "$(dirname "${BASH_SOURCE[0]}")/port_lib.sh"
+PORT=$(free_port)
 LINK=mpr$$
 LOGDIR=$(mktemp -d /tmp/droce-mpr-$$.XXXXXX)
 SURV_PID= PEER_PID=

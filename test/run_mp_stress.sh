@@ -63,7 +63,8 @@ KEEP_GOING=${MP_STRESS_KEEP_GOING:-1}
 VERBOSE=${MP_STRESS_VERBOSE:-0}
 # hard bound on one process: set-up phases + a stall report + slack
 KILL_AFTER=$((TIMEOUT * 3 + 60))
-PORT=$((20000 + $$ % 20000))
+. "$(dirname "${BASH_SOURCE[0]}")/port_lib.sh"
+PORT=$(free_port)
 LOGDIR=$(mktemp -d /tmp/droce-mps-$$.XXXXXX)
 SPID= CPID= TRANSPORT_CLEANUP= TRANSPORT_FINAL=
 PREFIX_S=mpsS$$ PREFIX_C=mpsC$$
@@ -164,7 +165,7 @@ abort_run() {
 	local p
 
 	for p in $SPID $CPID; do
-		kill -KILL "$p" 2>/dev/null
+		kill_tree "$p"
 		wait "$p" 2>/dev/null
 	done
 	SPID= CPID=
@@ -184,6 +185,7 @@ run_one() {
 		if [ $((k % 2)) -eq 1 ]; then order=server-first; else order=client-first; fi
 	fi
 	"transport_$TRANSPORT" "$k"
+	PORT=$(free_port)
 	t0=$(date +%s.%N)
 	if [ "$order" = server-first ]; then
 		start_server "$k" "$seed" "$slog"

@@ -36,7 +36,8 @@ NS_S=drS$ID NS_C=drC$ID
 VS=dvS$ID VC=dvC$ID
 KIP_S=10.99.0.1 KIP_C=10.99.0.2
 RIP_S=10.99.0.11 RIP_C=10.99.0.12
-PORT=$((20000 + ID % 20000))
+. "$(dirname "${BASH_SOURCE[0]}")/port_lib.sh"
+PORT=$(free_port)
 CASE_TIMEOUT=${MP_CASE_TIMEOUT:-60}
 KILL_AFTER=$((CASE_TIMEOUT * 2 + 20))
 WORK=$(mktemp -d /tmp/droce-wire-$ID.XXXXXX)
