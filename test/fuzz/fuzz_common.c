@@ -656,7 +656,7 @@ snapshot(struct fz_qp *q)
 {
 	q->snap = q->rqp->e;
 	q->snap_state = roce_qp_state(q->rqp);
-	q->snap_sq = (int)rte_ring_count(q->rqp->sq.posted);
+	q->snap_sq = (int)rte_ring_count(q->rqp->fp.sq.posted);
 	q->dirty = false;
 }
 
@@ -665,7 +665,7 @@ moved(const struct fz_qp *q)
 {
 	return roce_qp_state(q->rqp) != q->snap_state ||
 	       memcmp(&q->rqp->e, &q->snap, sizeof(q->snap)) != 0 ||
-	       (int)rte_ring_count(q->rqp->sq.posted) != q->snap_sq;
+	       (int)rte_ring_count(q->rqp->fp.sq.posted) != q->snap_sq;
 }
 
 void
