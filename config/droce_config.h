@@ -51,6 +51,13 @@
 #define DROCE_WAKE_FAST_US	1000	/* longest sleep while a CQ is armed or a thread waits */
 #define DROCE_WAKE_SLOW_US	20000	/* longest sleep while the device only has QPs */
 #define DROCE_WAIT_SPIN_US	20	/* a blocking wait progresses itself this long first */
+/*
+ * RC timers (local ACK timeout, RNR delay) run on a device's engine clock,
+ * which counts at most this much of the time between two iterations of the
+ * device: more than the waker's longest sleep, less than a starved process's
+ * time off the CPU (roce_poll.c).
+ */
+#define DROCE_CLOCK_GAP_US	25000
 
 #define DROCE_MIN_MTU		256
 #define DROCE_MAX_MTU		4096

@@ -208,9 +208,10 @@ struct roce_qp_eng {
 	uint32_t cur_off;		/* bytes of win[win_cur] sent */
 	uint32_t cur_pkt;		/* packets of win[win_cur] sent */
 	uint32_t psn;			/* next PSN to send */
+	uint32_t psn_hi;		/* next PSN never sent: responses are valid below it */
 	uint32_t pkts_since_ackreq;
-	uint64_t retry_tsc;		/* retransmit deadline, 0 = none */
-	uint64_t rnr_tsc;		/* do not send before */
+	uint64_t retry_tsc;		/* retransmit deadline (engine clock), 0 = none */
+	uint64_t rnr_tsc;		/* do not send before (engine clock) */
 	uint8_t retry_left;
 	uint8_t rnr_left;
 	uint8_t tx_stalled;		/* RC: the next packet found no mbuf or neighbour */
@@ -245,6 +246,7 @@ struct roce_qp_eng {
 		uint32_t first_psn;
 		uint32_t rkey;		/* READ: checked again per response */
 		uint64_t va;		/* READ: next byte to send */
+		uint32_t len;		/* READ: the request's length */
 		uint8_t atomic;
 		uint8_t dup;		/* re-execution of a duplicate request */
 		uint64_t orig;		/* atomic: value before the operation */
@@ -338,6 +340,14 @@ struct roce_dev {
 	struct roce_neigh neigh[DROCE_NEIGH_MAX];
 	uint32_t neigh_pending;		/* entries asked for and not resolved yet */
 	uint64_t tsc_hz;
+	/*
+	 * The engine clock (timer cycles) that RC deadlines use: it advances
+	 * with the timer while the device is polled, but by at most
+	 * clock_gap_max across the gap between two iterations (roce_clock).
+	 */
+	uint64_t clock;			/* at the start of the last iteration */
+	uint64_t clock_tsc;		/* timer cycles then */
+	uint64_t clock_gap_max;
 	struct roce_stats stats;
 };
 

@@ -51,24 +51,29 @@ roce_comp_send_wqe(struct roce_qp *qp, struct droce_send_wqe *wqe, enum ibv_wc_s
 }
 
 /*
- * Complete every sent WQE whose last PSN is at or before @psn. A READ or an
- * atomic completes only with its responses: an acknowledgement beyond it
- * means they were lost, so resend from the oldest missing PSN (IBA 9.7.5.1.5).
+ * Complete every sent WQE whose last PSN is at or before @psn: any WQE that
+ * has its PSNs, also one beyond the requester's cursor, sent before a
+ * go-back-N rewind (roce_comp_rcv moves the cursor on). A READ or an atomic
+ * completes only with its responses: an acknowledgement beyond it means
+ * they were lost, so resend from the oldest missing PSN (IBA 9.7.5.1.5).
  */
 static void
 ack_upto(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, bool implied_nak)
 {
 	struct roce_qp_eng *e = &qp->e;
 
-	while (e->win_head != e->win_cur) {
+	while (e->win_head != e->win_tail) {
 		struct droce_send_wqe *w = e->win[e->win_head % qp->fp.sq.size];
 
+		if (w->npkts == 0)
+			return;		/* not begun */
 		if (roce_wqe_is_rd_atomic(w)) {
 			if (implied_nak && psn_cmp(psn, w->first_psn) >= 0)
 				roce_req_rewind(qp, e->una);
 			return;
 		}
 		if (psn_cmp(w->last_psn, psn) > 0) {
+			/* a message in part: what of it has arrived is acknowledged too */
 			if (psn_cmp(psn_add(psn, 1), e->una) > 0)
 				e->una = psn_add(psn, 1);
 			return;
@@ -76,14 +81,6 @@ ack_upto(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, bool implied_na
 		roce_comp_send_wqe(qp, w, IBV_WC_SUCCESS);
 		e->win_head++;
 		e->una = psn_add(w->last_psn, 1);
-	}
-	/* the message being sent: what of it has arrived is acknowledged too */
-	if (e->cur_pkt != 0) {
-		struct droce_send_wqe *w = e->win[e->win_cur % qp->fp.sq.size];
-
-		if (!roce_wqe_is_rd_atomic(w) && psn_cmp(psn, w->first_psn) >= 0 &&
-		    psn_cmp(psn_add(psn, 1), e->una) > 0)
-			e->una = psn_add(psn, 1);
 	}
 }
 
@@ -96,7 +93,8 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	uint32_t off;
 
 	ack_upto(dev, qp, psn_add(pkt->psn, -1), false);
-	if (e->win_head == e->win_cur) {
+	/* the cursor may be back at the READ (a rewind): it is still outstanding */
+	if (e->win_head == e->win_tail || e->win[e->win_head % qp->fp.sq.size]->npkts == 0) {
 		dev->stats.rx_drop_seq++;	/* no READ or atomic outstanding */
 		return;
 	}
@@ -143,6 +141,17 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	}
 }
 
+/*
+ * Acknowledged beyond the requester's cursor (what a rewind was resending
+ * had arrived after all): go on from the oldest unacknowledged PSN.
+ */
+static void
+skip_acked(struct roce_qp *qp)
+{
+	if (psn_cmp(qp->e.una, qp->e.psn) > 0)
+		roce_req_rewind(qp, qp->e.una);
+}
+
 static uint64_t
 rnr_delay_tsc(const struct roce_dev *dev, uint8_t t)
 {
@@ -168,8 +177,13 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		dev->stats.rx_drop_qp_state++;
 		return;
 	}
-	/* a response for a PSN not sent, or older than what is acknowledged: stale */
-	if (psn_cmp(pkt->psn, e->psn) >= 0 || psn_cmp(pkt->psn, psn_add(e->una, -1)) < 0) {
+	/*
+	 * A response for a PSN never sent, or older than what is acknowledged:
+	 * stale. One for a PSN sent before a go-back-N rewind (at or beyond
+	 * e->psn, below e->psn_hi) is valid: after a timeout the peer's ACK
+	 * of the whole window, or of its duplicates, ends the resend.
+	 */
+	if (psn_cmp(pkt->psn, e->psn_hi) >= 0 || psn_cmp(pkt->psn, psn_add(e->una, -1)) < 0) {
 		dev->stats.rx_drop_seq++;
 		return;
 	}
@@ -186,6 +200,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	}
 	if (pkt->opcode != IBV_OPCODE_RC_ACKNOWLEDGE && (syn & AETH_TYPE_MASK) == AETH_ACK) {
 		rd_response(dev, qp, pkt);
+		skip_acked(qp);
 		return;
 	}
 	switch (syn & AETH_TYPE_MASK) {
@@ -194,6 +209,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		e->retry_left = qp->attr.retry_cnt;
 		e->rnr_left = qp->attr.rnr_retry;
 		e->retry_tsc = 0;	/* the requester re-arms it while WQEs remain */
+		skip_acked(qp);
 		return;
 	case AETH_RNR_NAK:
 		ack_upto(dev, qp, psn_add(pkt->psn, -1), true);
@@ -205,7 +221,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			roce_qp_to_err(dev, qp);
 			return;
 		}
-		e->rnr_tsc = rte_get_timer_cycles() + rnr_delay_tsc(dev, syn & 0x1f);
+		e->rnr_tsc = roce_clock(dev) + rnr_delay_tsc(dev, syn & 0x1f);
 		/*
 		 * The responder answered: local ACK timeouts count afresh,
 		 * from the resend after the RNR delay. Only rnr_retry bounds

@@ -387,6 +387,9 @@ roce_probe(struct rte_vdev_device *vdev)
 	dev->ip = a.ip;
 	dev->lcore = a.lcore;
 	dev->tsc_hz = rte_get_timer_hz();
+	dev->clock_gap_max = dev->tsc_hz * DROCE_CLOCK_GAP_US / 1000000;
+	dev->clock_tsc = rte_get_timer_cycles();
+	dev->clock = dev->clock_tsc;
 	rte_spinlock_init(&dev->inline_lock);
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->port_lock, NULL);

@@ -3,6 +3,7 @@
 #ifndef ROCE_LOC_H
 #define ROCE_LOC_H
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include "roce.h"
 
@@ -163,6 +164,16 @@ void roce_dev_poll(struct roce_dev *dev);
 int roce_engine_attach(struct roce_dev *dev);
 void roce_engine_detach(struct roce_dev *dev);
 void roce_dev_quiesce(struct roce_dev *dev);
+
+/*
+ * The engine clock now, for RC deadlines: the time since the iteration
+ * began counts up to dev->clock_gap_max, as the gap before it did.
+ */
+static inline uint64_t
+roce_clock(const struct roce_dev *dev)
+{
+	return dev->clock + RTE_MIN(rte_get_timer_cycles() - dev->clock_tsc, dev->clock_gap_max);
+}
 
 /* roce_inline.c */
 void roce_progress(void);

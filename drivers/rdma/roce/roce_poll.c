@@ -38,6 +38,23 @@ roce_dev_poll(struct roce_dev *dev)
 
 	__atomic_fetch_add(&dev->epoch, 1, __ATOMIC_SEQ_CST);
 	/*
+	 * The engine clock (roce_clock), which RC deadlines use. A device is
+	 * polled without pause by its lcore, or at least every
+	 * DROCE_WAKE_SLOW_US inline; a longer gap means the process was off
+	 * the CPU (a loaded or throttled machine, a -O0 sanitizer build), and
+	 * counts only DROCE_CLOCK_GAP_US. The timers then fired on the return,
+	 * before the rx below had read the answers waiting in the queue, and
+	 * a local ACK timeout resent whole windows the peer had answered: a
+	 * few such gaps in a row spent the retry budget on a live peer. A dead
+	 * peer still times out after timeout x (retry_cnt + 1) of polling.
+	 */
+	{
+		uint64_t now = rte_get_timer_cycles();
+
+		dev->clock += RTE_MIN(now - dev->clock_tsc, dev->clock_gap_max);
+		dev->clock_tsc = now;
+	}
+	/*
 	 * Up to RX_BURSTS bursts while the port has more: the requesters below
 	 * may send a burst per QP each round, and a receiver that took one
 	 * burst per round fell behind its senders (frames piled up in the

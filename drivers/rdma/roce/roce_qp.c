@@ -375,6 +375,7 @@ roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mas
 	}
 	if (cur == IBV_QPS_RTR && next == IBV_QPS_RTS) {
 		qp->e.psn = qp->attr.sq_psn;
+		qp->e.psn_hi = qp->attr.sq_psn;
 		qp->e.una = qp->attr.sq_psn;
 		qp->e.retry_left = qp->attr.retry_cnt;
 		qp->e.rnr_left = qp->attr.rnr_retry;

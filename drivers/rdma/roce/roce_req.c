@@ -65,6 +65,14 @@ qp_mtu(const struct roce_dev *dev, const struct roce_qp *qp)
 	return qp->fp.type == IBV_QPT_UD ? dev->ib_mtu : qp->mtu;
 }
 
+/* e->psn moved on past what was sent: the responses valid now reach further */
+static inline void
+sent_upto(struct roce_qp_eng *e)
+{
+	if (psn_cmp(e->psn, e->psn_hi) > 0)
+		e->psn_hi = e->psn;
+}
+
 /*
  * READ request (from packet e->cur_pkt on, after a rewind) or atomic request:
  * one packet that stands for all the WQE's PSNs.
@@ -100,6 +108,7 @@ send_rd_atomic(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *
 		return -EAGAIN;
 	e->pkts_since_ackreq = 0;
 	e->psn = psn_add(wqe->last_psn, 1);
+	sent_upto(e);
 	return 1;
 }
 
@@ -175,6 +184,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	if (ackreq)
 		e->pkts_since_ackreq = 0;
 	e->psn = psn_add(e->psn, 1);
+	sent_upto(e);
 	e->cur_pkt++;
 	e->cur_off += pay;
 	return last;
@@ -204,19 +214,24 @@ arm_stall(struct roce_qp *qp, uint64_t now)
 }
 
 /*
- * Go-back-N: resend from @psn, which lies in a WQE of the window: one sent,
- * or the one being sent (a loss in a long message is resent at once, not
- * after the whole message and a timeout).
+ * Go-back-N: (re)send from @psn, the oldest unacknowledged PSN, which lies
+ * in a WQE of the window that has its PSNs (one sent, the one being sent: a
+ * loss in a long message is resent at once, not after the whole message and
+ * a timeout; or one sent before an earlier rewind), or follows them all.
+ * The cursor may move forward too: an acknowledgement of what was sent
+ * before a rewind skips what need not be sent again.
  */
 void
 roce_req_rewind(struct roce_qp *qp, uint32_t psn)
 {
 	struct roce_qp_eng *e = &qp->e;
-	uint32_t end = e->win_cur + (e->cur_pkt != 0);
+	uint32_t i;
 
-	for (uint32_t i = e->win_head; i != end; i++) {
+	for (i = e->win_head; i != e->win_tail; i++) {
 		struct droce_send_wqe *w = win_at(qp, i);
 
+		if (w->npkts == 0)
+			break;		/* not begun: no PSNs yet */
 		if (psn_cmp(psn, w->first_psn) >= 0 && psn_cmp(psn, w->last_psn) <= 0) {
 			e->win_cur = i;
 			e->cur_pkt = psn_diff(psn, w->first_psn);
@@ -225,9 +240,11 @@ roce_req_rewind(struct roce_qp *qp, uint32_t psn)
 			return;
 		}
 	}
-	/* nothing sent at or after psn: keep going from where we are */
-	if (e->cur_pkt == 0 && e->win_cur != e->win_tail)
-		e->psn = psn;
+	/* everything begun is acknowledged: go on with the next WQE */
+	e->win_cur = i;
+	e->cur_pkt = 0;
+	e->cur_off = 0;
+	e->psn = psn;
 }
 
 static void
@@ -319,7 +336,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		pull_posted(qp);
 	if (e->win_cur == e->win_tail && e->win_head == e->win_cur)
 		return;
-	now = rte_get_timer_cycles();
+	now = roce_clock(dev);
 	if (qp->fp.type == IBV_QPT_RC) {
 		/* waiting out an RNR NAK's delay is not waiting for an ACK */
 		if (now < e->rnr_tsc)

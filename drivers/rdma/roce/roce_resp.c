@@ -229,6 +229,38 @@ rd_pop(struct roce_qp_eng *e)
 	e->rd_head++;
 }
 
+/*
+ * A duplicate READ request at @psn: the requester went back to @psn and
+ * drops every response before it (go-back-N). A READ still queued whose
+ * responses include @psn goes on from there, as the kernel's rxe replays
+ * its read resource, rather than a second job sending them all again
+ * behind it. Otherwise a slow responder, asked again after every timeout
+ * and every gap, queued one full re-execution after another, and the one
+ * response the requester waited for came ever later (and every other was
+ * discarded). true: a queued READ now sends from @psn.
+ */
+static bool
+rd_restart(struct roce_qp *qp, uint32_t psn)
+{
+	struct roce_qp_eng *e = &qp->e;
+
+	for (uint32_t i = e->rd_head; i != e->rd_tail; i++) {
+		struct roce_rd_job *j = &e->rd[i % ROCE_RD_JOBS];
+		uint32_t n = j->len ? (j->len + qp->mtu - 1) / qp->mtu : 1;
+		uint32_t k = psn_diff(psn, j->first_psn);
+
+		if (j->atomic || psn_cmp(psn, j->first_psn) < 0 || k >= n)
+			continue;
+		/* va and left from the request's own start, as a READ from @psn */
+		j->va = j->va - (uint64_t)psn_diff(j->psn, j->first_psn) * qp->mtu +
+			(uint64_t)k * qp->mtu;
+		j->left = j->len - k * qp->mtu;
+		j->psn = psn;
+		return true;
+	}
+	return false;
+}
+
 /* RDMA READ request (new, or a duplicate to execute again). 0 or -errno. */
 static int
 read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool dup)
@@ -251,6 +283,8 @@ read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool du
 			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 		return -EACCES;
 	}
+	if (dup && rd_restart(qp, pkt->psn))
+		return 0;
 	j = rd_push(qp, dup);
 	if (j == NULL) {
 		/* more outstanding READs/atomics than max_dest_rd_atomic */
@@ -262,6 +296,7 @@ read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool du
 	j->rkey = reth_rkey(reth);
 	j->va = reth_va(reth);
 	j->left = len;
+	j->len = len;
 	j->psn = pkt->psn;
 	j->first_psn = pkt->psn;
 	j->atomic = 0;
