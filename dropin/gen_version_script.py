@@ -9,7 +9,7 @@ maps. Default versions (@@) are listed as global in their node; non-default
 ones (@) are bound by .symver in the C source and need only the node (and
 no `local: *` in it). Everything else is local.
 
-usage: gen_version_script.py <symbols> <output map>
+usage: gen_version_script.py <symbols>... <output map>
 """
 import re
 import sys
@@ -22,10 +22,7 @@ def version_key(v):
     return (m.group(1), tuple(int(x) for x in m.group(2).split('.')))
 
 
-def main():
-    src, out = sys.argv[1], sys.argv[2]
-    nodes = {}
-    compat = set()
+def read_list(src, nodes, compat):
     with open(src) as f:
         for lineno, line in enumerate(f, 1):
             line = line.split('#', 1)[0].strip()
@@ -40,6 +37,15 @@ def main():
                 nodes[ver].append(name)
             else:
                 compat.add(ver)
+
+
+def main():
+    srcs, out = sys.argv[1:-1], sys.argv[-1]
+    nodes = {}
+    compat = set()
+    for src in srcs:
+        read_list(src, nodes, compat)
+    src = srcs[0]
     versions = sorted(nodes, key=version_key)
     # A name bound by .symver to node V is looked up in V alone: a `local: *`
     # there would hide it. Hide everything else from a node without any.

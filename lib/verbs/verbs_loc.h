@@ -9,6 +9,7 @@
 #include <rte_log.h>
 
 #include "droce_rdev_pmd.h"
+#include "droce_private.h"
 
 extern int droce_verbs_logtype;
 #define VERBS_LOG(level, fmt, ...) \
@@ -171,7 +172,6 @@ void droce_wr_batch_free(struct droce_qp *qp);
 struct droce_cq *droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 				 struct ibv_comp_channel *channel, int comp_vector);
 struct droce_qp *droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr);
-struct ibv_qp *droce_gsi_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr);
 int droce_query_port(struct ibv_context *context, uint8_t port_num,
 		     struct ibv_port_attr *attr, size_t attr_len);
 

@@ -1,0 +1,1007 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The rdma_* API of librdmacm (rdma_cma.h): event channels, events, ids,
+ * addresses, listen, connect, accept, reject, disconnect, options, with
+ * rdma-core v44's semantics (errno values, synchronous ids, event
+ * accounting). Each call takes cm.lock; a synchronous id (created with a
+ * NULL channel) then waits on its own channel for the event that ends the
+ * operation, as rdma-core's ucma_complete does.
+ *
+ * Addresses are IPv4: a droce device has one, its GID 0 (IPv4-mapped).
+ * IPv6 addresses are refused with EAFNOSUPPORT.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cm_loc.h"
+
+/* ---- event channels and events ---- */
+
+static struct cm_channel *
+chan_new(bool sync)
+{
+	struct cm_channel *ch = calloc(1, sizeof(*ch));
+
+	if (ch == NULL)
+		return NULL;
+	/*
+	 * A counting eventfd: each read takes one event's count, blocks at
+	 * zero (EAGAIN with O_NONBLOCK), and a thread still blocked in it when
+	 * the channel is destroyed stays blocked, as on the kernel's rdma_cm
+	 * fd (rping's event thread is left so when its main thread exits).
+	 */
+	ch->ch.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (ch->ch.fd < 0) {
+		free(ch);
+		return NULL;
+	}
+	ch->sync = sync;
+	TAILQ_INIT(&ch->events);
+	return ch;
+}
+
+static void
+chan_free(struct cm_channel *ch)
+{
+	struct cm_event *e;
+
+	while ((e = TAILQ_FIRST(&ch->events)) != NULL) {
+		TAILQ_REMOVE(&ch->events, e, link);
+		free(e);
+	}
+	close(ch->ch.fd);
+	free(ch);
+}
+
+struct rdma_event_channel *
+rdma_create_event_channel(void)
+{
+	struct cm_channel *ch;
+
+	if (cm_init() != 0)
+		return NULL;
+	ch = chan_new(false);
+	if (ch == NULL)
+		return NULL;
+	return &ch->ch;
+}
+
+void
+rdma_destroy_event_channel(struct rdma_event_channel *channel)
+{
+	if (channel != NULL)
+		chan_free((struct cm_channel *)channel);
+}
+
+struct cm_event *
+cm_event_new(struct cm_id *c, enum rdma_cm_event_type type, int status)
+{
+	struct cm_event *e = calloc(1, sizeof(*e));
+
+	if (e == NULL)
+		return NULL;
+	e->ev.id = &c->id;
+	e->ev.event = type;
+	e->ev.status = status;
+	e->owner = c;
+	c->events_reported++;
+	return e;
+}
+
+void
+cm_event_post(struct cm_channel *ch, struct cm_event *e)
+{
+	uint64_t one = 1;
+
+	TAILQ_INSERT_TAIL(&ch->events, e, link);
+	if (write(ch->ch.fd, &one, sizeof(one)) != sizeof(one))
+		(void)0;	/* cannot overflow: at most one count per event */
+}
+
+void
+cm_report(struct cm_id *c, enum rdma_cm_event_type type, int status)
+{
+	struct cm_event *e = cm_event_new(c, type, status);
+
+	if (e != NULL)
+		cm_event_post(c->chan, e);
+}
+
+int
+rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+{
+	struct cm_channel *ch = (struct cm_channel *)channel;
+	struct cm_event *e;
+	uint64_t v;
+
+	if (channel == NULL || event == NULL)
+		return CM_ERR(EINVAL);
+	for (;;) {
+		/* one count per event; honours O_NONBLOCK set on the fd */
+		if (read(ch->ch.fd, &v, sizeof(v)) != sizeof(v))
+			return -1;
+		pthread_mutex_lock(&cm.lock);
+		e = TAILQ_FIRST(&ch->events);
+		if (e != NULL)
+			TAILQ_REMOVE(&ch->events, e, link);
+		pthread_mutex_unlock(&cm.lock);
+		if (e != NULL)
+			break;
+		/* an event moved to another channel (rdma_migrate_id) left its count */
+	}
+	*event = &e->ev;
+	return 0;
+}
+
+int
+rdma_ack_cm_event(struct rdma_cm_event *event)
+{
+	struct cm_event *e = (struct cm_event *)event;
+
+	if (event == NULL)
+		return CM_ERR(EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	e->owner->events_acked++;
+	pthread_cond_broadcast(&cm.cond);
+	pthread_mutex_unlock(&cm.lock);
+	free(e);
+	return 0;
+}
+
+const char *
+rdma_event_str(enum rdma_cm_event_type event)
+{
+	static const char *const names[] = {
+		[RDMA_CM_EVENT_ADDR_RESOLVED] = "RDMA_CM_EVENT_ADDR_RESOLVED",
+		[RDMA_CM_EVENT_ADDR_ERROR] = "RDMA_CM_EVENT_ADDR_ERROR",
+		[RDMA_CM_EVENT_ROUTE_RESOLVED] = "RDMA_CM_EVENT_ROUTE_RESOLVED",
+		[RDMA_CM_EVENT_ROUTE_ERROR] = "RDMA_CM_EVENT_ROUTE_ERROR",
+		[RDMA_CM_EVENT_CONNECT_REQUEST] = "RDMA_CM_EVENT_CONNECT_REQUEST",
+		[RDMA_CM_EVENT_CONNECT_RESPONSE] = "RDMA_CM_EVENT_CONNECT_RESPONSE",
+		[RDMA_CM_EVENT_CONNECT_ERROR] = "RDMA_CM_EVENT_CONNECT_ERROR",
+		[RDMA_CM_EVENT_UNREACHABLE] = "RDMA_CM_EVENT_UNREACHABLE",
+		[RDMA_CM_EVENT_REJECTED] = "RDMA_CM_EVENT_REJECTED",
+		[RDMA_CM_EVENT_ESTABLISHED] = "RDMA_CM_EVENT_ESTABLISHED",
+		[RDMA_CM_EVENT_DISCONNECTED] = "RDMA_CM_EVENT_DISCONNECTED",
+		[RDMA_CM_EVENT_DEVICE_REMOVAL] = "RDMA_CM_EVENT_DEVICE_REMOVAL",
+		[RDMA_CM_EVENT_MULTICAST_JOIN] = "RDMA_CM_EVENT_MULTICAST_JOIN",
+		[RDMA_CM_EVENT_MULTICAST_ERROR] = "RDMA_CM_EVENT_MULTICAST_ERROR",
+		[RDMA_CM_EVENT_ADDR_CHANGE] = "RDMA_CM_EVENT_ADDR_CHANGE",
+		[RDMA_CM_EVENT_TIMEWAIT_EXIT] = "RDMA_CM_EVENT_TIMEWAIT_EXIT",
+	};
+
+	if ((unsigned int)event < sizeof(names) / sizeof(names[0]) && names[event])
+		return names[event];
+	return "UNKNOWN EVENT";
+}
+
+/*
+ * A synchronous id's wait for the event that ends its operation (rdma-core's
+ * ucma_complete): the event stays in id->event until the next operation or
+ * rdma_destroy_id acknowledges it. Without cm.lock.
+ */
+static int
+complete(struct cm_id *c)
+{
+	struct rdma_cm_event *ev;
+
+	if (!c->sync)
+		return 0;
+	if (c->id.event) {
+		rdma_ack_cm_event(c->id.event);
+		c->id.event = NULL;
+	}
+	if (rdma_get_cm_event(c->id.channel, &ev) != 0)
+		return -1;
+	c->id.event = ev;
+	if (ev->status == 0)
+		return 0;
+	if (ev->event == RDMA_CM_EVENT_REJECTED)
+		return CM_ERR(ECONNREFUSED);
+	return CM_ERR(ev->status < 0 ? -ev->status : ev->status);
+}
+
+/* ---- ids ---- */
+
+uint16_t
+cm_ps_wire(enum rdma_port_space ps)
+{
+	switch (ps) {
+	case RDMA_PS_TCP:
+		return DROCE_CM_PS_TCP;
+	case RDMA_PS_UDP:
+		return DROCE_CM_PS_UDP;
+	case RDMA_PS_IB:
+		return DROCE_CM_PS_IB;
+	default:
+		return (uint16_t)ps;
+	}
+}
+
+struct cm_id *
+cm_id_new(struct cm_channel *ch, void *context, enum rdma_port_space ps, enum ibv_qp_type qpt)
+{
+	struct cm_id *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->chan = ch;
+	c->id.channel = &ch->ch;
+	c->id.context = context;
+	c->id.ps = ps;
+	c->id.qp_type = qpt;
+	do
+		c->local_id = cm.next_local_id++;
+	while (c->local_id == 0 || cm_id_by_local(c->local_id) != NULL);
+	c->ack_timeout = CM_LOCAL_ACK_TIMEOUT;
+	c->retry_count = 7;
+	c->rnr_retry = 7;
+	c->peer_rnr_retry = 7;
+	c->state = CM_IDLE;
+	TAILQ_INSERT_TAIL(&cm.ids, c, link);
+	return c;
+}
+
+struct cm_id *
+cm_id_by_local(uint32_t local_id)
+{
+	struct cm_id *c;
+
+	TAILQ_FOREACH(c, &cm.ids, link)
+		if (c->local_id == local_id && !c->destroying)
+			return c;
+	return NULL;
+}
+
+void
+cm_id_set_dev(struct cm_id *c, struct cm_dev *d)
+{
+	c->dev = d;
+	c->id.verbs = d->verbs;
+	c->id.port_num = 1;
+	if (c->id.pd == NULL)
+		c->id.pd = d->pd;
+	c->mtu = d->mtu;
+	c->id.route.addr.addr.ibaddr.sgid = d->gid;
+	c->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
+}
+
+static enum ibv_qp_type
+ps_qp_type(enum rdma_port_space ps)
+{
+	return ps == RDMA_PS_UDP || ps == RDMA_PS_IPOIB ? IBV_QPT_UD : IBV_QPT_RC;
+}
+
+int
+rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+	       enum rdma_port_space ps)
+{
+	struct cm_channel *ch = (struct cm_channel *)channel;
+	struct cm_id *c;
+
+	if (id == NULL)
+		return CM_ERR(EINVAL);
+	if (ps != RDMA_PS_TCP && ps != RDMA_PS_UDP && ps != RDMA_PS_IB && ps != RDMA_PS_IPOIB)
+		return CM_ERR(EINVAL);
+	if (cm_init() != 0)
+		return -1;
+	if (ch == NULL && (ch = chan_new(true)) == NULL)
+		return -1;
+	pthread_mutex_lock(&cm.lock);
+	c = cm_id_new(ch, context, ps, ps_qp_type(ps));
+	pthread_mutex_unlock(&cm.lock);
+	if (c == NULL) {
+		if (ch->sync)
+			chan_free(ch);
+		return CM_ERR(ENOMEM);
+	}
+	c->sync = ch->sync;
+	*id = &c->id;
+	return 0;
+}
+
+/* rdma-core's rdma_create_id2 (rdma_create_ep): the QP type from the address info */
+int cm_create_id2(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+		  enum rdma_port_space ps, enum ibv_qp_type qpt);
+
+int
+cm_create_id2(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+	      enum rdma_port_space ps, enum ibv_qp_type qpt)
+{
+	int ret = rdma_create_id(channel, id, context, ps);
+
+	if (ret == 0)
+		(*id)->qp_type = qpt;
+	return ret;
+}
+
+/* Under cm.lock: what destroying an id tells the peer (the kernel's rdma_destroy_id). */
+static void
+farewell(struct cm_id *c)
+{
+	switch (c->state) {
+	case CM_REQ_RCVD:
+	case CM_REP_RCVD:
+		cm_send_rej(c, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0);
+		break;
+	case CM_SIDR_REQ_RCVD:
+		cm_send_sidr_rep(c, DROCE_CM_SIDR_REJECT, NULL, 0);
+		break;
+	case CM_REQ_SENT:
+	case CM_REP_SENT:
+		cm_send_rej(c, DROCE_CM_REJ_TIMEOUT, NULL, 0);
+		break;
+	case CM_ESTABLISHED:
+		cm_send_dreq(c);	/* once: nobody waits for the DREP */
+		break;
+	default:
+		break;
+	}
+	cm_timer_stop(c);
+	if (c->listen != NULL) {
+		c->listen->pending--;
+		c->listen = NULL;
+	}
+}
+
+int
+rdma_destroy_id(struct rdma_cm_id *id)
+{
+	struct cm_id *c = to_cm_id(id), *o;
+
+	if (id == NULL)
+		return CM_ERR(EINVAL);
+	if (id->event) {
+		rdma_ack_cm_event(id->event);
+		id->event = NULL;
+	}
+	pthread_mutex_lock(&cm.lock);
+	farewell(c);
+	c->destroying = true;
+	TAILQ_FOREACH(o, &cm.ids, link)
+		if (o->listen == c)
+			o->listen = NULL;	/* its requests outlive it */
+	/* rdma_destroy_id blocks until every event reported for the id is acknowledged */
+	while (c->events_acked < c->events_reported)
+		pthread_cond_wait(&cm.cond, &cm.lock);
+	TAILQ_REMOVE(&cm.ids, c, link);
+	pthread_mutex_unlock(&cm.lock);
+	if (c->sync)
+		chan_free(c->chan);
+	free(c->ep_qp_attr);
+	free(c);
+	return 0;
+}
+
+int
+rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
+{
+	struct cm_id *c = to_cm_id(id);
+	struct cm_channel *to = (struct cm_channel *)channel, *from;
+	struct cm_event *e, *tmp;
+	bool owned = c != NULL && c->sync;	/* the old channel was the id's own */
+
+	if (id == NULL)
+		return CM_ERR(EINVAL);
+	if (to == NULL && (to = chan_new(true)) == NULL)
+		return -1;
+	pthread_mutex_lock(&cm.lock);
+	from = c->chan;
+	TAILQ_FOREACH_SAFE(e, &from->events, link, tmp) {
+		if (e->ev.id != id)
+			continue;
+		/* its count stays behind: a reader there finds the queue shorter and waits on */
+		TAILQ_REMOVE(&from->events, e, link);
+		cm_event_post(to, e);
+	}
+	c->chan = to;
+	c->id.channel = &to->ch;
+	c->sync = to->sync;
+	pthread_mutex_unlock(&cm.lock);
+	if (owned && from != to)
+		chan_free(from);
+	return 0;
+}
+
+/* ---- addresses ---- */
+
+static bool
+port_in_use(enum rdma_port_space ps, uint16_t port, in_addr_t ip, const struct cm_id *self)
+{
+	struct cm_id *c;
+
+	TAILQ_FOREACH(c, &cm.ids, link) {
+		in_addr_t o;
+
+		if (c == self || c->destroying || !c->port_set || c->child || c->id.ps != ps ||
+		    cm_sa_port(&c->id.route.addr.src_addr) != port)
+			continue;
+		o = cm_sa_ip(&c->id.route.addr.src_addr);
+		if (o == INADDR_ANY || ip == INADDR_ANY || o == ip) {
+			if (self->reuseaddr && c->reuseaddr && c->state != CM_LISTEN)
+				continue;
+			return true;
+		}
+	}
+	return false;
+}
+
+uint16_t
+cm_port_alloc(enum rdma_port_space ps)
+{
+	for (unsigned int i = 0; i <= CM_PORT_LAST - CM_PORT_FIRST; i++) {
+		uint16_t p = cm.next_port++;
+		struct cm_id probe = { .id.ps = ps };
+
+		if (cm.next_port > CM_PORT_LAST)
+			cm.next_port = CM_PORT_FIRST;
+		if (!port_in_use(ps, p, INADDR_ANY, &probe))
+			return p;
+	}
+	return 0;
+}
+
+/* Under cm.lock: give @c the source address @sa (port 0: one is chosen). */
+static int
+bind_locked(struct cm_id *c, const struct sockaddr *sa)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+	struct cm_dev *d = NULL;
+	uint16_t port;
+
+	if (sa->sa_family != AF_INET)
+		return sa->sa_family == AF_INET6 ? EAFNOSUPPORT : EINVAL;
+	if (c->state != CM_IDLE || c->bound)
+		return EINVAL;
+	if (sin->sin_addr.s_addr != INADDR_ANY) {
+		d = cm_dev_by_ip(sin->sin_addr.s_addr);
+		if (d == NULL)
+			return EADDRNOTAVAIL;
+	}
+	port = ntohs(sin->sin_port);
+	if (port == 0) {
+		port = cm_port_alloc(c->id.ps);
+		if (port == 0)
+			return EADDRINUSE;
+	} else if (port_in_use(c->id.ps, port, sin->sin_addr.s_addr, c)) {
+		return EADDRINUSE;
+	}
+	memset(&c->id.route.addr.src_storage, 0, sizeof(c->id.route.addr.src_storage));
+	c->id.route.addr.src_sin.sin_family = AF_INET;
+	c->id.route.addr.src_sin.sin_addr = sin->sin_addr;
+	c->id.route.addr.src_sin.sin_port = htons(port);
+	c->bound = c->port_set = true;
+	c->state = CM_ADDR_BOUND;
+	if (d != NULL)
+		cm_id_set_dev(c, d);
+	return 0;
+}
+
+int
+rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	int ret;
+
+	if (id == NULL || addr == NULL)
+		return CM_ERR(EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	ret = bind_locked(to_cm_id(id), addr);
+	pthread_mutex_unlock(&cm.lock);
+	return ret ? CM_ERR(ret) : 0;
+}
+
+void
+cm_path_fill(struct cm_id *c)
+{
+	struct ibv_sa_path_rec *p = &c->path;
+
+	memset(p, 0, sizeof(*p));
+	p->sgid = c->dev->gid;
+	memset(&p->dgid, 0, sizeof(p->dgid));
+	p->dgid.raw[10] = p->dgid.raw[11] = 0xff;
+	memcpy(&p->dgid.raw[12], &c->peer_ip, 4);
+	p->dlid = p->slid = 0;
+	p->raw_traffic = 0;
+	p->hop_limit = 64;
+	p->traffic_class = c->tos;
+	p->reversible = 1;
+	p->numb_path = 1;
+	p->pkey = htons(0xffff);
+	p->mtu_selector = 2;		/* exactly */
+	p->mtu = (uint8_t)c->mtu;
+	p->rate_selector = 2;
+	p->rate = 3;			/* 10 Gb/s, as the kernel reports a RoCE path */
+	p->packet_life_time_selector = 2;
+	p->packet_life_time = c->ack_timeout > 0 ? (uint8_t)(c->ack_timeout - 1) : 0;
+	c->id.route.addr.addr.ibaddr.dgid = p->dgid;
+	c->id.route.path_rec = p;
+	c->id.route.num_paths = 1;
+}
+
+int
+rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr,
+		  int timeout_ms)
+{
+	struct cm_id *c = to_cm_id(id);
+	const struct sockaddr_in *dst = (const struct sockaddr_in *)dst_addr;
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	struct cm_dev *d;
+	int ret = 0;
+
+	(void)timeout_ms;	/* resolution is local: the route is the device, ARP runs on the wire */
+	if (id == NULL || dst_addr == NULL)
+		return CM_ERR(EINVAL);
+	if (dst_addr->sa_family != AF_INET)
+		return CM_ERR(dst_addr->sa_family == AF_INET6 ? EAFNOSUPPORT : EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	if (!c->bound) {
+		if (src_addr != NULL && src_addr->sa_family != AF_UNSPEC)
+			ret = bind_locked(c, src_addr);
+		else
+			ret = bind_locked(c, (struct sockaddr *)&any);
+	} else if (c->state != CM_ADDR_BOUND) {
+		ret = EINVAL;
+	}
+	if (ret)
+		goto out;
+	d = c->dev;
+	if (d == NULL) {
+		d = cm_dev_route(dst->sin_addr.s_addr);
+		if (d == NULL) {
+			ret = ENODEV;
+			goto out;
+		}
+		cm_id_set_dev(c, d);
+		c->id.route.addr.src_sin.sin_addr.s_addr = d->ip;
+	}
+	memset(&c->id.route.addr.dst_storage, 0, sizeof(c->id.route.addr.dst_storage));
+	memcpy(&c->id.route.addr.dst_sin, dst, sizeof(*dst));
+	c->peer_ip = dst->sin_addr.s_addr;
+	/* a loopback destination is the device itself */
+	if ((ntohl(c->peer_ip) >> 24) == 127 || c->peer_ip == INADDR_ANY) {
+		c->peer_ip = d->ip;
+		c->id.route.addr.dst_sin.sin_addr.s_addr = d->ip;
+	}
+	c->id.route.addr.addr.ibaddr.dgid.raw[10] = 0xff;
+	c->id.route.addr.addr.ibaddr.dgid.raw[11] = 0xff;
+	memcpy(&c->id.route.addr.addr.ibaddr.dgid.raw[12], &c->peer_ip, 4);
+	c->state = CM_ADDR_BOUND;
+	cm_report(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+out:
+	pthread_mutex_unlock(&cm.lock);
+	if (ret)
+		return CM_ERR(ret);
+	return complete(c);
+}
+
+int
+rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
+{
+	struct cm_id *c = to_cm_id(id);
+	int ret = 0;
+
+	(void)timeout_ms;
+	if (id == NULL)
+		return CM_ERR(EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	if (c->state != CM_ADDR_BOUND || c->dev == NULL || c->peer_ip == 0) {
+		ret = EINVAL;
+	} else {
+		cm_path_fill(c);
+		c->state = CM_ROUTE_RESOLVED;
+		cm_report(c, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	}
+	pthread_mutex_unlock(&cm.lock);
+	if (ret)
+		return CM_ERR(ret);
+	return complete(c);
+}
+
+/* ---- listen ---- */
+
+struct cm_id *
+cm_listener_find(struct cm_dev *d, uint16_t ps, uint16_t port, in_addr_t dst)
+{
+	struct cm_id *c;
+
+	TAILQ_FOREACH(c, &cm.ids, link) {
+		in_addr_t ip;
+
+		if (c->state != CM_LISTEN || c->destroying || cm_ps_wire(c->id.ps) != ps ||
+		    cm_sa_port(&c->id.route.addr.src_addr) != port)
+			continue;
+		ip = cm_sa_ip(&c->id.route.addr.src_addr);
+		if (ip != INADDR_ANY && ip != dst && ip != d->ip)
+			continue;
+		if (c->dev != NULL && c->dev != d)
+			continue;
+		return c;
+	}
+	return NULL;
+}
+
+int
+rdma_listen(struct rdma_cm_id *id, int backlog)
+{
+	struct cm_id *c = to_cm_id(id);
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	int ret = 0;
+
+	if (id == NULL)
+		return CM_ERR(EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	if (!c->bound)
+		ret = bind_locked(c, (struct sockaddr *)&any);
+	if (ret == 0 && c->state != CM_ADDR_BOUND)
+		ret = c->state == CM_LISTEN ? 0 : EINVAL;
+	if (ret == 0) {
+		/* the kernel's ucma: 0, negative or too large means its maximum */
+		c->backlog = backlog > 0 && backlog < 1024 ? backlog : 1024;
+		c->state = CM_LISTEN;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return ret ? CM_ERR(ret) : 0;
+}
+
+/* ---- connect, accept, reject, establish, disconnect ---- */
+
+static int
+param_check(struct cm_id *c, const struct rdma_conn_param *p)
+{
+	if (c->id.ps != RDMA_PS_TCP)
+		return 0;
+	if (c->id.qp == NULL && p == NULL)
+		return EINVAL;
+	if (p == NULL)
+		return 0;
+	if (p->responder_resources != RDMA_MAX_RESP_RES &&
+	    p->responder_resources > c->dev->max_dest_rd_atomic)
+		return EINVAL;
+	if (p->initiator_depth != RDMA_MAX_INIT_DEPTH &&
+	    p->initiator_depth > c->dev->max_rd_atomic)
+		return EINVAL;
+	return 0;
+}
+
+static bool
+is_ud(const struct cm_id *c)
+{
+	return c->id.qp_type == IBV_QPT_UD;
+}
+
+static uint32_t
+random_psn(void)
+{
+	return (uint32_t)(cm_now_ns() * 2654435761u) & 0xffffff;
+}
+
+int
+rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *p)
+{
+	struct cm_id *c = to_cm_id(id);
+	int ret;
+
+	if (id == NULL)
+		return CM_ERR(EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	if (c->state != CM_ROUTE_RESOLVED) {
+		ret = EINVAL;
+		goto out;
+	}
+	if (p && p->private_data_len > (is_ud(c) ? DROCE_CM_SIDR_REQ_PDATA_LEN :
+				       DROCE_CM_REQ_PDATA_LEN) - DROCE_CM_IP_HDR_LEN) {
+		ret = EINVAL;
+		goto out;
+	}
+	if (is_ud(c)) {
+		ret = cm_send_sidr_req(c, p);
+		goto out;
+	}
+	ret = param_check(c, p);
+	if (ret)
+		goto out;
+	c->init_depth = p && p->initiator_depth != RDMA_MAX_INIT_DEPTH ? p->initiator_depth :
+								      c->dev->max_rd_atomic;
+	c->resp_res = p && p->responder_resources != RDMA_MAX_RESP_RES ?
+		      p->responder_resources : c->dev->max_dest_rd_atomic;
+	c->qp_num = c->id.qp ? c->id.qp->qp_num : p->qp_num;
+	c->srq = c->id.qp ? c->id.qp->srq != NULL : p->srq;
+	c->retry_count = p ? p->retry_count & 7 : 7;
+	c->peer_rnr_retry = p ? p->rnr_retry_count & 7 : 7;
+	c->flow_control = p ? p->flow_control & 1 : 0;
+	c->local_psn = random_psn();
+	ret = cm_send_req(c, p);
+out:
+	pthread_mutex_unlock(&cm.lock);
+	if (ret)
+		return CM_ERR(ret);
+	return complete(c);
+}
+
+int
+rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *p)
+{
+	struct cm_id *c = to_cm_id(id);
+	int ret;
+
+	if (id == NULL)
+		return CM_ERR(EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	if (c->state == CM_SIDR_REQ_RCVD) {
+		c->qp_num = c->id.qp ? c->id.qp->qp_num : p ? p->qp_num : 0;
+		c->remote_qkey = RDMA_UDP_QKEY;
+		ret = cm_send_sidr_rep(c, DROCE_CM_SIDR_SUCCESS, p ? p->private_data : NULL,
+				       p ? p->private_data_len : 0);
+		if (ret == 0 && c->listen != NULL) {
+			c->listen->pending--;
+			c->listen = NULL;
+		}
+		pthread_mutex_unlock(&cm.lock);
+		if (ret)
+			return CM_ERR(ret);
+		if (c->sync && c->id.event) {
+			rdma_ack_cm_event(c->id.event);
+			c->id.event = NULL;
+		}
+		return 0;
+	}
+	if (c->state != CM_REQ_RCVD) {
+		ret = EINVAL;
+		goto out;
+	}
+	ret = param_check(c, p);
+	if (ret == 0 && p && p->private_data_len > DROCE_CM_REP_PDATA_LEN)
+		ret = EINVAL;
+	if (ret)
+		goto out;
+	if (p && p->initiator_depth != RDMA_MAX_INIT_DEPTH)
+		c->init_depth = p->initiator_depth;
+	else if (c->init_depth > c->dev->max_rd_atomic)
+		c->init_depth = c->dev->max_rd_atomic;
+	if (p && p->responder_resources != RDMA_MAX_RESP_RES)
+		c->resp_res = p->responder_resources;
+	else if (c->resp_res > c->dev->max_dest_rd_atomic)
+		c->resp_res = c->dev->max_dest_rd_atomic;
+	c->qp_num = c->id.qp ? c->id.qp->qp_num : p->qp_num;
+	c->srq = c->id.qp ? c->id.qp->srq != NULL : p->srq;
+	c->peer_rnr_retry = p ? p->rnr_retry_count & 7 : 7;
+	if (p)
+		c->flow_control = p->flow_control & 1;
+	c->local_psn = random_psn();
+	if (cm_qp_to_rtr_rts(c) != 0) {
+		ret = errno;
+		goto out;
+	}
+	ret = cm_send_rep(c, p);
+	if (ret == 0 && c->listen != NULL) {
+		c->listen->pending--;
+		c->listen = NULL;
+	}
+out:
+	pthread_mutex_unlock(&cm.lock);
+	if (ret)
+		return CM_ERR(ret);
+	return complete(c);
+}
+
+static int
+reject(struct rdma_cm_id *id, const void *pdata, uint8_t len, uint16_t reason)
+{
+	struct cm_id *c = to_cm_id(id);
+	int ret;
+
+	if (id == NULL)
+		return CM_ERR(EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	if (c->state == CM_SIDR_REQ_RCVD)
+		ret = len > DROCE_CM_SIDR_REP_PDATA_LEN ? EINVAL :
+		      cm_send_sidr_rep(c, DROCE_CM_SIDR_REJECT, pdata, len);
+	else if (c->state == CM_REQ_RCVD)
+		ret = len > DROCE_CM_REJ_PDATA_LEN ? EINVAL : cm_send_rej(c, reason, pdata, len);
+	else
+		ret = EINVAL;
+	if (ret == 0 && c->listen != NULL) {
+		c->listen->pending--;
+		c->listen = NULL;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return ret ? CM_ERR(ret) : 0;
+}
+
+int
+rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
+{
+	return reject(id, private_data, private_data_len, DROCE_CM_REJ_CONSUMER_DEFINED);
+}
+
+int
+rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
+{
+	return reject(id, private_data, private_data_len, DROCE_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED);
+}
+
+int
+rdma_establish(struct rdma_cm_id *id)
+{
+	struct cm_id *c = to_cm_id(id);
+	int ret = 0;
+
+	if (id == NULL || id->qp != NULL)
+		return CM_ERR(EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	if (c->state != CM_REP_RCVD) {
+		ret = EINVAL;
+	} else {
+		c->state = CM_ESTABLISHED;
+		ret = cm_send_rtu(c);
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return ret ? CM_ERR(ret) : 0;
+}
+
+int
+rdma_disconnect(struct rdma_cm_id *id)
+{
+	struct cm_id *c = to_cm_id(id);
+	int ret = 0;
+
+	if (id == NULL)
+		return CM_ERR(EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	switch (c->state) {
+	case CM_ESTABLISHED:
+	case CM_REP_SENT:
+		cm_qp_to_err(c);
+		ret = cm_send_dreq(c);
+		break;
+	case CM_DISCONNECTED:
+	case CM_DREQ_SENT:
+		cm_qp_to_err(c);	/* the peer's DREQ was answered already */
+		break;
+	default:
+		ret = EINVAL;
+		break;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return ret ? CM_ERR(ret) : 0;
+}
+
+int
+rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
+{
+	struct cm_id *c = to_cm_id(id);
+	int ret = 0;
+
+	if (id == NULL)
+		return CM_ERR(EINVAL);
+	if (event != IBV_EVENT_COMM_EST)
+		return CM_ERR(EINVAL);
+	pthread_mutex_lock(&cm.lock);
+	/* data arrived before the RTU: the connection is there (IBA 12.9.8.4) */
+	if (c->state == CM_REP_SENT) {
+		cm_timer_stop(c);
+		c->state = CM_ESTABLISHED;
+		c->mad_valid = false;
+		cm_report(c, RDMA_CM_EVENT_ESTABLISHED, 0);
+	} else if (c->state != CM_ESTABLISHED) {
+		ret = EINVAL;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return ret ? CM_ERR(ret) : 0;
+}
+
+/* ---- options, ports, devices, ECE ---- */
+
+int
+rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
+{
+	struct cm_id *c = to_cm_id(id);
+	int ret = 0;
+
+	if (id == NULL || optval == NULL)
+		return CM_ERR(EINVAL);
+	if (level == RDMA_OPTION_IB)
+		return CM_ERR(optname == RDMA_OPTION_IB_PATH ? EINVAL : ENOSYS);	/* no SA on RoCE */
+	if (level != RDMA_OPTION_ID)
+		return CM_ERR(ENOSYS);
+	pthread_mutex_lock(&cm.lock);
+	switch (optname) {
+	case RDMA_OPTION_ID_TOS:
+		if (optlen != sizeof(uint8_t)) {
+			ret = EINVAL;
+			break;
+		}
+		c->tos = *(uint8_t *)optval;
+		c->tos_set = true;
+		break;
+	case RDMA_OPTION_ID_REUSEADDR:
+		if (optlen != sizeof(int) || (c->state != CM_IDLE && c->state != CM_ADDR_BOUND)) {
+			ret = EINVAL;
+			break;
+		}
+		c->reuseaddr = *(int *)optval != 0;
+		break;
+	case RDMA_OPTION_ID_AFONLY:
+		if (optlen != sizeof(int) || c->bound) {
+			ret = EINVAL;
+			break;
+		}
+		c->afonly = *(int *)optval != 0;
+		break;
+	case RDMA_OPTION_ID_ACK_TIMEOUT:
+		if (optlen != sizeof(uint8_t)) {
+			ret = EINVAL;
+			break;
+		}
+		c->ack_timeout = *(uint8_t *)optval & 31;
+		c->ack_timeout_set = true;
+		break;
+	default:
+		ret = ENOSYS;
+		break;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return ret ? CM_ERR(ret) : 0;
+}
+
+__be16
+rdma_get_src_port(struct rdma_cm_id *id)
+{
+	return id->route.addr.src_addr.sa_family == AF_INET ? id->route.addr.src_sin.sin_port :
+	       id->route.addr.src_addr.sa_family == AF_INET6 ? id->route.addr.src_sin6.sin6_port : 0;
+}
+
+__be16
+rdma_get_dst_port(struct rdma_cm_id *id)
+{
+	return id->route.addr.dst_addr.sa_family == AF_INET ? id->route.addr.dst_sin.sin_port :
+	       id->route.addr.dst_addr.sa_family == AF_INET6 ? id->route.addr.dst_sin6.sin6_port : 0;
+}
+
+struct ibv_context **
+rdma_get_devices(int *num_devices)
+{
+	struct ibv_context **list;
+
+	if (cm_init() != 0) {
+		if (num_devices)
+			*num_devices = 0;
+		return NULL;
+	}
+	list = calloc((size_t)cm.nb_dev + 1, sizeof(*list));
+	if (list == NULL)
+		return NULL;
+	memcpy(list, cm.ctx_list, (size_t)cm.nb_dev * sizeof(*list));
+	if (num_devices)
+		*num_devices = cm.nb_dev;
+	return list;
+}
+
+void
+rdma_free_devices(struct ibv_context **list)
+{
+	free(list);
+}
+
+/* ECE (enhanced connection establishment) is a vendor extension droce does not negotiate. */
+int
+rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	if (id == NULL || id->qp != NULL || ece == NULL)
+		return CM_ERR(EINVAL);
+	return CM_ERR(EOPNOTSUPP);
+}
+
+int
+rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	if (id == NULL || ece == NULL)
+		return CM_ERR(EINVAL);
+	return CM_ERR(EOPNOTSUPP);
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the drop-in libibverbs.so.1 exports to the drop-in librdmacm.so.1
+ * alone, under the version node DROCE_PRIVATE_1 (dropin/libibverbs.private
+ * .symbols): the connection manager's needs that no verb expresses. Not an
+ * API: no program may use it, and test/run_dropin_abi.sh checks that this
+ * node holds nothing else.
+ */
+#ifndef DROCE_PRIVATE_H
+#define DROCE_PRIVATE_H
+
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A device's QP1, the GSI QP that carries CM MADs: UD, QPN 1, one per
+ * device (EBUSY for a second), @attr as for ibv_create_qp (qp_type UD, no
+ * SRQ: EINVAL). Brought up with the Q_Key 0x80010000 like any UD QP.
+ */
+struct ibv_qp *droce_gsi_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_PRIVATE_H */
