@@ -6,6 +6,9 @@
 #      the installed libibverbs.so.1 / librdmacm.so.1: every symbol@version
 #      of the reference, default (@@) or compat (@) as there, function or
 #      data as there, and nothing else; and against the checked-in lists.
+#      The one addition: libibverbs' DROCE_PRIVATE_1 node (what the drop-in
+#      librdmacm needs of it), which must hold exactly
+#      dropin/libibverbs.private.symbols.
 #   2. Debian's providers and programs that link libibverbs/librdmacm
 #      (BIND_NOW) resolve every symbol against the drop-in (`ldd -r`).
 #   3. A few stubs, called through ctypes, fail as documented.
@@ -29,10 +32,15 @@ command -v objdump >/dev/null || { echo "SKIP: objdump (binutils) is missing"; e
 TMP=$(mktemp -d /tmp/droce-abi.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
+PRIV_LIST=$(dirname "$IBV_LIST")/libibverbs.private.symbols
+PRIV=DROCE_PRIVATE_1
+
 # name@@VERSION (default) or name@VERSION (compat), then the type (DF/DO),
-# one per line, sorted; version definitions themselves are left out.
+# one per line, sorted; version definitions themselves are left out, and
+# the private node (checked on its own) unless $2 is "private".
 exports() {
-	objdump -T "$1" | awk '$0 !~ /\*UND\*/ && NF >= 7 && $NF != $(NF-1) {
+	objdump -T "$1" | awk -v priv="$PRIV" -v want="${2:-public}" '
+	$0 !~ /\*UND\*/ && NF >= 7 && $NF != $(NF-1) && (($(NF-1) == priv) == (want == "private")) {
 		v = $(NF-1); n = $NF; t = $3
 		if (v ~ /^\(/) { gsub(/[()]/, "", v); print n "@" v, t } else print n "@@" v, t
 	}' | LC_ALL=C sort
@@ -60,12 +68,18 @@ check_lib() {	# name, reference, drop-in, checked-in list
 	fi
 	# every version node of the reference is defined (empty ones included)
 	diff <(objdump -T "$ref" | awk '/\*ABS\*/ && NF >= 7 && $NF == $(NF-1) { print $NF }' | sort) \
-	     <(objdump -T "$mine" | awk '/\*ABS\*/ && NF >= 7 && $NF == $(NF-1) { print $NF }' | sort) >/dev/null ||
+	     <(objdump -T "$mine" | awk -v priv="$PRIV" '/\*ABS\*/ && NF >= 7 && $NF == $(NF-1) && $NF != priv { print $NF }' | sort) >/dev/null ||
 		fail "$name: version definitions differ"
 }
 
 check_lib ibverbs "$LIBDIR/libibverbs.so.1" "$DROPIN/libibverbs.so.1" "$IBV_LIST"
 check_lib rdmacm "$LIBDIR/librdmacm.so.1" "$DROPIN/librdmacm.so.1" "$CM_LIST"
+if diff <(exports "$DROPIN/libibverbs.so.1" private | cut -d' ' -f1) <(listed "$PRIV_LIST") >/dev/null &&
+   [ -z "$(exports "$DROPIN/librdmacm.so.1" private)" ]; then
+	echo "ok: ibverbs: $PRIV holds exactly $(basename "$PRIV_LIST") ($(listed "$PRIV_LIST" | tr '\n' ' '))"
+else
+	fail "ibverbs: $PRIV differs from $PRIV_LIST: $(exports "$DROPIN/libibverbs.so.1" private | tr '\n' ' ')"
+fi
 
 # 2. What Debian links against libibverbs/librdmacm resolves against the
 # drop-in: providers (libmlx5/libefa/libmlx4 import ~70 IBVERBS_PRIVATE_34
@@ -143,7 +157,7 @@ f = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, use_errno=True)(compat)
 ctypes.set_errno(0)
 check("ibv_get_device_list@IBVERBS_1.0 -> NULL, ENOSYS", f(None) is None and ctypes.get_errno() == errno.ENOSYS)
 r, e = call(cm, "rdma_create_event_channel", ctypes.c_void_p)
-check("rdma_create_event_channel -> NULL, ENOSYS", r is None and e == errno.ENOSYS)
+check("rdma_create_event_channel with no device -> NULL, ENODEV", r is None and e == errno.ENODEV)
 r, e = call(cm, "rdma_getaddrinfo", ctypes.c_int, b"127.0.0.1", b"7471", None, ctypes.byref(ctypes.c_void_p()))
 check("rdma_getaddrinfo -> -1, ENOSYS", r == -1 and e == errno.ENOSYS)
 r, e = call(cm, "rsocket", ctypes.c_int, 2, 1, 0)

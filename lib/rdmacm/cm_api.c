@@ -90,7 +90,6 @@ cm_event_new(struct cm_id *c, enum rdma_cm_event_type type, int status)
 	e->ev.event = type;
 	e->ev.status = status;
 	e->owner = c;
-	c->events_reported++;
 	return e;
 }
 
@@ -128,8 +127,10 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 			return -1;
 		pthread_mutex_lock(&cm.lock);
 		e = TAILQ_FIRST(&ch->events);
-		if (e != NULL)
+		if (e != NULL) {
 			TAILQ_REMOVE(&ch->events, e, link);
+			e->owner->events_reported++;	/* reported: now it must be acked */
+		}
 		pthread_mutex_unlock(&cm.lock);
 		if (e != NULL)
 			break;
@@ -350,6 +351,38 @@ farewell(struct cm_id *c)
 	}
 }
 
+/*
+ * Under cm.lock: drop @c's events the application has not taken (the
+ * kernel's ucma does the same); a connection request it never saw is
+ * refused and its id freed.
+ */
+static void
+purge(struct cm_id *c)
+{
+	struct cm_event *e;
+
+	for (;;) {
+		struct cm_id *o = NULL;
+
+		TAILQ_FOREACH(e, &c->chan->events, link) {
+			o = to_cm_id(e->ev.id);
+			if (e->owner == c || o == c)
+				break;
+		}
+		if (e == NULL)
+			return;
+		TAILQ_REMOVE(&c->chan->events, e, link);
+		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && o != c) {
+			farewell(o);
+			o->destroying = true;
+			purge(o);
+			TAILQ_REMOVE(&cm.ids, o, link);
+			free(o);
+		}
+		free(e);
+	}
+}
+
 int
 rdma_destroy_id(struct rdma_cm_id *id)
 {
@@ -364,6 +397,7 @@ rdma_destroy_id(struct rdma_cm_id *id)
 	pthread_mutex_lock(&cm.lock);
 	farewell(c);
 	c->destroying = true;
+	purge(c);
 	TAILQ_FOREACH(o, &cm.ids, link)
 		if (o->listen == c)
 			o->listen = NULL;	/* its requests outlive it */

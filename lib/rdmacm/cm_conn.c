@@ -469,8 +469,6 @@ req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_
 		return;
 	}
 	e->owner = l;			/* acknowledged on the listener, as rdma-core counts it */
-	c->events_reported--;
-	l->events_reported++;
 	e->ev.listen_id = &l->id;
 	e->ev.param.conn.responder_resources = c->resp_res;
 	e->ev.param.conn.initiator_depth = c->init_depth;
@@ -715,8 +713,6 @@ sidr_req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droc
 		return;
 	}
 	e->owner = l;
-	c->events_reported--;
-	l->events_reported++;
 	e->ev.listen_id = &l->id;
 	cm_event_post(l->chan, e);
 }

@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The connection manager through the rdma_* API (issue 11), in one process
+ * over the drop-in librdmacm and libibverbs: one droce device (DROCE_EAL,
+ * on a net_ring port that loops back to itself) on which a listener and
+ * the clients that connect to it talk through QP1 like two hosts would.
+ * Every case checks what arrived: events and their status, private data
+ * both ways, conn_param fields, errno values, and bytes sent through the
+ * connected QPs with the rdma_verbs.h calls (rdma_post_recv's seed
+ * semantics among them).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#include "droce_test.h"
+
+#define DEV_IP		"10.0.0.1"
+#define WAIT_MS		5000
+
+static struct sockaddr_in
+sin_of(const char *ip, uint16_t port)
+{
+	struct sockaddr_in s = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+	inet_pton(AF_INET, ip, &s.sin_addr);
+	return s;
+}
+
+/* The next event of @ch within @ms, which must be @want; kept in *out (to ack) or acked. */
+static int
+wait_ev(struct rdma_event_channel *ch, enum rdma_cm_event_type want, struct rdma_cm_event **out,
+	int ms)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	if (poll(&p, 1, ms) != 1) {
+		fprintf(stderr, "  no event within %d ms (waiting for %s)\n", ms, rdma_event_str(want));
+		return -1;
+	}
+	if (rdma_get_cm_event(ch, &ev) != 0) {
+		fprintf(stderr, "  rdma_get_cm_event: %s\n", strerror(errno));
+		return -1;
+	}
+	if (ev->event != want) {
+		fprintf(stderr, "  event %s (status %d), expected %s\n", rdma_event_str(ev->event),
+			ev->status, rdma_event_str(want));
+		rdma_ack_cm_event(ev);
+		return -1;
+	}
+	if (out)
+		*out = ev;
+	else
+		rdma_ack_cm_event(ev);
+	return 0;
+}
+
+struct pair {
+	struct rdma_event_channel *sch, *cch;
+	struct rdma_cm_id *listen, *srv, *cli;
+	struct ibv_qp_init_attr qa;
+};
+
+static void
+pair_free(struct pair *p)
+{
+	if (p->cli) {
+		if (p->cli->qp)
+			rdma_destroy_qp(p->cli);
+		rdma_destroy_id(p->cli);
+	}
+	if (p->srv) {
+		if (p->srv->qp)
+			rdma_destroy_qp(p->srv);
+		rdma_destroy_id(p->srv);
+	}
+	if (p->listen)
+		rdma_destroy_id(p->listen);
+	if (p->sch)
+		rdma_destroy_event_channel(p->sch);
+	if (p->cch)
+		rdma_destroy_event_channel(p->cch);
+	memset(p, 0, sizeof(*p));
+}
+
+/* A listener on @port and a client id resolved to it, with its QP. */
+static int
+pair_setup(struct pair *p, uint16_t port, int backlog)
+{
+	struct sockaddr_in l = sin_of(DEV_IP, port), d = sin_of(DEV_IP, port);
+
+	memset(p, 0, sizeof(*p));
+	p->qa = (struct ibv_qp_init_attr){
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	p->sch = rdma_create_event_channel();
+	p->cch = rdma_create_event_channel();
+	TEST_ASSERT(p->sch && p->cch, "rdma_create_event_channel: %s", strerror(errno));
+	TEST_ASSERT_EQ(rdma_create_id(p->sch, &p->listen, p, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_bind_addr(p->listen, (struct sockaddr *)&l), 0);
+	TEST_ASSERT(p->listen->verbs != NULL, "a listener bound to the device's IP has its device");
+	TEST_ASSERT_EQ(rdma_listen(p->listen, backlog), 0);
+	TEST_ASSERT_EQ(rdma_create_id(p->cch, &p->cli, NULL, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_resolve_addr(p->cli, NULL, (struct sockaddr *)&d, 2000), 0);
+	CHECK(wait_ev(p->cch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, WAIT_MS));
+	TEST_ASSERT(p->cli->verbs == p->listen->verbs, "the client is on the device");
+	TEST_ASSERT_EQ(rdma_resolve_route(p->cli, 2000), 0);
+	CHECK(wait_ev(p->cch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, WAIT_MS));
+	TEST_ASSERT_EQ(p->cli->route.num_paths, 1);
+	TEST_ASSERT(ntohs(rdma_get_src_port(p->cli)) != 0, "the client got a source port");
+	TEST_ASSERT_EQ(ntohs(rdma_get_dst_port(p->cli)), port);
+	return 0;
+}
+
+/* Connect with @cpd, the server accepts with @spd: both ESTABLISHED, data checked. */
+static int
+pair_connect(struct pair *p, const char *cpd, const char *spd)
+{
+	struct rdma_conn_param cp = { .private_data = cpd, .private_data_len = (uint8_t)strlen(cpd) + 1,
+				      .responder_resources = 1, .initiator_depth = 1,
+				      .retry_count = 7, .rnr_retry_count = 7 };
+	struct rdma_conn_param sp = { .private_data = spd, .private_data_len = (uint8_t)strlen(spd) + 1,
+				      .responder_resources = 1, .initiator_depth = 1,
+				      .rnr_retry_count = 7 };
+	struct ibv_qp_init_attr qa = p->qa;
+	struct rdma_cm_event *ev;
+
+	TEST_ASSERT_EQ(rdma_create_qp(p->cli, NULL, &qa), 0);
+	TEST_ASSERT(p->cli->send_cq && p->cli->recv_cq && p->cli->send_cq_channel,
+		    "rdma_create_qp without CQs makes them, with channels");
+	TEST_ASSERT_EQ(rdma_connect(p->cli, &cp), 0);
+	CHECK(wait_ev(p->sch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, WAIT_MS));
+	TEST_ASSERT_PTR_EQ(ev->listen_id, p->listen);
+	TEST_ASSERT_PTR_EQ(ev->id->context, p);	/* the listener's context */
+	TEST_ASSERT_EQ(ev->param.conn.qp_num, p->cli->qp->qp_num);
+	TEST_ASSERT(ev->param.conn.private_data_len >= strlen(cpd) + 1 &&
+		    strcmp(ev->param.conn.private_data, cpd) == 0, "request private data");
+	TEST_ASSERT_EQ(ev->param.conn.responder_resources, 1);
+	TEST_ASSERT_EQ(ev->param.conn.initiator_depth, 1);
+	TEST_ASSERT_EQ(ntohs(rdma_get_src_port(ev->id)), ntohs(rdma_get_src_port(p->listen)));
+	TEST_ASSERT_EQ(rdma_get_dst_port(ev->id), rdma_get_src_port(p->cli));
+	p->srv = ev->id;
+	rdma_ack_cm_event(ev);
+	qa = p->qa;
+	TEST_ASSERT_EQ(rdma_create_qp(p->srv, NULL, &qa), 0);
+	TEST_ASSERT_EQ(rdma_accept(p->srv, &sp), 0);
+	CHECK(wait_ev(p->cch, RDMA_CM_EVENT_ESTABLISHED, &ev, WAIT_MS));
+	TEST_ASSERT(strcmp(ev->param.conn.private_data, spd) == 0, "reply private data");
+	TEST_ASSERT_EQ(ev->param.conn.qp_num, p->srv->qp->qp_num);
+	rdma_ack_cm_event(ev);
+	CHECK(wait_ev(p->sch, RDMA_CM_EVENT_ESTABLISHED, NULL, WAIT_MS));
+	return 0;
+}
+
+/* @len bytes from @from to @to through rdma_post_send / rdma_post_recv. */
+static int
+transfer(struct rdma_cm_id *from, struct rdma_cm_id *to, size_t len)
+{
+	char *sb = malloc(len), *rb = calloc(1, len);
+	struct ibv_mr *smr = NULL, *rmr = NULL;
+	struct ibv_wc wc;
+	int ret = -1;
+
+	if (sb == NULL || rb == NULL)
+		goto out;
+	for (size_t i = 0; i < len; i++)
+		sb[i] = (char)(i * 7 + 1);
+	smr = rdma_reg_msgs(from, sb, len);
+	rmr = rdma_reg_msgs(to, rb, len);
+	if (smr == NULL || rmr == NULL) {
+		fprintf(stderr, "  rdma_reg_msgs: %s\n", strerror(errno));
+		goto out;
+	}
+	if (rdma_post_recv(to, (void *)0x77, rb, len, rmr) != 0 ||
+	    rdma_post_send(from, (void *)0x55, sb, len, smr, IBV_SEND_SIGNALED) != 0) {
+		fprintf(stderr, "  post: %s\n", strerror(errno));
+		goto out;
+	}
+	if (rdma_get_send_comp(from, &wc) != 1 || wc.status != IBV_WC_SUCCESS ||
+	    wc.wr_id != 0x55) {
+		fprintf(stderr, "  send completion: status %d wr_id %#lx\n", wc.status, wc.wr_id);
+		goto out;
+	}
+	if (rdma_get_recv_comp(to, &wc) != 1 || wc.status != IBV_WC_SUCCESS ||
+	    wc.wr_id != 0x77 || wc.byte_len != len || memcmp(sb, rb, len) != 0) {
+		fprintf(stderr, "  receive: status %d wr_id %#lx len %u, bytes %s\n", wc.status,
+			wc.wr_id, wc.byte_len, memcmp(sb, rb, len) ? "differ" : "same");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (smr)
+		rdma_dereg_mr(smr);
+	if (rmr)
+		rdma_dereg_mr(rmr);
+	free(sb);
+	free(rb);
+	return ret;
+}
+
+static int
+test_connect_send_disconnect(void)
+{
+	struct pair p;
+
+	CHECK(pair_setup(&p, 7001, 4));
+	CHECK(pair_connect(&p, "hello from the client", "welcome"));
+	CHECK(transfer(p.cli, p.srv, 4000));	/* several MTUs */
+	CHECK(transfer(p.srv, p.cli, 64));
+	TEST_ASSERT_EQ(rdma_disconnect(p.cli), 0);
+	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_DISCONNECTED, NULL, WAIT_MS));
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_DISCONNECTED, NULL, WAIT_MS));
+	/* the server's own disconnect after the peer's: accepted, no second event */
+	TEST_ASSERT_EQ(rdma_disconnect(p.srv), 0);
+	pair_free(&p);
+	return TEST_SUCCESS;
+}
+
+static int
+test_reject_with_private_data(void)
+{
+	struct pair p;
+	struct rdma_conn_param cp = { .retry_count = 7 };
+	struct ibv_qp_init_attr qa;
+	struct rdma_cm_event *ev;
+	static const char why[] = "go away";
+
+	CHECK(pair_setup(&p, 7002, 4));
+	qa = p.qa;
+	TEST_ASSERT_EQ(rdma_create_qp(p.cli, NULL, &qa), 0);
+	TEST_ASSERT_EQ(rdma_connect(p.cli, &cp), 0);
+	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, WAIT_MS));
+	p.srv = ev->id;
+	rdma_ack_cm_event(ev);
+	TEST_ASSERT_EQ(rdma_reject(p.srv, why, sizeof(why)), 0);
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_REJECTED, &ev, WAIT_MS));
+	TEST_ASSERT_EQ(ev->status, 28);		/* IBA: consumer defined */
+	TEST_ASSERT(memcmp(ev->param.conn.private_data, why, sizeof(why)) == 0,
+		    "the reject's private data arrives");
+	rdma_ack_cm_event(ev);
+	/* accepting what was rejected is refused */
+	TEST_ASSERT(rdma_accept(p.srv, NULL) == -1 && errno == EINVAL, "accept after reject");
+	pair_free(&p);
+	return TEST_SUCCESS;
+}
+
+static int
+test_no_listener_is_rejected_promptly(void)
+{
+	struct pair p;
+	struct rdma_conn_param cp = { .retry_count = 7 };
+	struct sockaddr_in d = sin_of(DEV_IP, 7099);
+	struct ibv_qp_init_attr qa;
+	struct rdma_cm_event *ev;
+
+	CHECK(pair_setup(&p, 7003, 4));
+	/* a second client to a port nobody listens on */
+	rdma_destroy_id(p.cli);
+	TEST_ASSERT_EQ(rdma_create_id(p.cch, &p.cli, NULL, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_resolve_addr(p.cli, NULL, (struct sockaddr *)&d, 2000), 0);
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, WAIT_MS));
+	TEST_ASSERT_EQ(rdma_resolve_route(p.cli, 2000), 0);
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, WAIT_MS));
+	qa = p.qa;
+	TEST_ASSERT_EQ(rdma_create_qp(p.cli, NULL, &qa), 0);
+	TEST_ASSERT_EQ(rdma_connect(p.cli, &cp), 0);
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_REJECTED, &ev, 2000));
+	TEST_ASSERT_EQ(ev->status, 8);		/* IBA: invalid service ID, as Linux answers */
+	rdma_ack_cm_event(ev);
+	pair_free(&p);
+	return TEST_SUCCESS;
+}
+
+static int
+test_backlog_full_rejects(void)
+{
+	struct pair p;
+	struct rdma_conn_param cp = { .retry_count = 7 };
+	struct sockaddr_in d = sin_of(DEV_IP, 7004);
+	struct rdma_cm_id *second;
+	struct ibv_qp_init_attr qa;
+	struct rdma_cm_event *ev;
+
+	CHECK(pair_setup(&p, 7004, 1));
+	qa = p.qa;
+	TEST_ASSERT_EQ(rdma_create_qp(p.cli, NULL, &qa), 0);
+	TEST_ASSERT_EQ(rdma_connect(p.cli, &cp), 0);
+	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, WAIT_MS));
+	p.srv = ev->id;
+	rdma_ack_cm_event(ev);
+	/* not accepted yet: a second request overflows the backlog of 1 */
+	TEST_ASSERT_EQ(rdma_create_id(p.cch, &second, NULL, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_resolve_addr(second, NULL, (struct sockaddr *)&d, 2000), 0);
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, WAIT_MS));
+	TEST_ASSERT_EQ(rdma_resolve_route(second, 2000), 0);
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, WAIT_MS));
+	qa = p.qa;
+	TEST_ASSERT_EQ(rdma_create_qp(second, NULL, &qa), 0);
+	TEST_ASSERT_EQ(rdma_connect(second, &cp), 0);
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_REJECTED, NULL, WAIT_MS));
+	rdma_destroy_qp(second);
+	rdma_destroy_id(second);
+	/* the first one is still there to accept */
+	qa = p.qa;
+	TEST_ASSERT_EQ(rdma_create_qp(p.srv, NULL, &qa), 0);
+	TEST_ASSERT_EQ(rdma_accept(p.srv, NULL), 0);
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_ESTABLISHED, NULL, WAIT_MS));
+	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_ESTABLISHED, NULL, WAIT_MS));
+	pair_free(&p);
+	return TEST_SUCCESS;
+}
+
+/* rdma_post_recv(3): 0, or -1 with errno and nothing posted; to the SRQ when the id has one. */
+static int
+test_post_recv_seed_semantics(void)
+{
+	struct pair p;
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	char buf[256];
+	struct ibv_mr *mr;
+	int n = 0;
+
+	CHECK(pair_setup(&p, 7005, 4));
+	TEST_ASSERT_EQ(rdma_create_srq(p.cli, NULL, &sa), 0);
+	TEST_ASSERT(p.cli->srq != NULL, "rdma_create_srq sets id->srq");
+	CHECK(pair_connect(&p, "srq", "ok"));
+	TEST_ASSERT(p.cli->qp->srq == p.cli->srq, "the QP takes its receives from the id's SRQ");
+	mr = rdma_reg_msgs(p.cli, buf, sizeof(buf));
+	TEST_ASSERT(mr != NULL, "rdma_reg_msgs: %s", strerror(errno));
+	/* fill the SRQ: each post succeeds until it is full, then -1 and ENOMEM */
+	while (n < 64 && rdma_post_recv(p.cli, (void *)(uintptr_t)n, buf, 64, mr) == 0)
+		n++;
+	TEST_ASSERT(n >= (int)sa.attr.max_wr && n < 64, "posted %d into an SRQ of %u", n,
+		    sa.attr.max_wr);
+	TEST_ASSERT(rdma_post_recv(p.cli, NULL, buf, 64, mr) == -1 && errno == ENOMEM,
+		    "a full SRQ: -1, errno %d", errno);
+	rdma_dereg_mr(mr);
+	rdma_disconnect(p.cli);
+	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_DISCONNECTED, NULL, WAIT_MS));
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_DISCONNECTED, NULL, WAIT_MS));
+	rdma_destroy_qp(p.cli);
+	rdma_destroy_srq(p.cli);
+	pair_free(&p);
+	return TEST_SUCCESS;
+}
+
+static int
+test_nonblocking_channel(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	struct sockaddr_in d = sin_of(DEV_IP, 7006);
+	struct pollfd pf;
+
+	TEST_ASSERT(ch != NULL, "channel");
+	TEST_ASSERT_EQ(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
+	TEST_ASSERT(rdma_get_cm_event(ch, &ev) == -1 && errno == EAGAIN, "empty: EAGAIN");
+	TEST_ASSERT_EQ(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 2000), 0);
+	pf = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+	TEST_ASSERT_EQ(poll(&pf, 1, WAIT_MS), 1);
+	TEST_ASSERT_EQ(rdma_get_cm_event(ch, &ev), 0);
+	TEST_ASSERT_EQ(ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	TEST_ASSERT_EQ(ev->status, 0);
+	TEST_ASSERT_PTR_EQ(ev->id, id);
+	rdma_ack_cm_event(ev);
+	pf.revents = 0;
+	TEST_ASSERT_EQ(poll(&pf, 1, 0), 0);
+	TEST_ASSERT(rdma_get_cm_event(ch, &ev) == -1 && errno == EAGAIN, "drained: EAGAIN");
+	TEST_ASSERT_EQ(rdma_destroy_id(id), 0);
+	rdma_destroy_event_channel(ch);
+	return TEST_SUCCESS;
+}
+
+static int
+test_bind_errors(void)
+{
+	struct rdma_cm_id *a, *b;
+	struct sockaddr_in s = sin_of(DEV_IP, 7007), other = sin_of("192.0.2.9", 7007);
+	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons(7007) };
+
+	TEST_ASSERT_EQ(rdma_create_id(NULL, &a, NULL, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_create_id(NULL, &b, NULL, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_bind_addr(a, (struct sockaddr *)&s), 0);
+	TEST_ASSERT(rdma_bind_addr(b, (struct sockaddr *)&s) == -1 && errno == EADDRINUSE,
+		    "a port in use: errno %d", errno);
+	TEST_ASSERT(rdma_bind_addr(b, (struct sockaddr *)&other) == -1 && errno == EADDRNOTAVAIL,
+		    "an address no device has: errno %d", errno);
+	TEST_ASSERT(rdma_bind_addr(b, (struct sockaddr *)&s6) == -1 && errno == EAFNOSUPPORT,
+		    "IPv6: errno %d", errno);
+	TEST_ASSERT(rdma_create_id(NULL, &b, NULL, (enum rdma_port_space)0x777) == -1 &&
+		    errno == EINVAL, "an unknown port space");
+	TEST_ASSERT(rdma_connect(a, NULL) == -1 && errno == EINVAL, "connect before resolving");
+	rdma_destroy_id(a);
+	rdma_destroy_id(b);
+	return TEST_SUCCESS;
+}
+
+/* The synchronous API: rdma_create_ep, rdma_listen, rdma_get_request, rdma_connect, rdma_accept. */
+struct sync_srv {
+	struct rdma_cm_id *listen, *id;
+	int ret;
+};
+
+static void *
+sync_server(void *arg)
+{
+	struct sync_srv *s = arg;
+
+	s->ret = rdma_get_request(s->listen, &s->id);
+	if (s->ret == 0)
+		s->ret = rdma_accept(s->id, NULL);
+	return NULL;
+}
+
+static int
+test_sync_endpoints(void)
+{
+	struct sockaddr_in l = sin_of(DEV_IP, 7008), d = sin_of(DEV_IP, 7008);
+	struct rdma_addrinfo pa = { .ai_flags = RAI_PASSIVE, .ai_family = AF_INET,
+				    .ai_qp_type = IBV_QPT_RC, .ai_port_space = RDMA_PS_TCP,
+				    .ai_src_len = sizeof(l), .ai_src_addr = (struct sockaddr *)&l };
+	struct rdma_addrinfo ca = { .ai_family = AF_INET, .ai_qp_type = IBV_QPT_RC,
+				    .ai_port_space = RDMA_PS_TCP, .ai_dst_len = sizeof(d),
+				    .ai_dst_addr = (struct sockaddr *)&d };
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_all = 1,
+	};
+	struct sync_srv s = { 0 };
+	struct rdma_cm_id *cli;
+	pthread_t t;
+
+	TEST_ASSERT_EQ(rdma_create_ep(&s.listen, &pa, NULL, &qa), 0);
+	TEST_ASSERT_EQ(rdma_listen(s.listen, 2), 0);
+	TEST_ASSERT_EQ(pthread_create(&t, NULL, sync_server, &s), 0);
+	qa.qp_type = IBV_QPT_RC;
+	TEST_ASSERT_EQ(rdma_create_ep(&cli, &ca, NULL, &qa), 0);
+	TEST_ASSERT(cli->qp != NULL && cli->verbs != NULL, "an active endpoint has its QP");
+	TEST_ASSERT_EQ(rdma_connect(cli, NULL), 0);	/* returns once established */
+	pthread_join(t, NULL);
+	TEST_ASSERT_EQ(s.ret, 0);
+	TEST_ASSERT(s.id->qp != NULL, "rdma_get_request made the QP rdma_create_ep was given");
+	CHECK(transfer(cli, s.id, 100));
+	TEST_ASSERT_EQ(rdma_disconnect(cli), 0);
+	rdma_destroy_ep(cli);
+	rdma_destroy_ep(s.id);
+	rdma_destroy_ep(s.listen);
+	return TEST_SUCCESS;
+}
+
+static const struct droce_test_case cases[] = {
+	TEST_CASE(test_connect_send_disconnect),
+	TEST_CASE(test_reject_with_private_data),
+	TEST_CASE(test_no_listener_is_rejected_promptly),
+	TEST_CASE(test_backlog_full_rejects),
+	TEST_CASE(test_post_recv_seed_semantics),
+	TEST_CASE(test_nonblocking_channel),
+	TEST_CASE(test_bind_errors),
+	TEST_CASE(test_sync_endpoints),
+};
+
+int
+main(void)
+{
+	if (getenv("DROCE_EAL") == NULL) {
+		fprintf(stderr, "DROCE_EAL is not set\n");
+		return 1;
+	}
+	return DROCE_TEST_MAIN("cm", cases, NULL, NULL);
+}
