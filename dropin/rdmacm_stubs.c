@@ -21,19 +21,6 @@
 #define FAIL_NEG() do { errno = ENOSYS; return -1; } while (0)
 #define FAIL_PTR() do { errno = ENOSYS; return NULL; } while (0)
 
-/* --- until cm_addrinfo.c lands --- */
-int
-rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
-		 struct rdma_addrinfo **res)
-{
-	FAIL_NEG();
-}
-
-void
-rdma_freeaddrinfo(struct rdma_addrinfo *res)
-{
-}
-
 /* --- multicast: not yet --- */
 int
 rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)

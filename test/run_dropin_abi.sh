@@ -159,7 +159,7 @@ check("ibv_get_device_list@IBVERBS_1.0 -> NULL, ENOSYS", f(None) is None and cty
 r, e = call(cm, "rdma_create_event_channel", ctypes.c_void_p)
 check("rdma_create_event_channel with no device -> NULL, ENODEV", r is None and e == errno.ENODEV)
 r, e = call(cm, "rdma_getaddrinfo", ctypes.c_int, b"127.0.0.1", b"7471", None, ctypes.byref(ctypes.c_void_p()))
-check("rdma_getaddrinfo -> -1, ENOSYS", r == -1 and e == errno.ENOSYS)
+check("rdma_getaddrinfo -> 0 (names resolve without a device)", r == 0)
 r, e = call(cm, "rsocket", ctypes.c_int, 2, 1, 0)
 check("rsocket -> -1, ENOSYS", r == -1 and e == errno.ENOSYS)
 sys.exit(1 if bad else 0)
