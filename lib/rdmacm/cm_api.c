@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -46,17 +47,44 @@ chan_new(bool sync)
 	return ch;
 }
 
+/*
+ * An application's channel is not closed at once: a program's event thread
+ * may be about to read it when another thread destroys it (rping does), and
+ * on the kernel's fd it would find it open and block. It waits, fd open and
+ * memory kept, among the last CM_ZOMBIES destroyed; older ones are closed.
+ * An id's own channel (synchronous ids) is closed at once.
+ */
+#define CM_ZOMBIES	16
+
+static void
+chan_close(struct cm_channel *ch)
+{
+	close(ch->ch.fd);
+	free(ch);
+}
+
 static void
 chan_free(struct cm_channel *ch)
 {
+	static struct cm_channel *zombie[CM_ZOMBIES];
+	static unsigned int next;
+	static pthread_mutex_t zlock = PTHREAD_MUTEX_INITIALIZER;
 	struct cm_event *e;
 
 	while ((e = TAILQ_FIRST(&ch->events)) != NULL) {
 		TAILQ_REMOVE(&ch->events, e, link);
 		free(e);
 	}
-	close(ch->ch.fd);
-	free(ch);
+	if (ch->sync) {
+		chan_close(ch);
+		return;
+	}
+	pthread_mutex_lock(&zlock);
+	if (zombie[next] != NULL)
+		chan_close(zombie[next]);
+	zombie[next] = ch;
+	next = (next + 1) % CM_ZOMBIES;
+	pthread_mutex_unlock(&zlock);
 }
 
 struct rdma_event_channel *
@@ -72,11 +100,34 @@ rdma_create_event_channel(void)
 	return &ch->ch;
 }
 
+/*
+ * rdma_cma.h asks for the ids to be destroyed first; a program that does it
+ * the other way round (some do, on their error paths) must not find its ids
+ * pointing at freed memory: the channel then lives on, fd included, until
+ * its last id goes.
+ */
 void
 rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
-	if (channel != NULL)
-		chan_free((struct cm_channel *)channel);
+	struct cm_channel *ch = (struct cm_channel *)channel;
+	bool now;
+
+	if (ch == NULL)
+		return;
+	pthread_mutex_lock(&cm.lock);
+	now = ch->refs == 0;
+	ch->dead = !now;
+	pthread_mutex_unlock(&cm.lock);
+	if (now)
+		chan_free(ch);
+}
+
+/* Under cm.lock: an id leaves @ch; true if the caller must free it. */
+static bool
+chan_put(struct cm_channel *ch, bool owned)
+{
+	ch->refs--;
+	return ch->refs == 0 && (owned || ch->dead);
 }
 
 struct cm_event *
@@ -233,6 +284,7 @@ cm_id_new(struct cm_channel *ch, void *context, enum rdma_port_space ps, enum ib
 	if (c == NULL)
 		return NULL;
 	c->chan = ch;
+	ch->refs++;
 	c->id.channel = &ch->ch;
 	c->id.context = context;
 	c->id.ps = ps;
@@ -377,6 +429,7 @@ purge(struct cm_id *c)
 			o->destroying = true;
 			purge(o);
 			TAILQ_REMOVE(&cm.ids, o, link);
+			chan_put(o->chan, false);	/* the listener's channel: it stays */
 			free(o);
 		}
 		free(e);
@@ -387,6 +440,7 @@ int
 rdma_destroy_id(struct rdma_cm_id *id)
 {
 	struct cm_id *c = to_cm_id(id), *o;
+	bool ch_free;
 
 	if (id == NULL)
 		return CM_ERR(EINVAL);
@@ -405,8 +459,9 @@ rdma_destroy_id(struct rdma_cm_id *id)
 	while (c->events_acked < c->events_reported)
 		pthread_cond_wait(&cm.cond, &cm.lock);
 	TAILQ_REMOVE(&cm.ids, c, link);
+	ch_free = chan_put(c->chan, c->sync);
 	pthread_mutex_unlock(&cm.lock);
-	if (c->sync)
+	if (ch_free)
 		chan_free(c->chan);
 	free(c->ep_qp_attr);
 	free(c);
@@ -435,10 +490,12 @@ rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 		cm_event_post(to, e);
 	}
 	c->chan = to;
+	to->refs++;
 	c->id.channel = &to->ch;
 	c->sync = to->sync;
+	owned = chan_put(from, owned);
 	pthread_mutex_unlock(&cm.lock);
-	if (owned && from != to)
+	if (owned)
 		chan_free(from);
 	return 0;
 }
@@ -678,6 +735,10 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 		/* the kernel's ucma: 0, negative or too large means its maximum */
 		c->backlog = backlog > 0 && backlog < 1024 ? backlog : 1024;
 		c->state = CM_LISTEN;
+		if (cm_debug())
+			fprintf(stderr, "droce-cm: %.3f listen port %u backlog %d\n",
+				(double)(cm_now_ns() % 1000000000000ull) / 1e9,
+				cm_sa_port(&c->id.route.addr.src_addr), c->backlog);
 	}
 	pthread_mutex_unlock(&cm.lock);
 	return ret ? CM_ERR(ret) : 0;

@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -229,6 +230,36 @@ ah_get(struct cm_dev *d, in_addr_t dst)
 
 static void drain(struct cm_dev *d);
 
+/* DROCE_CM_DEBUG=1: every MAD sent and received, on stderr. */
+int
+cm_debug(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *e = getenv("DROCE_CM_DEBUG");
+
+		on = e != NULL && *e != '\0' && *e != '0';
+	}
+	return on;
+}
+
+void
+cm_trace(const char *dir, const struct cm_dev *d, in_addr_t peer, const uint8_t *mad)
+{
+	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+	uint32_t ids[2];
+
+	if (!cm_debug())
+		return;
+	memcpy(ids, mad + DROCE_CM_MAD_HDR_LEN, sizeof(ids));
+	fprintf(stderr, "droce-cm: %.3f %s %s %s %s %s ids %08x %08x\n",
+		(double)(cm_now_ns() % 1000000000000ull) / 1e9, dir,
+		inet_ntop(AF_INET, &d->ip, a, sizeof(a)), dir[0] == 't' ? "->" : "<-",
+		inet_ntop(AF_INET, &peer, b, sizeof(b)),
+		droce_cm_attr_name((uint16_t)(mad[16] << 8 | mad[17])), ntohl(ids[0]), ntohl(ids[1]));
+}
+
 /*
  * Send one MAD (DROCE_CM_MAD_LEN bytes) to @dst's QP1: 0, or an errno (no
  * free slot, no address handle). A lost MAD is the timers' business, so the
@@ -266,6 +297,7 @@ cm_mad_send(struct cm_dev *d, in_addr_t dst, const uint8_t *mad)
 	}
 	d->send_free &= ~(1ull << slot);
 	d->tx_mads++;
+	cm_trace("tx", d, dst, mad);
 	return 0;
 }
 
@@ -292,6 +324,7 @@ drain(struct cm_dev *d)
 				memcpy(&src, b + 20 + 12, 4);
 				memcpy(&dst, b + 20 + 16, 4);
 				d->rx_mads++;
+				cm_trace("rx", d, src, b + CM_GRH_LEN);
 				cm_mad_input(d, src, dst, b + CM_GRH_LEN, wc[i].byte_len - CM_GRH_LEN);
 			} else if (wc[i].status != IBV_WC_WR_FLUSH_ERR) {
 				d->rx_drops++;

@@ -173,6 +173,8 @@ struct cm_channel {
 	struct rdma_event_channel ch;	/* first: ch.fd, a counting eventfd */
 	struct cm_event_list events;
 	bool sync;			/* an id's own (destroyed with it) */
+	unsigned int refs;		/* ids on it */
+	bool dead;			/* destroyed while ids were on it: freed with the last */
 };
 
 TAILQ_HEAD(cm_id_list, cm_id);
@@ -205,6 +207,8 @@ struct cm_dev *cm_dev_by_verbs(const struct ibv_context *verbs);
 struct cm_dev *cm_dev_route(in_addr_t dst);
 int cm_mad_send(struct cm_dev *dev, in_addr_t dst, const uint8_t *mad);
 void cm_wake(void);
+int cm_debug(void);
+void cm_trace(const char *dir, const struct cm_dev *d, in_addr_t peer, const uint8_t *mad);
 
 /* cm_conn.c: under cm.lock */
 void cm_mad_input(struct cm_dev *dev, in_addr_t src, in_addr_t dst, const uint8_t *mad, size_t len);
