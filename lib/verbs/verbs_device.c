@@ -185,6 +185,7 @@ ibv_get_device_list(int *num_devices)
 		list[i] = &d->ibdev;
 	}
 	pthread_mutex_unlock(&list_lock);
+	droce_sysfs_publish(list, n);
 	if (num_devices)
 		*num_devices = n;
 	return list;
@@ -393,18 +394,13 @@ mtu_enum(uint32_t bytes)
 	}
 }
 
-int
-droce_query_port(struct ibv_context *context, uint8_t port_num,
-		 struct ibv_port_attr *out, size_t attr_len)
+/* Port 1 of @rdev, as ibv_query_port() and the sysfs view (verbs_sysfs.c) give it. */
+void
+droce_port_attr_get(struct droce_rdev *rdev, struct ibv_port_attr *out)
 {
-	struct droce_rdev *rdev = to_dctx(context)->rdev;
 	struct ibv_port_attr a = { 0 };
 	struct droce_rdev_port port;
 
-	if (port_num != 1) {
-		errno = EINVAL;
-		return EINVAL;
-	}
 	rdev->ops->port_query(rdev, &port);
 	a.state = port.up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	a.phys_state = port.up ? 5 : 3;	/* LinkUp / Disabled */
@@ -418,6 +414,20 @@ droce_query_port(struct ibv_context *context, uint8_t port_num,
 	a.active_width = 2;			/* 4x */
 	a.active_speed = port.speed_mbps >= 25000 ? 32 : port.speed_mbps >= 10000 ? 8 : 1;
 	a.link_layer = IBV_LINK_LAYER_ETHERNET;
+	*out = a;
+}
+
+int
+droce_query_port(struct ibv_context *context, uint8_t port_num,
+		 struct ibv_port_attr *out, size_t attr_len)
+{
+	struct ibv_port_attr a;
+
+	if (port_num != 1) {
+		errno = EINVAL;
+		return EINVAL;
+	}
+	droce_port_attr_get(to_dctx(context)->rdev, &a);
 	memcpy(out, &a, RTE_MIN(attr_len, sizeof(a)));
 	return 0;
 }

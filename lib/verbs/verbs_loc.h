@@ -150,6 +150,7 @@ verbs_progress(struct droce_rdev *dev)
 
 /* verbs_device.c */
 int droce_eal_args_split(const char *env, char **copy, char **argv, int max);
+void droce_port_attr_get(struct droce_rdev *rdev, struct ibv_port_attr *out);
 int droce_query_device_ex(struct ibv_context *context,
 			  const struct ibv_query_device_ex_input *input,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
@@ -163,6 +164,12 @@ void droce_ctx_add(struct droce_context *dctx);
 void droce_ctx_del(struct droce_context *dctx);
 void droce_async_raise(struct droce_rdev *dev, struct ibv_async_event *ev);
 void droce_comp_fire(struct droce_rdev_cq *fp);
+
+/* verbs_sysfs.c */
+void droce_sysfs_publish(struct ibv_device **list, unsigned int n);
+
+/* verbs_util.c */
+int droce_sysfs_attr(struct droce_rdev *rdev, const char *file, char *buf, size_t size);
 
 /* verbs_ex.c */
 void droce_ex_ops_set(struct verbs_context *vctx);

@@ -204,7 +204,7 @@ ibv_get_sysfs_path(void)
 }
 
 /* The attribute @file of droce device @rdev: its length, or -1/ENOENT. */
-static int
+int
 droce_sysfs_attr(struct droce_rdev *rdev, const char *file, char *buf, size_t size)
 {
 	uint64_t guid = rte_be_to_cpu_64(rdev->guid);
