@@ -64,7 +64,7 @@ TOPO=shm
 case ${1:-} in --shm) shift ;; --memif) TOPO=memif; shift ;; esac
 
 ALL_CASES="rping rping_s4000 rping_s20000 rping_noport rdma_server ucmatose udaddy cmtime
-ib_send_lat ib_write_bw ib_read_lat"
+ib_send_lat ib_write_bw ib_read_lat exit_no_disconnect"
 CASES=
 for c in $ALL_CASES; do
 	if [ $# -eq 0 ]; then
@@ -81,6 +81,7 @@ programs_of() {
 	case $1 in
 	rping*) echo rping ;;
 	rdma_server) echo rdma_server rdma_client ;;
+	exit_no_disconnect) ;;	# test/cm_peer, built with the tests
 	*) echo "$1" ;;
 	esac
 }
@@ -402,6 +403,21 @@ case_rping_noport() {
 	CLIENT_TIMEOUT=
 }
 
+# test/cm_peer (built next to the drop-in): a client that exits without
+# rdma_disconnect or rdma_destroy_id; its CM sends the DREQ at exit
+case_exit_no_disconnect() {
+	local port=$((PORT + n)) peer=$DROPIN/../test/cm_peer
+
+	[ -x "$peer" ] || { echo "SKIP exit_no_disconnect: $peer was not built"; return; }
+	chk() {
+		exit_reasons
+		need client "$CLOG" '^established$'
+		need server "$SLOG" '^disconnected$'
+	}
+	run_pair exit_no_disconnect sc chk '^listening$' 0 \
+		"$peer" server $RIP_S $port -- "$peer" client $RIP_S $port
+}
+
 case_rdma_server() {
 	local port=$((PORT + n))
 
@@ -503,6 +519,7 @@ for c in $CASES; do
 	udaddy) case_udaddy ;;
 	cmtime) case_cmtime sc ;;
 	ib_*) case_perftest $c sc ;;
+	exit_no_disconnect) case_exit_no_disconnect ;;
 	esac
 done
 

@@ -406,6 +406,49 @@ cm_thread(void *arg)
 }
 
 /*
+ * At exit: a connection the program did not close is closed for it, as the
+ * kernel does when a process's rdma_cm file goes: a DREQ for each
+ * established one (a REJ for each request still waiting), then up to
+ * CM_EXIT_WAIT_MS for the answers, so that the peer sees a disconnect and
+ * not a silent QP. The CM thread keeps running meanwhile.
+ */
+#define CM_EXIT_WAIT_MS	200
+
+static void
+cm_exit(void)
+{
+	struct timespec ts;
+	struct cm_id *c;
+	uint64_t end;
+	bool waiting;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 1;
+	if (pthread_mutex_timedlock(&cm.lock, &ts) != 0)
+		return;		/* a thread died holding it: nothing safe to do */
+	TAILQ_FOREACH(c, &cm.ids, link) {
+		if (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT) {
+			cm_qp_to_err(c);
+			cm_send_dreq(c);
+		} else if (c->state == CM_REQ_RCVD || c->state == CM_REP_RCVD) {
+			cm_send_rej(c, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0);
+		}
+	}
+	end = cm_now_ns() + CM_EXIT_WAIT_MS * 1000000ull;
+	do {
+		waiting = false;
+		TAILQ_FOREACH(c, &cm.ids, link)
+			waiting |= c->state == CM_DREQ_SENT;
+		pthread_mutex_unlock(&cm.lock);
+		if (!waiting)
+			return;
+		usleep(1000);
+		pthread_mutex_lock(&cm.lock);
+	} while (cm_now_ns() < end);
+	pthread_mutex_unlock(&cm.lock);
+}
+
+/*
  * Once per process: open the devices and start the thread. 0, or -1 with
  * errno (ENODEV: no droce device; the EAL could not start, for instance).
  */
@@ -440,17 +483,22 @@ cm_init(void)
 	for (int i = 0; i < n && cm.nb_dev < CM_MAX_DEVS; i++) {
 		struct cm_dev *d = &cm.dev[cm.nb_dev];
 
+		/* a device that cannot serve the CM is left out, the others serve */
 		err = dev_open(d, list[i]);
-		if (err)
-			break;
+		if (err) {
+			fprintf(stderr, "droce-cm: %s left out: %s\n",
+				ibv_get_device_name(list[i]), strerror(err));
+			continue;
+		}
 		ev.data.ptr = d;
 		if (epoll_ctl(cm.epfd, EPOLL_CTL_ADD, d->ch->fd, &ev) < 0) {
 			err = errno;
 			dev_close(d);
-			break;
+			continue;
 		}
 		cm.ctx_list[cm.nb_dev++] = d->verbs;
 	}
+	err = cm.nb_dev > 0 ? 0 : err ? err : ENODEV;
 	if (err == 0) {
 		ev.data.ptr = NULL;
 		if (epoll_ctl(cm.epfd, EPOLL_CTL_ADD, cm.wakefd, &ev) < 0)
@@ -460,6 +508,8 @@ cm_init(void)
 		err = pthread_create(&cm.thread, NULL, cm_thread, NULL);
 		cm.thread_running = err == 0;
 	}
+	if (err == 0)
+		atexit(cm_exit);	/* before the drop-in's linger, which it registered first */
 done:
 	if (list)
 		ibv_free_device_list(list);
