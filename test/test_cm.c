@@ -22,6 +22,7 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
+#include "cm_mad.h"
 #include "droce_test.h"
 
 #define DEV_IP		"10.0.0.1"
@@ -461,7 +462,160 @@ test_sync_endpoints(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * MADs made by hand, sent to the device's QP1 from a UD QP of the test: a
+ * REQ sent twice (a retransmission: same communication ID and TID) is one
+ * connection request; malformed MADs before it are dropped and leave the
+ * CM working.
+ */
+struct mad_tx {
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_ah *ah;
+	struct ibv_mr *mr;
+	uint8_t buf[DROCE_CM_MAD_LEN];
+};
+
+static int
+mad_tx_up(struct mad_tx *t, struct rdma_cm_id *on)
+{
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_UD,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	/* a Q_Key with its top bit set in a WR means "the QP's own" (IBA 10.2.4): the QP has it */
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = DROCE_CM_QP1_QKEY };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } };
+	in_addr_t ip = inet_addr(DEV_IP);
+
+	t->cq = ibv_create_cq(on->verbs, 8, NULL, NULL, 0);
+	TEST_ASSERT(t->cq != NULL, "cq");
+	ia.send_cq = ia.recv_cq = t->cq;
+	t->qp = ibv_create_qp(on->pd, &ia);
+	TEST_ASSERT(t->qp != NULL, "ud qp: %s", strerror(errno));
+	TEST_ASSERT_EQ(ibv_modify_qp(t->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					       IBV_QP_QKEY), 0);
+	a.qp_state = IBV_QPS_RTR;
+	TEST_ASSERT_EQ(ibv_modify_qp(t->qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RTS;
+	TEST_ASSERT_EQ(ibv_modify_qp(t->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	aa.grh.dgid.raw[10] = aa.grh.dgid.raw[11] = 0xff;
+	memcpy(&aa.grh.dgid.raw[12], &ip, 4);
+	t->ah = ibv_create_ah(on->pd, &aa);
+	t->mr = ibv_reg_mr(on->pd, t->buf, sizeof(t->buf), 0);
+	TEST_ASSERT(t->ah && t->mr, "ah, mr");
+	return 0;
+}
+
+static int
+mad_send(struct mad_tx *t, const void *mad, size_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)t->buf, .length = (uint32_t)len, .lkey = t->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .wr.ud = { .ah = t->ah, .remote_qpn = 1,
+					     .remote_qkey = DROCE_CM_QP1_QKEY } }, *bad;
+	struct ibv_wc wc;
+	int n = 0;
+
+	memcpy(t->buf, mad, len);
+	TEST_ASSERT_EQ(ibv_post_send(t->qp, &wr, &bad), 0);
+	for (int i = 0; i < 100000 && n == 0; i++)
+		n = ibv_poll_cq(t->cq, 1, &wc);
+	TEST_ASSERT(n == 1 && wc.status == IBV_WC_SUCCESS, "send completion");
+	return 0;
+}
+
+static void
+mad_tx_down(struct mad_tx *t)
+{
+	if (t->ah)
+		ibv_destroy_ah(t->ah);
+	if (t->qp)
+		ibv_destroy_qp(t->qp);
+	if (t->mr)
+		ibv_dereg_mr(t->mr);
+	if (t->cq)
+		ibv_destroy_cq(t->cq);
+}
+
+static int
+test_repeated_req_is_one_request_and_bad_mads_drop(void)
+{
+	struct sockaddr_in l = sin_of(DEV_IP, 7010);
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct droce_cm_ip_hdr ih = { .version = DROCE_CM_IP_HDR_VERSION, .ip_version = 4,
+				      .src_port = 5555 };
+	struct droce_cm_msg m = { 0 };
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *lid, *req;
+	struct mad_tx t = { 0 };
+	uint8_t mad[DROCE_CM_MAD_LEN];
+	in_addr_t ip = inet_addr(DEV_IP);
+	int len;
+
+	TEST_ASSERT(ch != NULL, "channel");
+	TEST_ASSERT_EQ(rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_bind_addr(lid, (struct sockaddr *)&l), 0);
+	TEST_ASSERT_EQ(rdma_listen(lid, 4), 0);
+	CHECK(mad_tx_up(&t, lid));
+
+	m.hdr = (struct droce_cm_mad_hdr){ .base_version = 1, .mgmt_class = DROCE_CM_MGMT_CLASS,
+		.class_version = DROCE_CM_CLASS_VERSION, .method = DROCE_CM_METHOD_SEND,
+		.tid = 0x7e57, .attr_id = DROCE_CM_ATTR_REQ };
+	m.req.local_comm_id = 0xc0ffee;
+	m.req.service_id = droce_cm_service_id(DROCE_CM_PS_TCP, 7010);
+	m.req.local_qpn = 0x99;
+	m.req.responder_resources = m.req.initiator_depth = 1;
+	m.req.remote_cm_response_timeout = m.req.local_cm_response_timeout = 16;
+	m.req.starting_psn = 0x123;
+	m.req.retry_count = m.req.rnr_retry_count = 7;
+	m.req.max_cm_retries = 15;
+	m.req.pkey = 0xffff;
+	m.req.path_mtu = IBV_MTU_1024;
+	m.req.primary.local_lid = m.req.primary.remote_lid = 0xffff;
+	m.req.primary.hop_limit = 64;
+	memcpy(ih.src_addr + 12, &ip, 4);
+	memcpy(ih.dst_addr + 12, &ip, 4);
+	len = droce_cm_ip_hdr_encode(&ih, "x", 2, m.req.private_data, sizeof(m.req.private_data));
+	TEST_ASSERT(len > 0, "ip header");
+	m.req.private_data_len = (uint32_t)len;
+	TEST_ASSERT_EQ(droce_cm_mad_encode(&m, mad, sizeof(mad)), DROCE_CM_MAD_LEN);
+
+	/* malformed first: garbage, a wrong class, a cut MAD */
+	{
+		uint8_t junk[DROCE_CM_MAD_LEN];
+
+		memset(junk, 0xa5, sizeof(junk));
+		CHECK(mad_send(&t, junk, sizeof(junk)));
+		memcpy(junk, mad, sizeof(junk));
+		junk[1] = 0x04;		/* the performance class */
+		CHECK(mad_send(&t, junk, sizeof(junk)));
+		CHECK(mad_send(&t, mad, 40));
+	}
+	/* the REQ, and the same REQ again as its sender's timer would send it */
+	CHECK(mad_send(&t, mad, sizeof(mad)));
+	CHECK(wait_ev(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, WAIT_MS));
+	TEST_ASSERT_EQ(ev->param.conn.qp_num, 0x99);
+	TEST_ASSERT(strcmp(ev->param.conn.private_data, "x") == 0, "private data after the header");
+	TEST_ASSERT_EQ(ntohs(rdma_get_dst_port(ev->id)), 5555);
+	CHECK(mad_send(&t, mad, sizeof(mad)));
+	{
+		struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+		TEST_ASSERT_EQ(poll(&p, 1, 500), 0);	/* no second request */
+	}
+	TEST_ASSERT_EQ(rdma_reject(ev->id, NULL, 0), 0);
+	req = ev->id;
+	rdma_ack_cm_event(ev);
+	rdma_destroy_id(req);
+	mad_tx_down(&t);
+	rdma_destroy_id(lid);
+	rdma_destroy_event_channel(ch);
+	return TEST_SUCCESS;
+}
+
 static const struct droce_test_case cases[] = {
+	TEST_CASE(test_repeated_req_is_one_request_and_bad_mads_drop),
 	TEST_CASE(test_connect_send_disconnect),
 	TEST_CASE(test_reject_with_private_data),
 	TEST_CASE(test_no_listener_is_rejected_promptly),
