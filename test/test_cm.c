@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdma/rdma_cma.h>
@@ -385,6 +386,33 @@ test_nonblocking_channel(void)
 	return TEST_SUCCESS;
 }
 
+/* Nobody answers ARP for the address: ADDR_ERROR (-ETIMEDOUT) after the time-out, not a hang. */
+static int
+test_unreachable_address_is_addr_error(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in d = sin_of("10.0.0.77", 7011);
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	struct timespec t0, t1;
+	double ms;
+
+	TEST_ASSERT(ch != NULL, "channel");
+	TEST_ASSERT_EQ(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	TEST_ASSERT_EQ(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 300), 0);
+	CHECK(wait_ev(ch, RDMA_CM_EVENT_ADDR_ERROR, &ev, WAIT_MS));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	TEST_ASSERT_EQ(ev->status, -ETIMEDOUT);
+	TEST_ASSERT(ms >= 250 && ms < 2000, "ADDR_ERROR after %.0f ms for a 300 ms time-out", ms);
+	rdma_ack_cm_event(ev);
+	TEST_ASSERT(rdma_resolve_route(id, 100) == -1 && errno == EINVAL, "no route without an address");
+	TEST_ASSERT_EQ(rdma_destroy_id(id), 0);
+	rdma_destroy_event_channel(ch);
+	return TEST_SUCCESS;
+}
+
 static int
 test_bind_errors(void)
 {
@@ -622,6 +650,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_backlog_full_rejects),
 	TEST_CASE(test_post_recv_seed_semantics),
 	TEST_CASE(test_nonblocking_channel),
+	TEST_CASE(test_unreachable_address_is_addr_error),
 	TEST_CASE(test_bind_errors),
 	TEST_CASE(test_sync_endpoints),
 };

@@ -53,6 +53,14 @@ struct droce_rdev_ops {
 	void (*wait_begin)(struct droce_rdev *dev);
 	void (*wait_end)(struct droce_rdev *dev);
 
+	/*
+	 * The link-layer address of IPv4 @ip (network order) on the device's
+	 * link: 0 with @mac filled when known (or @ip is the device's own),
+	 * -EAGAIN after asking the engine to resolve it (ARP, rate-limited):
+	 * ask again later. For the connection manager's address resolution.
+	 */
+	int (*neigh_resolve)(struct droce_rdev *dev, uint32_t ip, uint8_t mac[6]);
+
 	int (*pd_alloc)(struct droce_rdev *dev, struct droce_rdev_pd **pd, uint32_t *pdn);
 	void (*pd_free)(struct droce_rdev_pd *pd);
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cm_loc.h"
+#include "droce_private.h"
 
 /* ---- event channels and events ---- */
 
@@ -615,6 +616,29 @@ cm_path_fill(struct cm_id *c)
 	c->id.route.num_paths = 1;
 }
 
+/*
+ * Under cm.lock: is @c's peer's MAC known yet? ADDR_RESOLVED when it is,
+ * ADDR_ERROR (-ETIMEDOUT, as Linux) once the time-out has passed, else ask
+ * again in CM_ADDR_POLL_MS.
+ */
+void
+cm_addr_poll(struct cm_id *c)
+{
+	uint8_t mac[6];
+	int ret = droce_neigh_resolve(c->dev->verbs, c->peer_ip, mac);
+
+	if (ret == 0) {
+		c->state = CM_ADDR_BOUND;
+		cm_report(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	} else if (ret != EAGAIN || cm_now_ns() >= c->addr_end_ns) {
+		c->state = CM_ADDR_BOUND;	/* may be resolved again */
+		c->peer_ip = 0;
+		cm_report(c, RDMA_CM_EVENT_ADDR_ERROR, ret == EAGAIN ? -ETIMEDOUT : -ret);
+	} else {
+		cm_timer_set(c, CM_ADDR_POLL_MS, 0);
+	}
+}
+
 int
 rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr,
 		  int timeout_ms)
@@ -625,7 +649,6 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 	struct cm_dev *d;
 	int ret = 0;
 
-	(void)timeout_ms;	/* resolution is local: the route is the device, ARP runs on the wire */
 	if (id == NULL || dst_addr == NULL)
 		return CM_ERR(EINVAL);
 	if (dst_addr->sa_family != AF_INET)
@@ -662,8 +685,11 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 	c->id.route.addr.addr.ibaddr.dgid.raw[10] = 0xff;
 	c->id.route.addr.addr.ibaddr.dgid.raw[11] = 0xff;
 	memcpy(&c->id.route.addr.addr.ibaddr.dgid.raw[12], &c->peer_ip, 4);
-	c->state = CM_ADDR_BOUND;
-	cm_report(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	/* the peer's link-layer address, as the kernel's rdma_resolve_ip: ARP */
+	c->state = CM_ADDR_QUERY;
+	c->addr_end_ns = cm_now_ns() +
+			 (uint64_t)(timeout_ms > 0 ? timeout_ms : CM_ADDR_TIMEOUT_MS) * 1000000;
+	cm_addr_poll(c);
 out:
 	pthread_mutex_unlock(&cm.lock);
 	if (ret)

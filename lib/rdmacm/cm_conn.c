@@ -809,8 +809,7 @@ cm_timer_fire(struct cm_id *c)
 	}
 	switch (c->state) {
 	case CM_ADDR_QUERY:
-		c->state = CM_IDLE;
-		post(c, cm_event_new(c, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT));
+		cm_addr_poll(c);
 		break;
 	case CM_REQ_SENT:
 		/* IBA 12.9.7: a REJ with "timeout" tells the peer, if it is there */

@@ -64,6 +64,8 @@
 #define CM_LOCAL_ACK_TIMEOUT	14	/* QP ACK timeout by default: 67 ms */
 #define CM_DEFAULT_RESP_RES	16	/* max_qp_rd_atom / max_qp_init_rd_atom of droce */
 #define CM_MIN_RNR_TIMER	12	/* 0.64 ms */
+#define CM_ADDR_POLL_MS		5	/* address resolution: ask the device again */
+#define CM_ADDR_TIMEOUT_MS	2000	/* rdma_resolve_addr with a time-out <= 0 */
 #define CM_PORT_FIRST		32768	/* ephemeral ports, as ip_local_port_range */
 #define CM_PORT_LAST		60999
 
@@ -151,6 +153,7 @@ struct cm_id {
 	int retries;			/* sends left before the timer gives up */
 	uint64_t timer_ns;		/* CLOCK_MONOTONIC deadline; 0: none */
 	uint32_t timeout_ms;		/* between retransmissions */
+	uint64_t addr_end_ns;		/* rdma_resolve_addr's time-out */
 
 	/* events reported and acknowledged (rdma_destroy_id waits for them to match) */
 	uint32_t events_reported, events_acked;
@@ -236,6 +239,8 @@ struct cm_id *cm_id_by_local(uint32_t local_id);
 struct cm_id *cm_listener_find(struct cm_dev *dev, uint16_t ps, uint16_t port, in_addr_t dst);
 uint16_t cm_ps_wire(enum rdma_port_space ps);
 void cm_path_fill(struct cm_id *c);
+
+void cm_addr_poll(struct cm_id *c);
 
 /* cm_qp.c */
 int cm_qp_to_rtr_rts(struct cm_id *c);

@@ -22,6 +22,14 @@ extern "C" {
  */
 struct ibv_qp *droce_gsi_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 
+/*
+ * The link-layer address of IPv4 @ip (network order) on @ctx's link: 0 with
+ * @mac filled when known (or @ip is the device's own), EAGAIN after asking
+ * the device to resolve it (ARP): ask again later; an errno otherwise. The
+ * connection manager's rdma_resolve_addr polls it until its time-out.
+ */
+int droce_neigh_resolve(struct ibv_context *ctx, uint32_t ip, uint8_t mac[6]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -395,6 +395,22 @@ mtu_enum(uint32_t bytes)
 }
 
 /* Port 1 of @rdev, as ibv_query_port() and the sysfs view (verbs_sysfs.c) give it. */
+/* DROCE_PRIVATE_1, for the drop-in librdmacm (droce_private.h) */
+int
+droce_neigh_resolve(struct ibv_context *ctx, uint32_t ip, uint8_t mac[6])
+{
+	struct droce_rdev *rdev;
+	int ret;
+
+	if (ctx == NULL || mac == NULL)
+		return EINVAL;
+	rdev = to_dctx(ctx)->rdev;
+	ret = rdev->ops->neigh_resolve(rdev, ip, mac);
+	if (ret == -EAGAIN && __atomic_load_n(&rdev->progress, __ATOMIC_RELAXED) != NULL)
+		droce_rdev_progress(rdev);	/* inline: send the request now */
+	return -ret;
+}
+
 void
 droce_port_attr_get(struct droce_rdev *rdev, struct ibv_port_attr *out)
 {

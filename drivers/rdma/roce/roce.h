@@ -339,6 +339,7 @@ struct roce_dev {
 	struct rte_mbuf *tx[DROCE_BURST * 2];
 	struct roce_neigh neigh[DROCE_NEIGH_MAX];
 	uint32_t neigh_pending;		/* entries asked for and not resolved yet */
+	uint32_t neigh_want;		/* control path: an IP (be) to resolve; 0 none */
 	uint64_t tsc_hz;
 	/*
 	 * The engine clock (timer cycles) that RC deadlines use: it advances

@@ -170,6 +170,34 @@ drop:
 	roce_mbuf_free(m);
 }
 
+/*
+ * The control path's question (rdev op neigh_resolve): the table is the
+ * engine's, so read an entry twice and take it only if it did not change
+ * in between; otherwise leave the IP for the engine to resolve.
+ */
+int
+roce_neigh_query(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac)
+{
+	if (ip == dev->ip) {
+		rte_eth_macaddr_get(dev->port_id, mac);
+		return 0;
+	}
+	for (unsigned int i = 0; i < DROCE_NEIGH_MAX; i++) {
+		struct roce_neigh *n = &dev->neigh[i];
+
+		if (__atomic_load_n(&n->ip, __ATOMIC_ACQUIRE) != ip ||
+		    !__atomic_load_n(&n->valid, __ATOMIC_ACQUIRE))
+			continue;
+		*mac = n->mac;
+		if (__atomic_load_n(&n->ip, __ATOMIC_ACQUIRE) == ip &&
+		    __atomic_load_n(&n->valid, __ATOMIC_ACQUIRE))
+			return 0;
+	}
+	__atomic_store_n(&dev->neigh_want, ip, __ATOMIC_RELEASE);
+	roce_wake_kick(dev);
+	return -EAGAIN;
+}
+
 /* 0 with @mac filled, or -EAGAIN after (rate-limited) sending a request. */
 int
 roce_neigh_resolve(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac)

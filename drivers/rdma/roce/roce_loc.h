@@ -202,6 +202,7 @@ int roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 /* roce_arp.c */
 void roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m);
 int roce_neigh_resolve(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac);
+int roce_neigh_query(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac);
 int roce_neigh_add(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac, bool is_static);
 void roce_neigh_confirm(struct roce_dev *dev, rte_be32_t ip);
 void roce_neigh_learn(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac);

@@ -78,6 +78,13 @@ roce_dev_poll(struct roce_dev *dev)
 	if (unlikely(__atomic_load_n(&dev->announce, __ATOMIC_RELAXED)) &&
 	    __atomic_exchange_n(&dev->announce, 0, __ATOMIC_ACQUIRE))
 		roce_arp_announce(dev);
+	if (unlikely(__atomic_load_n(&dev->neigh_want, __ATOMIC_RELAXED))) {
+		rte_be32_t ip = __atomic_exchange_n(&dev->neigh_want, 0, __ATOMIC_ACQUIRE);
+		struct rte_ether_addr mac;
+
+		if (ip != 0)
+			roce_neigh_resolve(dev, ip, &mac);	/* asks ARP, rate-limited */
+	}
 
 	hi = __atomic_load_n(&dev->tm_hi, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < hi; i++) {

@@ -129,6 +129,17 @@ rdev_wait_end(struct droce_rdev *rdev)
 	roce_wait_end(to_roce_dev(rdev));
 }
 
+static int
+rdev_neigh_resolve(struct droce_rdev *rdev, uint32_t ip, uint8_t mac[6])
+{
+	struct rte_ether_addr m;
+	int ret = roce_neigh_query(to_roce_dev(rdev), ip, &m);
+
+	if (ret == 0)
+		memcpy(mac, m.addr_bytes, RTE_ETHER_ADDR_LEN);
+	return ret;
+}
+
 static const struct droce_rdev_ops roce_rdev_ops = {
 	.dev_open = rdev_open,
 	.dev_close = rdev_close,
@@ -139,6 +150,7 @@ static const struct droce_rdev_ops roce_rdev_ops = {
 	.quiesce = rdev_quiesce,
 	.wait_begin = rdev_wait_begin,
 	.wait_end = rdev_wait_end,
+	.neigh_resolve = rdev_neigh_resolve,
 	.pd_alloc = roce_pd_alloc,
 	.pd_free = roce_pd_free,
 	.mr_reg = roce_mr_reg,
