@@ -354,17 +354,29 @@ pack_blob(uint8_t *attr, const uint8_t *s, const struct blob *b)
 	return 0;
 }
 
-/* The whole field; a count on the wire must fit it. */
+/*
+ * Private data: the whole field. A field with its count on the wire (REJ's
+ * ARI, SIDR_REP's additional information): the count must fit the field,
+ * and only the bytes it counts are taken (the rest is zero), so that what
+ * decodes encodes back to the same MAD.
+ */
 static int
 unpack_blob(const uint8_t *attr, uint8_t *s, const struct blob *b)
 {
+	uint64_t len;
+
 	if (b->max == 0)
 		return 0;
-	memcpy(s + b->data, attr + b->off, b->max);
-	if (!b->on_wire)
+	if (!b->on_wire) {
+		memcpy(s + b->data, attr + b->off, b->max);
 		store(s + b->len, b->len_size, b->max);
-	else if (load(s + b->len, b->len_size) > b->max)
+		return 0;
+	}
+	len = load(s + b->len, b->len_size);
+	if (len > b->max)
 		return -EBADMSG;
+	memcpy(s + b->data, attr + b->off, len);
+	memset(s + b->data + len, 0, b->max - len);
 	return 0;
 }
 
