@@ -182,6 +182,10 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 		if (e != NULL) {
 			TAILQ_REMOVE(&ch->events, e, link);
 			e->owner->events_reported++;	/* reported: now it must be acked */
+			if (e->action == CM_ACT_CONN_RESP)
+				cm_conn_response(to_cm_id(e->ev.id), e);
+			else if (e->action == CM_ACT_QP_ERR)
+				cm_qp_to_err(to_cm_id(e->ev.id));
 		}
 		pthread_mutex_unlock(&cm.lock);
 		if (e != NULL)

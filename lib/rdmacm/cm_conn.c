@@ -208,14 +208,14 @@ cm_send_rtu(struct cm_id *c)
 }
 
 static int
-send_mra(struct cm_id *c)
+send_mra(struct cm_id *c, uint8_t what)
 {
 	struct droce_cm_msg m;
 
-	hdr_init(&m, DROCE_CM_ATTR_MRA, c->remote_tid);
+	hdr_init(&m, DROCE_CM_ATTR_MRA, what == DROCE_CM_MSG_REQ ? c->remote_tid : c->tid);
 	m.mra.local_comm_id = c->local_id;
 	m.mra.remote_comm_id = c->remote_id;
-	m.mra.message_mraed = DROCE_CM_MSG_REQ;
+	m.mra.message_mraed = what;
 	m.mra.service_timeout = CM_MRA_TIMEOUT;
 	return send_msg(c->dev, c->peer_ip, &m, c);	/* kept: a repeated REQ gets it again */
 }
@@ -361,14 +361,18 @@ post(struct cm_id *c, struct cm_event *e)
 		cm_event_post(c->chan, e);
 }
 
-/* The connection failed: the QP to error (IBA 12.9.7: time-out, REJ), an event. */
+/*
+ * The connection failed (time-out): an event. The application's QP is the
+ * application's: as with rdma-core, the CM changes it only in the
+ * application's own calls (rdma_get_cm_event, rdma_accept, rdma_disconnect),
+ * never from the CM thread, which could not know it was destroyed.
+ */
 static void
 conn_fail(struct cm_id *c, enum rdma_cm_event_type type, int status, const void *pdata,
 	  size_t len)
 {
 	cm_timer_stop(c);
 	c->state = CM_ERROR;
-	cm_qp_to_err(c);
 	post(c, event_pdata(c, type, status, pdata, len));
 }
 
@@ -479,7 +483,7 @@ req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_
 	e->ev.param.conn.qp_num = r->local_qpn;
 	cm_event_post(l->chan, e);
 	/* as the kernel's rdma_cm: tell the peer the application may take its time */
-	send_mra(c);
+	send_mra(c, DROCE_CM_MSG_REQ);
 }
 
 static void
@@ -504,8 +508,9 @@ rep_input(in_addr_t src, const struct droce_cm_msg *m)
 		/* IBA 12.9.8.3: a REP for nothing we know is rejected */
 		return;
 	}
-	if (c->state == CM_ESTABLISHED && c->remote_id == r->local_comm_id) {
-		resend(c);	/* our RTU was lost */
+	if ((c->state == CM_ESTABLISHED || c->state == CM_REP_RCVD) &&
+	    c->remote_id == r->local_comm_id) {
+		resend(c);	/* our RTU (or MRA) was lost */
 		return;
 	}
 	if (c->state != CM_REQ_SENT)
@@ -521,27 +526,44 @@ rep_input(in_addr_t src, const struct droce_cm_msg *m)
 	if (r->responder_resources < c->init_depth)
 		c->init_depth = r->responder_resources;
 	c->rnr_retry = r->rnr_retry_count;
-	if (c->id.qp == NULL) {
-		/* rdma_establish sends the RTU */
-		c->state = CM_REP_RCVD;
-		e = event_pdata(c, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, r->private_data,
-				DROCE_CM_REP_PDATA_LEN);
-		if (e)
-			fill_conn_param(e, r);
-		post(c, e);
-		return;
+	/*
+	 * The application takes it from here, as with rdma-core: when it gets
+	 * the event, its QP (if the id has one then) goes to RTR and RTS and
+	 * the RTU leaves (cm_conn_response); without a QP it sees
+	 * CONNECT_RESPONSE and calls rdma_establish. Meanwhile an MRA tells
+	 * the peer to wait for that, as Linux's rdma_cm does.
+	 */
+	c->state = CM_REP_RCVD;
+	e = event_pdata(c, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, r->private_data,
+			DROCE_CM_REP_PDATA_LEN);
+	if (e) {
+		fill_conn_param(e, r);
+		e->action = CM_ACT_CONN_RESP;
 	}
+	post(c, e);
+	send_mra(c, DROCE_CM_MSG_REP);
+}
+
+/*
+ * Under cm.lock, in rdma_get_cm_event: the connection response @e is being
+ * taken by the application. With a QP on the id, move it to RTR and RTS and
+ * send the RTU: ESTABLISHED, or CONNECT_ERROR (and a REJ) if the QP refuses.
+ */
+void
+cm_conn_response(struct cm_id *c, struct cm_event *e)
+{
+	if (c->id.qp == NULL || c->state != CM_REP_RCVD)
+		return;
 	if (cm_qp_to_rtr_rts(c) != 0) {
+		e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
+		e->ev.status = -errno;
 		cm_send_rej(c, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0);
-		conn_fail(c, RDMA_CM_EVENT_CONNECT_ERROR, -errno, NULL, 0);
+		cm_qp_to_err(c);
 		return;
 	}
 	c->state = CM_ESTABLISHED;
 	cm_send_rtu(c);
-	e = event_pdata(c, RDMA_CM_EVENT_ESTABLISHED, 0, r->private_data, DROCE_CM_REP_PDATA_LEN);
-	if (e)
-		fill_conn_param(e, r);
-	post(c, e);
+	e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
 }
 
 static void
@@ -606,7 +628,8 @@ rej_input(in_addr_t src, const struct droce_cm_msg *m)
 	cm_timer_stop(c);
 	c->state = CM_ERROR;
 	c->mad_valid = false;
-	cm_qp_to_err(c);
+	if (e)
+		e->action = CM_ACT_QP_ERR;	/* rdma-core: the QP to error as the event is taken */
 	post(c, e);
 }
 
@@ -633,8 +656,7 @@ dreq_input(struct cm_dev *d, in_addr_t src, const struct droce_cm_msg *m)
 	}
 	cm_timer_stop(c);
 	send_drep(d, src, m->hdr.tid, c->local_id, c->remote_id, c);
-	c->state = CM_DISCONNECTED;
-	cm_qp_to_err(c);
+	c->state = CM_DISCONNECTED;	/* the QP: rdma_disconnect's, as with rdma-core */
 	post(c, cm_event_new(c, RDMA_CM_EVENT_DISCONNECTED, 0));
 }
 

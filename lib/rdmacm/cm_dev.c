@@ -428,8 +428,7 @@ cm_exit(void)
 		return;		/* a thread died holding it: nothing safe to do */
 	TAILQ_FOREACH(c, &cm.ids, link) {
 		if (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT) {
-			cm_qp_to_err(c);
-			cm_send_dreq(c);
+			cm_send_dreq(c);	/* its QP may be gone already: not touched */
 		} else if (c->state == CM_REQ_RCVD || c->state == CM_REP_RCVD) {
 			cm_send_rej(c, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0);
 		}

@@ -163,10 +163,17 @@ struct cm_id {
 	bool ep_pd_set;
 };
 
+enum cm_event_action {
+	CM_ACT_NONE,
+	CM_ACT_CONN_RESP,	/* a REP: the QP to RTR/RTS and the RTU when taken */
+	CM_ACT_QP_ERR,		/* a REJ: the QP to error when taken */
+};
+
 struct cm_event {
 	struct rdma_cm_event ev;	/* first: what the application holds */
 	TAILQ_ENTRY(cm_event) link;
 	struct cm_id *owner;		/* counts the acknowledgement */
+	enum cm_event_action action;	/* done in rdma_get_cm_event, the application's thread */
 	uint8_t pdata[DROCE_CM_MAD_LEN];
 };
 
@@ -216,6 +223,7 @@ void cm_trace(const char *dir, const struct cm_dev *d, in_addr_t peer, const uin
 /* cm_conn.c: under cm.lock */
 void cm_mad_input(struct cm_dev *dev, in_addr_t src, in_addr_t dst, const uint8_t *mad, size_t len);
 void cm_timer_fire(struct cm_id *c);
+void cm_conn_response(struct cm_id *c, struct cm_event *e);
 int cm_send_req(struct cm_id *c, const struct rdma_conn_param *p);
 int cm_send_rep(struct cm_id *c, const struct rdma_conn_param *p);
 int cm_send_rtu(struct cm_id *c);
