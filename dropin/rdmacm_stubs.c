@@ -7,7 +7,7 @@
  *
  * The connection manager is lib/rdmacm (linked whole into this library).
  * What it does not do yet fails here with errno ENOSYS, returning -1: the
- * multicast joins and the rsocket API.
+ * rsocket API.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -20,26 +20,6 @@
 
 #define FAIL_NEG() do { errno = ENOSYS; return -1; } while (0)
 #define FAIL_PTR() do { errno = ENOSYS; return NULL; } while (0)
-
-/* --- multicast: not yet --- */
-int
-rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
-{
-	FAIL_NEG();
-}
-
-int
-rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
-{
-	FAIL_NEG();
-}
-
-int
-rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-		       void *context)
-{
-	FAIL_NEG();
-}
 
 /* --- rsockets (RDMACM_1.0) --- */
 int

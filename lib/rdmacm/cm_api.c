@@ -186,6 +186,8 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 				cm_conn_response(to_cm_id(e->ev.id), e);
 			else if (e->action == CM_ACT_QP_ERR)
 				cm_qp_to_err(to_cm_id(e->ev.id));
+			else if (e->action == CM_ACT_MC_JOIN)
+				cm_mc_joined(to_cm_id(e->ev.id), e);
 		}
 		pthread_mutex_unlock(&cm.lock);
 		if (e != NULL)
@@ -302,6 +304,7 @@ cm_id_new(struct cm_channel *ch, void *context, enum rdma_port_space ps, enum ib
 	c->rnr_retry = 7;
 	c->peer_rnr_retry = 7;
 	c->state = CM_IDLE;
+	TAILQ_INIT(&c->mcs);
 	TAILQ_INSERT_TAIL(&cm.ids, c, link);
 	return c;
 }
@@ -457,6 +460,7 @@ rdma_destroy_id(struct rdma_cm_id *id)
 	farewell(c);
 	c->destroying = true;
 	purge(c);
+	cm_mc_leave_all(c);	/* rdma_cma.h: destroying the id leaves its groups */
 	TAILQ_FOREACH(o, &cm.ids, link)
 		if (o->listen == c)
 			o->listen = NULL;	/* its requests outlive it */
@@ -689,6 +693,12 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 	c->id.route.addr.addr.ibaddr.dgid.raw[10] = 0xff;
 	c->id.route.addr.addr.ibaddr.dgid.raw[11] = 0xff;
 	memcpy(&c->id.route.addr.addr.ibaddr.dgid.raw[12], &c->peer_ip, 4);
+	if (IN_MULTICAST(ntohl(c->peer_ip))) {
+		/* a group: its MAC is made from its address, nothing to ask */
+		c->state = CM_ADDR_BOUND;
+		cm_report(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+		goto out;
+	}
 	/* the peer's link-layer address, as the kernel's rdma_resolve_ip: ARP */
 	c->state = CM_ADDR_QUERY;
 	c->addr_end_ns = cm_now_ns() +

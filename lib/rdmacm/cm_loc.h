@@ -116,6 +116,18 @@ enum cm_conn_state {
 
 struct cm_channel;
 
+/* A multicast group an id joined (cm_mcast.c). */
+struct cm_mc {
+	TAILQ_ENTRY(cm_mc) link;
+	struct sockaddr_in addr;
+	union ibv_gid mgid;		/* ::ffff:<group> */
+	void *context;			/* the application's, in the join event */
+	uint32_t join_flags;		/* RDMA_MC_JOIN_FLAG_* */
+	bool attached;			/* the id's QP is attached (done as the event is taken) */
+};
+
+TAILQ_HEAD(cm_mc_list, cm_mc);
+
 struct cm_id {
 	struct rdma_cm_id id;		/* first: what the application holds */
 	TAILQ_ENTRY(cm_id) link;
@@ -158,6 +170,8 @@ struct cm_id {
 	/* events reported and acknowledged (rdma_destroy_id waits for them to match) */
 	uint32_t events_reported, events_acked;
 
+	struct cm_mc_list mcs;		/* multicast groups joined */
+
 	/* rdma_create_ep's passive endpoint: what rdma_get_request gives each request */
 	struct ibv_qp_init_attr *ep_qp_attr;
 	bool ep_pd_set;
@@ -167,6 +181,7 @@ enum cm_event_action {
 	CM_ACT_NONE,
 	CM_ACT_CONN_RESP,	/* a REP: the QP to RTR/RTS and the RTU when taken */
 	CM_ACT_QP_ERR,		/* a REJ: the QP to error when taken */
+	CM_ACT_MC_JOIN,		/* a join: the QP attached to the group when taken */
 };
 
 struct cm_event {
@@ -174,6 +189,7 @@ struct cm_event {
 	TAILQ_ENTRY(cm_event) link;
 	struct cm_id *owner;		/* counts the acknowledgement */
 	enum cm_event_action action;	/* done in rdma_get_cm_event, the application's thread */
+	struct cm_mc *mc;		/* CM_ACT_MC_JOIN's group */
 	uint8_t pdata[DROCE_CM_MAD_LEN];
 };
 
@@ -249,6 +265,10 @@ uint16_t cm_ps_wire(enum rdma_port_space ps);
 void cm_path_fill(struct cm_id *c);
 
 void cm_addr_poll(struct cm_id *c);
+
+/* cm_mcast.c: under cm.lock */
+void cm_mc_joined(struct cm_id *c, struct cm_event *e);
+void cm_mc_leave_all(struct cm_id *c);
 
 /* cm_qp.c */
 int cm_qp_to_rtr_rts(struct cm_id *c);
