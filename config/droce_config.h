@@ -29,6 +29,9 @@
 #define DROCE_MAX_MR		4096
 #define DROCE_MAX_MR_SIZE	(1ULL << 40)
 #define DROCE_MAX_AH		4096
+#define DROCE_MAX_MCAST_GRP	64	/* multicast groups one device's QPs are attached to */
+#define DROCE_MAX_MCAST_QP_ATTACH 32	/* QPs attached to one group */
+#define DROCE_MAX_MCAST_TOTAL	(DROCE_MAX_MCAST_GRP * DROCE_MAX_MCAST_QP_ATTACH)
 #define DROCE_MAX_MSG		(1U << 31)	/* bytes in one RC/UC message */
 #define DROCE_MAX_RD_ATOMIC	16
 #define DROCE_PKEY_TBL_LEN	1

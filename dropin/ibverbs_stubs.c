@@ -6,7 +6,7 @@
  * man page says a failure looks, with errno EOPNOTSUPP (ENOSYS for the
  * IBVERBS_1.0 compatibility ABI); none crashes or pretends to succeed.
  *
- * - IBVERBS_1.1+ verbs droce has no support for yet: multicast, CQ resize,
+ * - IBVERBS_1.1+ verbs droce has no support for yet: CQ resize,
  *   MR re-registration, dmabuf MRs, object import, ECE, QP-ex.
  * - IBVERBS_1.0 duplicates: the pre-2006 ABI (struct ibv_*_1_0 wrappers).
  *   Bound with the symver attribute; the IBVERBS_1.1 definitions are the
@@ -28,19 +28,6 @@
 #define DROPIN_FAIL_PTR(err) do { errno = (err); return NULL; } while (0)
 
 /* --- IBVERBS_1.1 .. 1.14 verbs droce does not support --- */
-
-/* man ibv_attach_mcast: 0 or the value of errno */
-int
-ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	DROPIN_FAIL_INT(EOPNOTSUPP);
-}
-
-int
-ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	DROPIN_FAIL_INT(EOPNOTSUPP);
-}
 
 /* man ibv_resize_cq: 0 or the value of errno */
 int

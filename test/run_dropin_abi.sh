@@ -139,8 +139,10 @@ def call(lib, name, restype, *args):
 
 r, e = call(ibv, "ibv_import_device", ctypes.c_void_p, -1)
 check("ibv_import_device -> NULL, EOPNOTSUPP", r is None and e == errno.EOPNOTSUPP)
+r, e = call(ibv, "ibv_resize_cq", ctypes.c_int, None, 0)
+check("ibv_resize_cq -> EOPNOTSUPP", r == errno.EOPNOTSUPP and e == errno.EOPNOTSUPP)
 r, e = call(ibv, "ibv_attach_mcast", ctypes.c_int, None, None, 0)
-check("ibv_attach_mcast -> EOPNOTSUPP", r == errno.EOPNOTSUPP and e == errno.EOPNOTSUPP)
+check("ibv_attach_mcast (the facade's) without a QP -> EINVAL", r == errno.EINVAL and e == errno.EINVAL)
 r, e = call(ibv, "ibv_cmd_alloc_pd", ctypes.c_int)
 check("ibv_cmd_alloc_pd@PRIVATE_34 -> EOPNOTSUPP", r == errno.EOPNOTSUPP)
 r, e = call(ibv, "verbs_register_driver_34", None, None)

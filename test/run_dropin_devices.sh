@@ -5,7 +5,8 @@
 # libibverbs (LD_LIBRARY_PATH=<dropin dir>), the device from DROCE_EAL:
 #   - ibv_devices lists droce0 with its node GUID;
 #   - ibv_devinfo -v shows droce0: transport InfiniBand, link_layer Ethernet,
-#     PORT_ACTIVE, active_mtu, GID ::ffff:10.0.0.1 (RoCE v2), board_id;
+#     PORT_ACTIVE, active_mtu, GID ::ffff:10.0.0.1 (RoCE v2), board_id, the
+#     multicast limits;
 #   - DROCE_EAL unset, or EAL arguments EAL refuses: a clear message on
 #     stderr, an empty list, a clean exit and nothing from EAL on stdout;
 #   - ibv_xsrq_pingpong (XRC) and ibv_rc_pingpong -t (timestamps) fail
@@ -95,6 +96,10 @@ expect devinfo out '^[[:space:]]+link_layer:[[:space:]]+Ethernet$'
 expect devinfo out '^[[:space:]]+GID\[  0\]:[[:space:]]+::ffff:10\.0\.0\.1, RoCE v2$'
 expect devinfo out '^[[:space:]]+max_num_tags:[[:space:]]+4095$'
 expect devinfo out '^[[:space:]]+IBV_TM_CAP_RC$'
+# the multicast limits (0 would make pyverbs and mckey skip)
+expect devinfo out '^[[:space:]]+max_mcast_grp:[[:space:]]+64$'
+expect devinfo out '^[[:space:]]+max_mcast_qp_attach:[[:space:]]+32$'
+expect devinfo out '^[[:space:]]+max_total_mcast_qp_attach:[[:space:]]+2048$'
 if [ -n "$guid" ]; then
 	g=$(echo "$guid" | sed -E 's/(....)(....)(....)(....)/\1:\2:\3:\4/')
 	expect devinfo out "^[[:space:]]+node_guid:[[:space:]]+$g\$"

@@ -3,9 +3,11 @@
  * Hostile frames below the transport (hostile.h has the rig): truncated
  * frames, Ethernet that is not IPv4 or not for droce0, malformed IPv4 and
  * UDP, bad ICRCs, the BTH's opcode, version and P_Key, ARP and the
- * neighbour table, chained mbufs, and a seeded burst of random frames
+ * neighbour table, chained mbufs, multicast frames (addressing, the
+ * multicast QPN, groups not joined) and a seeded burst of random frames
  * ("--seed=N --frames=N" change it, for fuzzing by hand).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include <rte_ether.h>
 
 #include "droce_config.h"
+#include "droce_rdev_core.h"
 #include "harness.h"
 #include "hostile.h"
 
@@ -605,6 +608,36 @@ static const uint8_t valid_ops[] = {
 	0x27, 0x28, 0x29, 0x2a, 0x2b, 0x64, 0x65,
 };
 
+/* --- Multicast (IBA 10.5, RoCEv2 over IPv4) --- */
+#define MC_GROUP	RTE_IPV4(239, 1, 2, 3)
+
+static union ibv_gid
+mc_gid(uint32_t ip)
+{
+	union ibv_gid g = { .raw = { [10] = 0xff, [11] = 0xff } };
+	rte_be32_t be = rte_cpu_to_be_32(ip);
+
+	memcpy(&g.raw[12], &be, 4);
+	return g;
+}
+
+/* @f, from the peer, readdressed to group @ip at the group's MAC. */
+static void
+mc_readdress(struct frame *f, uint32_t ip)
+{
+	rte_be32_t be = rte_cpu_to_be_32(ip);
+	struct rte_ether_addr *d = &frame_eth(f)->dst_addr;
+
+	d->addr_bytes[0] = 0x01;
+	d->addr_bytes[1] = 0x00;
+	d->addr_bytes[2] = 0x5e;
+	d->addr_bytes[3] = (ip >> 16) & 0x7f;
+	d->addr_bytes[4] = (ip >> 8) & 0xff;
+	d->addr_bytes[5] = ip & 0xff;
+	frame_ip(f)->dst_addr = be;
+	frame_seal(f);
+}
+
 /* A RoCE frame with plausible headers and random content, sealed. */
 static void
 random_roce(struct frame *f)
@@ -672,6 +705,12 @@ random_roce(struct frame *f)
 	for (uint32_t i = 0; i < paylen; i++)
 		pay[i] = (uint8_t)rnd();
 	hp_build(f, op, dqpn, psn, &x, pay, paylen);
+	/* now and then to the group W.ud joined, mostly naming the multicast QPN */
+	if (rndn(16) == 0) {
+		if (rndn(4) != 0)
+			frame_bth(f)->qpn = rte_cpu_to_be_32(DROCE_MCAST_QPN);
+		mc_readdress(f, rndn(4) != 0 ? MC_GROUP : RTE_IPV4(239, 0, 0, rndn(4)));
+	}
 	if (rndn(20) == 0)
 		frame_bth(f)->flags = (uint8_t)rnd();
 	if (rndn(40) == 0)
@@ -752,10 +791,13 @@ test_random_burst_survived(void)
 {
 	const uint32_t total = nb_random, chunk = 100;
 	uint64_t rx0 = hp_stat("rx_pkts"), frames_out = 0;
+	union ibv_gid mcg = mc_gid(MC_GROUP);
 	struct hp_snap s0, s1;
 
 	rng = rng_seed;
 	hp_snap(&s0);
+	/* W.ud, and each QP that replaces it, is in the group random_roce aims at */
+	TEST_ASSERT_EQ(ibv_attach_mcast(W.ud->qp, &mcg, 0), 0);
 	for (uint32_t done = 0; done < total; done += chunk) {
 		for (uint32_t i = done; i < done + chunk; i++) {
 			if (i % 2 == 0)
@@ -792,6 +834,8 @@ test_random_burst_survived(void)
 				hp_qp_destroy(*qs[j]);
 				*qs[j] = hp_qp_new(t, NULL);
 				TEST_ASSERT(*qs[j] != NULL, "QP");
+				if (t == IBV_QPT_UD)
+					TEST_ASSERT_EQ(ibv_attach_mcast(W.ud->qp, &mcg, 0), 0);
 			}
 		}
 	}
@@ -802,6 +846,189 @@ test_random_burst_survived(void)
 		if (s1.v[i] != s0.v[i] && strstr(s1.name[i], "bytes") == NULL)
 			printf(" %s+%" PRIu64, s1.name[i], s1.v[i] - s0.v[i]);
 	printf("\n");
+	return hp_finish();
+}
+
+/*
+ * Frames to a group droce0's UD QP is attached to: the well-formed one
+ * arrives; every other is counted by cause and dropped, and none draws a
+ * frame from droce0 or a completion.
+ */
+static int
+test_mcast_frames_checked(void)
+{
+	union ibv_gid g = mc_gid(MC_GROUP);
+	struct ext deth = ext_deth(QKEY, PEER_QPN);
+	uint8_t d[64];
+	struct hp_snap s;
+
+	hp_fill(d, sizeof(d), 21);
+	TEST_ASSERT_EQ(ibv_attach_mcast(W.ud->qp, &g, 0), 0);
+	hp_build(&F, IBV_OPCODE_UD_SEND_ONLY, DROCE_MCAST_QPN, 0, &deth, d, sizeof(d));
+	mc_readdress(&F, MC_GROUP);
+	hp_snap(&s);
+	CHECK(hp_inject(&F));
+	CHECK(hp_settle());
+	CHECK(hp_drops_only(&s, NULL, 0));
+	TEST_ASSERT_EQ(hp_sdelta(&s, "rx_mcast"), 1);
+	CHECK(hp_expect_recv(W.ud, d, sizeof(d)));
+
+	/* not the multicast QPN (the attached QP's own, another), or not UD */
+	hp_snap(&s);
+	G = F;
+	frame_bth(&G)->qpn = rte_cpu_to_be_32(W.ud->qpn);
+	frame_seal(&G);
+	CHECK(hp_inject(&G));
+	G = F;
+	frame_bth(&G)->qpn = rte_cpu_to_be_32(DROCE_MCAST_QPN - 1);
+	frame_seal(&G);
+	CHECK(hp_inject(&G));
+	{
+		static const uint8_t ops[] = {
+			IBV_OPCODE_RC_SEND_ONLY, IBV_OPCODE_UC_SEND_ONLY,
+			IBV_OPCODE_RC_RDMA_WRITE_ONLY, IBV_OPCODE_RC_ACKNOWLEDGE,
+		};
+
+		for (unsigned int i = 0; i < RTE_DIM(ops); i++) {
+			struct ext x = ops[i] == IBV_OPCODE_RC_RDMA_WRITE_ONLY ?
+				ext_reth(hp_va(TGT_OFF), W.mr->rkey, 8) :
+				ops[i] == IBV_OPCODE_RC_ACKNOWLEDGE ? ext_aeth(0, 0) : (struct ext){ 0 };
+
+			hp_build(&G, ops[i], DROCE_MCAST_QPN, W.rc->epsn, &x, d,
+				 ops[i] == IBV_OPCODE_RC_ACKNOWLEDGE ? 0 : 8);
+			mc_readdress(&G, MC_GROUP);
+			CHECK(hp_inject(&G));
+		}
+	}
+	CHECK(hp_settle());
+	CHECK(hp_drops_only(&s, "rx_drop_no_qp", 6));
+
+	/* a unicast frame to the multicast QPN */
+	hp_snap(&s);
+	hp_build(&G, IBV_OPCODE_UD_SEND_ONLY, DROCE_MCAST_QPN, 0, &deth, d, sizeof(d));
+	CHECK(hp_inject(&G));
+	CHECK(hp_settle());
+	CHECK(hp_drops_only(&s, "rx_drop_no_qp", 1));
+
+	/* MAC and IP disagree: another group's MAC, broadcast, the group at droce0's MAC */
+	hp_snap(&s);
+	G = F;
+	frame_eth(&G)->dst_addr.addr_bytes[5] ^= 1;
+	CHECK(hp_inject(&G));
+	G = F;
+	memset(&frame_eth(&G)->dst_addr, 0xff, 6);
+	CHECK(hp_inject(&G));
+	G = F;
+	frame_eth(&G)->dst_addr = dev_mac;
+	CHECK(hp_inject(&G));
+	/* the group's MAC to droce0's own IP, and to 240.0.0.1 under 224.0.0.1's MAC */
+	G = F;
+	frame_ip(&G)->dst_addr = dev_ip;
+	frame_seal(&G);
+	CHECK(hp_inject(&G));
+	mc_readdress(&G, RTE_IPV4(224, 0, 0, 1));
+	frame_ip(&G)->dst_addr = rte_cpu_to_be_32(RTE_IPV4(240, 0, 0, 1));
+	frame_seal(&G);
+	CHECK(hp_inject(&G));
+	CHECK(hp_settle());
+	CHECK(hp_drops_only(&s, "rx_drop_not_mine", 5));
+
+	/* a group as the source, or the broadcast address */
+	hp_snap(&s);
+	G = F;
+	frame_ip(&G)->src_addr = rte_cpu_to_be_32(MC_GROUP);
+	frame_seal(&G);
+	CHECK(hp_inject(&G));
+	G = F;
+	frame_ip(&G)->src_addr = RTE_BE32(UINT32_MAX);
+	frame_seal(&G);
+	CHECK(hp_inject(&G));
+	CHECK(hp_settle());
+	CHECK(hp_drops_only(&s, "rx_drop_bad_ip", 2));
+
+	/* a group nobody here joined, one whose MAC is the joined group's (239.129.2.3) */
+	hp_snap(&s);
+	G = F;
+	mc_readdress(&G, RTE_IPV4(239, 9, 9, 9));
+	CHECK(hp_inject(&G));
+	G = F;
+	mc_readdress(&G, RTE_IPV4(239, 129, 2, 3));
+	CHECK(hp_inject(&G));
+	CHECK(hp_settle());
+	CHECK(hp_drops_only(&s, "rx_drop_mcast", 2));
+
+	/* the wrong Q_Key; a corrupt ICRC */
+	hp_snap(&s);
+	deth = ext_deth(QKEY ^ 1, PEER_QPN);
+	hp_build(&G, IBV_OPCODE_UD_SEND_ONLY, DROCE_MCAST_QPN, 0, &deth, d, sizeof(d));
+	mc_readdress(&G, MC_GROUP);
+	CHECK(hp_inject(&G));
+	G = F;
+	G.b[G.len - 1] ^= 0x40;
+	CHECK(hp_inject(&G));
+	CHECK(hp_settle());
+	CHECK(hp_sdelta(&s, "rx_drop_bad_qkey") == 1 ? 0 : -1);
+	CHECK(hp_sdelta(&s, "rx_drop_bad_icrc") == 1 ? 0 : -1);
+
+	CHECK(hp_expect_silence());
+	CHECK(hp_no_completion(W.ud));
+	CHECK(hp_no_completion(W.rc));
+	CHECK(hp_memory_intact());
+
+	/* detached: the same frame is dropped */
+	TEST_ASSERT_EQ(ibv_detach_mcast(W.ud->qp, &g, 0), 0);
+	hp_snap(&s);
+	CHECK(hp_inject(&F));
+	CHECK(hp_settle());
+	CHECK(hp_drops_only(&s, "rx_drop_mcast", 1));
+	CHECK(hp_no_completion(W.ud));
+	return hp_finish();
+}
+
+/*
+ * A datagram droce0's UD QP sends to a group: to the group's MAC and IP, the
+ * multicast QPN as the WR named it, no ARP for the group.
+ */
+static int
+test_mcast_datagram_on_the_wire(void)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = mc_gid(MC_GROUP), .hop_limit = 1 },
+	};
+	struct ibv_ah *ah = ibv_create_ah(W.pd, &aa);
+	struct ibv_sge sge = { hp_va(LOC_OFF), 100, W.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 5, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = { .ah = ah, .remote_qpn = DROCE_MCAST_QPN, .remote_qkey = QKEY },
+	};
+	struct rte_ether_addr gmac = {{ 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 }};
+	struct frame_info o;
+	struct ibv_wc wc;
+	const char *why;
+	int n;
+
+	TEST_ASSERT(ah != NULL, "AH to the group: errno %d", errno);
+	hp_fill(W.buf + LOC_OFF, 100, 33);
+	TEST_ASSERT_EQ(hp_post_send_wr(W.ud, &wr), 0);
+	n = hp_collect_n(outf, OUT_MAX, 1);
+	TEST_ASSERT_EQ(n, 1);	/* the datagram, and no ARP request */
+	why = frame_decode(outf[0].b, outf[0].len, &o);
+	TEST_ASSERT(why == NULL, "droce0 sent %s", why);
+	TEST_ASSERT(!o.arp && o.op == IBV_OPCODE_UD_SEND_ONLY, "opcode 0x%02x", o.op);
+	TEST_ASSERT(rte_is_same_ether_addr(&o.eth->dst_addr, &gmac), "not the group's MAC");
+	TEST_ASSERT(rte_is_same_ether_addr(&o.eth->src_addr, &dev_mac), "not droce0's MAC");
+	TEST_ASSERT_EQ(rte_be_to_cpu_32(o.ip->dst_addr), MC_GROUP);
+	TEST_ASSERT(o.ip->src_addr == dev_ip, "not droce0's IP");
+	TEST_ASSERT_EQ(o.dqpn, DROCE_MCAST_QPN);
+	TEST_ASSERT_EQ(deth_qkey((const struct roce_deth *)o.ext), QKEY);
+	TEST_ASSERT_EQ(deth_sqp((const struct roce_deth *)o.ext), W.ud->qpn);
+	TEST_ASSERT(o.paylen == 100 && memcmp(o.pay, W.buf + LOC_OFF, 100) == 0, "payload");
+	TEST_ASSERT_EQ(h_poll(W.ud->scq, &wc, 1, 2000), 1);
+	TEST_ASSERT(wc.status == IBV_WC_SUCCESS && wc.wr_id == 5, "send: %s",
+		    ibv_wc_status_str(wc.status));
+	TEST_ASSERT_EQ(ibv_destroy_ah(ah), 0);
 	return hp_finish();
 }
 
@@ -816,6 +1043,8 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_arp_malformed),
 	TEST_CASE(test_neigh_learned_from_requests_and_gratuitous_arp),
 	TEST_CASE(test_chained_frames),
+	TEST_CASE(test_mcast_frames_checked),
+	TEST_CASE(test_mcast_datagram_on_the_wire),
 	TEST_CASE(test_random_burst_survived),
 };
 

@@ -28,6 +28,7 @@
 #define DROCE_QPN_MASK	0xffffffU	/* QPNs are 24 bits on the wire */
 #define DROCE_GSI_QPN	1		/* QP1: management datagrams (the CM's) */
 #define DROCE_GSI_QKEY	0x80010000U	/* QP1's well-known Q_Key (IBA 13.4.6.2) */
+#define DROCE_MCAST_QPN	0xffffffU	/* the DestQP of every multicast packet */
 
 /*
  * A UD receive buffer begins with the 40-byte GRH; RoCEv2 over IPv4 leaves

@@ -95,7 +95,19 @@ struct droce_rdev_ops {
 	/* checked by the facade (verbs_qp_state.c); -EINVAL for a bad address */
 	int (*qp_modify)(struct droce_rdev_qp *qp, const struct ibv_qp_attr *attr, int mask);
 	void (*qp_query)(struct droce_rdev_qp *qp, struct ibv_qp_attr *attr);
+	/* attachments go with it: the QP is detached from every multicast group */
 	void (*qp_destroy)(struct droce_rdev_qp *qp);
+
+	/*
+	 * A UD QP joins or leaves the multicast group @gid (the facade checked
+	 * the QP type and that @gid is a multicast GID). Attach: 0 if it was
+	 * attached already; -EINVAL unless @gid is an IPv4-mapped group
+	 * (::ffff:224.0.0.0/100, RoCEv2 over IPv4); -ENOMEM past the device's
+	 * groups or a group's QPs (DROCE_MAX_MCAST_*). Detach: -EINVAL if the
+	 * QP is not attached to @gid. The port's multicast filter follows.
+	 */
+	int (*mcast_attach)(struct droce_rdev_qp *qp, const union ibv_gid *gid);
+	int (*mcast_detach)(struct droce_rdev_qp *qp, const union ibv_gid *gid);
 
 	/* an address handle's destination; -EINVAL unless a RoCEv2 IPv4 GID */
 	int (*ah_create)(struct droce_rdev_pd *pd, const struct ibv_ah_attr *attr,

@@ -340,6 +340,9 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	/* atomics are CPU atomics on host memory: atomic across the whole device */
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = DROCE_MAX_AH;
+	a->max_mcast_grp = DROCE_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = DROCE_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = DROCE_MAX_MCAST_TOTAL;
 	a->max_srq = DROCE_MAX_SRQ;
 	a->max_srq_wr = DROCE_MAX_SRQ_WR;
 	a->max_srq_sge = DROCE_MAX_SGE;

@@ -462,3 +462,58 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	free(qp);
 	return 0;
 }
+
+/*
+ * man ibv_attach_mcast: 0 or the value of errno. The kernel's checks
+ * (ib_attach_mcast): EINVAL for a QP that is not UD or a GID that is not
+ * multicast (ff00::/8, or IPv4-mapped 224.0.0.0/4); the LID means nothing on
+ * RoCE. The driver carries RoCEv2 over IPv4 only: an IPv6 group is EINVAL
+ * too. Attaching twice is not an error; ENOMEM past max_mcast_grp or
+ * max_mcast_qp_attach.
+ */
+static int
+mcast_check(struct ibv_qp *ibqp, const union ibv_gid *gid)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (ibqp == NULL || gid == NULL || to_dqp(ibqp)->fp->type != IBV_QPT_UD)
+		return EINVAL;
+	if (gid->raw[0] == 0xff)
+		return 0;
+	if (memcmp(gid->raw, v4mapped, sizeof(v4mapped)) == 0 && (gid->raw[12] >> 4) == 0xe)
+		return 0;
+	return EINVAL;
+}
+
+int
+ibv_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
+{
+	int ret = mcast_check(ibqp, gid);
+
+	RTE_SET_USED(lid);
+	if (ret == 0) {
+		struct droce_rdev_qp *fp = to_dqp(ibqp)->fp;
+
+		ret = -fp->dev->ops->mcast_attach(fp, gid);
+	}
+	if (ret)
+		errno = ret;
+	return ret;
+}
+
+/* man ibv_detach_mcast: 0 or the value of errno; EINVAL if @ibqp is not attached to @gid. */
+int
+ibv_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
+{
+	int ret = mcast_check(ibqp, gid);
+
+	RTE_SET_USED(lid);
+	if (ret == 0) {
+		struct droce_rdev_qp *fp = to_dqp(ibqp)->fp;
+
+		ret = -fp->dev->ops->mcast_detach(fp, gid);
+	}
+	if (ret)
+		errno = ret;
+	return ret;
+}

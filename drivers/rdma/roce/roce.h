@@ -62,6 +62,8 @@ struct roce_stats {
 	uint64_t rx_drop_no_wqe;	/* UD/UC: no receive WQE */
 	uint64_t rx_drop_seq;		/* UC/RC PSN out of sequence */
 	uint64_t rx_drop_bad_len;	/* payload length wrong for the opcode */
+	uint64_t rx_drop_mcast;		/* multicast to a group no QP here is attached to */
+	uint64_t rx_mcast;		/* multicast packets delivered to a group's QPs */
 	uint64_t rx_dup;		/* RC duplicate requests */
 	uint64_t rx_arp;
 	uint64_t rx_drop_bad_arp;	/* ARP droce cannot use: malformed, not IPv4 */
@@ -284,6 +286,23 @@ struct roce_qp {
 	struct roce_qp_eng e __rte_cache_aligned;
 };
 
+/* --- Multicast groups (roce_mcast.c) --- */
+/*
+ * The QPs of this device attached to one group, as the engine reads them:
+ * never changed while published. Each group slot has two copies; attach and
+ * detach write the one not published, publish it (a release store in
+ * dev->mcg_tbl) and wait with roce_dev_quiesce() until no engine iteration
+ * can still read the other, which the next change then reuses: read-copy-
+ * update with the engine iteration as the read-side section, and nothing
+ * allocated. A QP leaves every group before it is freed (roce_qp_destroy).
+ */
+struct roce_mcg {
+	rte_be32_t ip;			/* the group, 224.0.0.0/4 */
+	struct rte_ether_addr mac;	/* 01:00:5e + its low 23 bits (RFC 1112 6.4) */
+	uint32_t nqp;
+	struct roce_qp *qp[DROCE_MAX_MCAST_QP_ATTACH];
+};
+
 /* --- Device --- */
 struct roce_engine;
 
@@ -328,6 +347,13 @@ struct roce_dev {
 	uint32_t gsi_idx;		/* 1 + qp_tbl index of QP1, 0 = none */
 	struct roce_srq *tm_tbl[DROCE_MAX_TM_SRQ];	/* tag-matching SRQs */
 	uint32_t tm_hi;
+	struct roce_mcg *mcg_tbl[DROCE_MAX_MCAST_GRP];	/* multicast groups: NULL, or mcg_buf[i][0/1] */
+	uint32_t mcg_hi;		/* highest slot ever used + 1 */
+	/* multicast, control path (roce_mcast.c), under mcast_lock */
+	pthread_mutex_t mcast_lock;
+	struct roce_mcg mcg_buf[DROCE_MAX_MCAST_GRP][2];	/* each slot's two copies */
+	uint32_t nb_mcast_attach;	/* QP attachments, all groups */
+	bool mc_allmulti;		/* droce put the port in allmulticast (no filter list) */
 
 	uint32_t announce;		/* set: the engine sends a gratuitous ARP */
 

@@ -132,6 +132,45 @@ roce_qp_by_qpn(struct roce_dev *dev, uint32_t qpn)
 	return qp != NULL && qp->fp.qpn == qpn ? qp : NULL;
 }
 
+/* An IPv4 multicast address: 224.0.0.0/4 (RFC 5771). */
+static inline bool
+roce_ip_is_mcast(rte_be32_t ip)
+{
+	return (rte_be_to_cpu_32(ip) >> 28) == 0xe;
+}
+
+/* RFC 1112 6.4: a group's frames go to 01:00:5e and the group's low 23 bits. */
+static inline void
+roce_mcast_mac(rte_be32_t ip, struct rte_ether_addr *mac)
+{
+	uint32_t h = rte_be_to_cpu_32(ip);
+
+	mac->addr_bytes[0] = 0x01;
+	mac->addr_bytes[1] = 0x00;
+	mac->addr_bytes[2] = 0x5e;
+	mac->addr_bytes[3] = (h >> 16) & 0x7f;
+	mac->addr_bytes[4] = (h >> 8) & 0xff;
+	mac->addr_bytes[5] = h & 0xff;
+}
+
+/*
+ * The engine's view of group @ip on @dev, or NULL: valid until the end of
+ * the current iteration of roce_dev_poll (struct roce_mcg).
+ */
+static inline const struct roce_mcg *
+roce_mcg_find(struct roce_dev *dev, rte_be32_t ip)
+{
+	uint32_t hi = __atomic_load_n(&dev->mcg_hi, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < hi; i++) {
+		const struct roce_mcg *g = __atomic_load_n(&dev->mcg_tbl[i], __ATOMIC_ACQUIRE);
+
+		if (g != NULL && g->ip == ip)
+			return g;
+	}
+	return NULL;
+}
+
 /* roce_dev.c */
 /* The vdev's devargs, parsed. */
 struct roce_dev_args {
@@ -296,6 +335,12 @@ void roce_qp_destroy(struct droce_rdev_qp *fp);
 int roce_av_from_ah_attr(const struct ibv_ah_attr *ah, struct droce_av *av);
 int roce_ah_create(struct droce_rdev_pd *pd, const struct ibv_ah_attr *attr, struct droce_av *av);
 void roce_ah_destroy(struct droce_rdev *rdev);
+
+/* roce_mcast.c */
+void roce_mcast_rcv(struct roce_dev *dev, struct roce_pkt *pkt);
+int roce_mcast_attach(struct droce_rdev_qp *fp, const union ibv_gid *gid);
+int roce_mcast_detach(struct droce_rdev_qp *fp, const union ibv_gid *gid);
+void roce_mcast_qp_gone(struct roce_qp *qp);
 
 /* roce_rdev.c */
 void roce_rdev_init(struct roce_dev *dev);

@@ -341,7 +341,9 @@ roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mas
 	enum ibv_qp_state cur, next;
 	struct droce_av av;
 
-	if ((mask & IBV_QP_AV) && roce_av_from_ah_attr(&attr->ah_attr, &av) != 0)
+	/* IBA 10.5: a connection's destination is one port, never a multicast group */
+	if ((mask & IBV_QP_AV) &&
+	    (roce_av_from_ah_attr(&attr->ah_attr, &av) != 0 || roce_ip_is_mcast(av.dip)))
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
 	cur = roce_qp_state(qp);
@@ -408,6 +410,7 @@ roce_qp_destroy(struct droce_rdev_qp *fp)
 	struct roce_qp *qp = to_roce_qp(fp);
 	struct roce_dev *dev = qp->dev;
 
+	roce_mcast_qp_gone(qp);
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&qp->fp.state, IBV_QPS_RESET, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&dev->qp_tbl[qp->idx], NULL, __ATOMIC_SEQ_CST);

@@ -76,7 +76,8 @@ rdev_stats_get(struct droce_rdev *rdev, struct droce_dev_stats *st)
 	st->rx_drops = s->rx_drop_not_ip + s->rx_drop_not_mine + s->rx_drop_bad_ip +
 		s->rx_drop_not_roce + s->rx_drop_truncated + s->rx_drop_bad_icrc +
 		s->rx_drop_bad_bth + s->rx_drop_no_qp + s->rx_drop_bad_qkey +
-		s->rx_drop_qp_state + s->rx_drop_no_wqe + s->rx_drop_seq + s->rx_drop_bad_len;
+		s->rx_drop_qp_state + s->rx_drop_no_wqe + s->rx_drop_seq + s->rx_drop_bad_len +
+		s->rx_drop_mcast;
 	st->rx_drop_bad_icrc = s->rx_drop_bad_icrc;
 	st->rx_drop_truncated = s->rx_drop_truncated;
 	st->rx_drop_no_qp = s->rx_drop_no_qp;
@@ -96,7 +97,7 @@ static const struct {
 	XS(rx_drop_qp_state), XS(rx_drop_no_wqe), XS(rx_drop_seq), XS(rx_drop_bad_len),
 	XS(rx_dup), XS(rx_arp), XS(rx_drop_bad_arp), XS(tx_arp), XS(tx_drop_no_mbuf),
 	XS(tx_drop_full), XS(tx_busy), XS(tx_no_neigh), XS(cq_overflow), XS(retransmits),
-	XS(rnr_naks_sent), XS(naks_sent), XS(naks_rcvd),
+	XS(rnr_naks_sent), XS(naks_sent), XS(naks_rcvd), XS(rx_drop_mcast), XS(rx_mcast),
 };
 
 static int
@@ -170,6 +171,8 @@ static const struct droce_rdev_ops roce_rdev_ops = {
 	.qp_destroy = roce_qp_destroy,
 	.ah_create = roce_ah_create,
 	.ah_destroy = roce_ah_destroy,
+	.mcast_attach = roce_mcast_attach,
+	.mcast_detach = roce_mcast_detach,
 };
 
 /* At probe, once the device's identity is known. */

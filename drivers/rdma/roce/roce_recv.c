@@ -57,6 +57,7 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 	struct roce_pkt pkt;
 	struct roce_qp *qp;
 	uint32_t iplen, udplen, qpn, blen, pad;
+	bool mc;
 
 	st->rx_pkts++;
 	st->rx_bytes += m->pkt_len;
@@ -76,7 +77,9 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 		st->rx_drop_not_ip++;
 		goto drop;
 	}
-	if (!rte_is_same_ether_addr(&eth->dst_addr, &dev->mac)) {
+	/* a multicast frame: its IPv4 destination must be the group of its MAC (below) */
+	mc = rte_is_multicast_ether_addr(&eth->dst_addr);
+	if (!mc && !rte_is_same_ether_addr(&eth->dst_addr, &dev->mac)) {
 		st->rx_drop_not_mine++;
 		goto drop;
 	}
@@ -96,7 +99,21 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 		st->rx_drop_truncated++;
 		goto drop;
 	}
-	if (ip->dst_addr != dev->ip) {
+	if (unlikely(mc)) {
+		struct rte_ether_addr gmac;
+
+		roce_mcast_mac(ip->dst_addr, &gmac);
+		if (!roce_ip_is_mcast(ip->dst_addr) ||
+		    !rte_is_same_ether_addr(&eth->dst_addr, &gmac)) {
+			st->rx_drop_not_mine++;
+			goto drop;
+		}
+		/* RFC 1112: a group is never a source */
+		if (roce_ip_is_mcast(ip->src_addr) || ip->src_addr == RTE_BE32(UINT32_MAX)) {
+			st->rx_drop_bad_ip++;
+			goto drop;
+		}
+	} else if (ip->dst_addr != dev->ip) {
 		st->rx_drop_not_mine++;
 		goto drop;
 	}
@@ -142,6 +159,10 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 		goto drop;
 	}
 
+	if (unlikely(mc)) {
+		roce_mcast_rcv(dev, &pkt);
+		goto drop;
+	}
 	qpn = bth_qpn(pkt.bth);
 	qp = roce_qp_by_qpn(dev, qpn);
 	if (qp == NULL || !qp_type_matches(qp, pkt.opcode)) {

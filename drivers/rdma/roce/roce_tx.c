@@ -76,10 +76,35 @@ roce_xmit(struct roce_dev *dev, struct rte_mbuf *m)
 }
 
 /*
+ * A frame to a group that QPs of this device are attached to reaches them
+ * too, as a NIC loops multicast back to its own QPs: a copy through the
+ * loopback ring (the port does not return our own frames).
+ */
+static void
+mcast_loop(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t group)
+{
+	struct rte_mbuf *c;
+
+	if (roce_mcg_find(dev, group) == NULL)
+		return;
+	c = rte_pktmbuf_copy(m, dev->mp, 0, UINT32_MAX);
+	if (c == NULL) {
+		dev->stats.tx_drop_no_mbuf++;
+		return;
+	}
+	roce_mbuf_takeover(c);
+	if (rte_ring_enqueue(dev->loop, c) != 0) {
+		dev->stats.tx_drop_full++;
+		roce_mbuf_free(c);
+	}
+}
+
+/*
  * Fill in Ethernet, IPv4 and UDP in front of the RoCE packet already in @m
  * (BTH at the start of the data) and queue it. Frames to our own IP go to the
- * loopback ring. Returns -EAGAIN (mbuf freed) when the peer's MAC is unknown
- * yet; an ARP request is then on its way.
+ * loopback ring; frames to a multicast group to the group's MAC, without
+ * ARP. Returns -EAGAIN (mbuf freed) when the peer's MAC is unknown yet; an
+ * ARP request is then on its way.
  */
 int
 roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
@@ -91,8 +116,11 @@ roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 	uint32_t l4 = m->pkt_len;
 	struct rte_ether_addr dmac;
 	bool local = dip == dev->ip;
+	bool mc = roce_ip_is_mcast(dip);
 
-	if (!local && roce_neigh_resolve(dev, dip, &dmac) != 0) {
+	if (mc)
+		roce_mcast_mac(dip, &dmac);
+	else if (!local && roce_neigh_resolve(dev, dip, &dmac) != 0) {
 		roce_mbuf_free(m);
 		dev->stats.tx_no_neigh++;
 		return -EAGAIN;
@@ -129,6 +157,8 @@ roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 		}
 		return 0;
 	}
+	if (unlikely(mc))
+		mcast_loop(dev, m, dip);
 	roce_xmit(dev, m);
 	return 0;
 }
