@@ -64,7 +64,7 @@ TOPO=shm
 case ${1:-} in --shm) shift ;; --memif) TOPO=memif; shift ;; esac
 
 ALL_CASES="rping rping_s4000 rping_s20000 rping_noport rdma_server ucmatose udaddy cmtime
-ib_send_lat ib_write_bw ib_read_lat exit_no_disconnect"
+ib_send_lat ib_write_bw ib_read_lat exit_no_disconnect mckey"
 CASES=
 for c in $ALL_CASES; do
 	if [ $# -eq 0 ]; then
@@ -403,6 +403,21 @@ case_rping_noport() {
 	CLIENT_TIMEOUT=
 }
 
+# mckey: the receiver joins 239.1.2.<n> and waits for 10 datagrams, the
+# sender joins (RoCEv2 multicast: the group's MAC) and sends them
+case_mckey() {
+	local g=239.1.2.$((n % 250 + 1))
+
+	chk() {
+		exit_reasons
+		need server "$SLOG" '^mckey: joined dgid: ::ffff:'"$g" '^data transfers complete' \
+			'^return status 0'
+		need client "$CLOG" '^mckey: joined dgid: ::ffff:'"$g" '^return status 0'
+	}
+	run_pair mckey sc chk '^receiving data transfers' 0 \
+		mckey -m $g -b $RIP_S -C 10 -- mckey -m $g -b $RIP_C -s -C 10
+}
+
 # test/cm_peer (built next to the drop-in): a client that exits without
 # rdma_disconnect or rdma_destroy_id; its CM sends the DREQ at exit
 case_exit_no_disconnect() {
@@ -520,6 +535,7 @@ for c in $CASES; do
 	cmtime) case_cmtime sc ;;
 	ib_*) case_perftest $c sc ;;
 	exit_no_disconnect) case_exit_no_disconnect ;;
+	mckey) case_mckey ;;
 	esac
 done
 

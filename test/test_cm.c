@@ -413,6 +413,58 @@ test_unreachable_address_is_addr_error(void)
 	return TEST_SUCCESS;
 }
 
+/* Multicast on a UD id: the join event, the QP attached, leave, and the errors. */
+static int
+test_multicast_join_and_leave(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in src = sin_of(DEV_IP, 0), grp = sin_of("239.9.9.9", 0);
+	struct sockaddr_in uni = sin_of("10.0.0.5", 0), other = sin_of("239.9.9.10", 0);
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id, *unbound;
+	int ctx;
+
+	TEST_ASSERT(ch != NULL, "channel");
+	TEST_ASSERT_EQ(rdma_create_id(ch, &unbound, NULL, RDMA_PS_UDP), 0);
+	TEST_ASSERT(rdma_join_multicast(unbound, (struct sockaddr *)&grp, NULL) == -1 &&
+		    errno == ENODEV, "join before the id has a device: errno %d", errno);
+	rdma_destroy_id(unbound);
+	TEST_ASSERT_EQ(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP), 0);
+	TEST_ASSERT_EQ(rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&grp, 500), 0);
+	CHECK(wait_ev(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, WAIT_MS));	/* no ARP for a group */
+	TEST_ASSERT_EQ(rdma_create_qp(id, NULL, &qa), 0);
+	TEST_ASSERT(rdma_join_multicast(id, (struct sockaddr *)&uni, NULL) == -1 && errno == EINVAL,
+		    "a unicast address: errno %d", errno);
+	TEST_ASSERT_EQ(rdma_join_multicast(id, (struct sockaddr *)&grp, &ctx), 0);
+	CHECK(wait_ev(ch, RDMA_CM_EVENT_MULTICAST_JOIN, &ev, WAIT_MS));
+	TEST_ASSERT_EQ(ev->status, 0);
+	TEST_ASSERT_PTR_EQ(ev->param.ud.private_data, &ctx);
+	TEST_ASSERT_EQ(ev->param.ud.qp_num, 0xffffff);
+	TEST_ASSERT_EQ(ev->param.ud.qkey, RDMA_UDP_QKEY);
+	TEST_ASSERT(ev->param.ud.ah_attr.is_global && ev->param.ud.ah_attr.grh.dgid.raw[10] == 0xff &&
+		    ev->param.ud.ah_attr.grh.dgid.raw[12] == 239 &&
+		    ev->param.ud.ah_attr.grh.dgid.raw[15] == 9, "the group's IPv4-mapped GID");
+	rdma_ack_cm_event(ev);
+	/* attached when the event was taken: detaching succeeds once, in the leave */
+	TEST_ASSERT(rdma_leave_multicast(id, (struct sockaddr *)&other) == -1 && errno == EADDRNOTAVAIL,
+		    "leaving a group not joined: errno %d", errno);
+	TEST_ASSERT_EQ(rdma_leave_multicast(id, (struct sockaddr *)&grp), 0);
+	TEST_ASSERT(ibv_detach_mcast(id->qp, &(union ibv_gid){ .raw = { [10] = 0xff, [11] = 0xff,
+		    [12] = 239, [13] = 9, [14] = 9, [15] = 9 } }, 0) != 0, "the leave detached the QP");
+	TEST_ASSERT(rdma_leave_multicast(id, (struct sockaddr *)&grp) == -1 && errno == EADDRNOTAVAIL,
+		    "leaving twice");
+	/* a join left before its event is taken attaches nothing */
+	TEST_ASSERT_EQ(rdma_join_multicast(id, (struct sockaddr *)&other, NULL), 0);
+	rdma_destroy_qp(id);
+	TEST_ASSERT_EQ(rdma_destroy_id(id), 0);	/* leaves, drops the untaken event */
+	rdma_destroy_event_channel(ch);
+	return TEST_SUCCESS;
+}
+
 static int
 test_bind_errors(void)
 {
@@ -651,6 +703,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_post_recv_seed_semantics),
 	TEST_CASE(test_nonblocking_channel),
 	TEST_CASE(test_unreachable_address_is_addr_error),
+	TEST_CASE(test_multicast_join_and_leave),
 	TEST_CASE(test_bind_errors),
 	TEST_CASE(test_sync_endpoints),
 };
