@@ -228,8 +228,6 @@ ah_get(struct cm_dev *d, in_addr_t dst)
 	return d->ah[i].ah;
 }
 
-static void drain(struct cm_dev *d);
-
 /* DROCE_CM_DEBUG=1: every MAD sent and received, on stderr. */
 int
 cm_debug(void)
@@ -275,8 +273,7 @@ cm_mad_send(struct cm_dev *d, in_addr_t dst, const uint8_t *mad)
 	unsigned int slot;
 	int ret;
 
-	if (d->send_free == 0)
-		drain(d);	/* reap send completions */
+	/* no slot: every MAD in flight; this one is lost, its timer sends it again */
 	if (d->send_free == 0 || (ah = ah_get(d, dst)) == NULL) {
 		d->tx_drops++;
 		return d->send_free == 0 ? ENOBUFS : errno;
