@@ -83,6 +83,7 @@ dev_close(struct cm_dev *d)
 	if (d->pd)
 		ibv_dealloc_pd(d->pd);
 	free(d->buf);
+	free(d->backlog);
 	if (d->verbs)
 		ibv_close_device(d->verbs);
 	memset(d, 0, sizeof(*d));
@@ -122,7 +123,8 @@ dev_open(struct cm_dev *d, struct ibv_device *ibdev)
 	d->pd = ibv_alloc_pd(d->verbs);
 	d->ch = ibv_create_comp_channel(d->verbs);
 	d->buf = calloc(1, len);
-	if (d->pd == NULL || d->ch == NULL || d->buf == NULL)
+	d->backlog = calloc(CM_BACKLOG, sizeof(*d->backlog));
+	if (d->pd == NULL || d->ch == NULL || d->buf == NULL || d->backlog == NULL)
 		goto fail;
 	d->cq = ibv_create_cq(d->verbs, CM_RECV_SLOTS + CM_SEND_SLOTS, d, d->ch, 0);
 	d->mr = ibv_reg_mr(d->pd, d->buf, len, IBV_ACCESS_LOCAL_WRITE);
@@ -258,27 +260,21 @@ cm_trace(const char *dir, const struct cm_dev *d, in_addr_t peer, const uint8_t 
 		droce_cm_attr_name((uint16_t)(mad[16] << 8 | mad[17])), ntohl(ids[0]), ntohl(ids[1]));
 }
 
-/*
- * Send one MAD (DROCE_CM_MAD_LEN bytes) to @dst's QP1: 0, or an errno (no
- * free slot, no address handle). A lost MAD is the timers' business, so the
- * callers treat a failure like a loss.
- */
-int
-cm_mad_send(struct cm_dev *d, in_addr_t dst, const uint8_t *mad)
+/* Post one MAD into free send slot @slot: 0 or an errno. */
+static int
+post_mad(struct cm_dev *d, in_addr_t dst, const uint8_t *mad)
 {
 	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
 				  .num_sge = 1 }, *bad;
+	unsigned int slot = (unsigned int)__builtin_ctzll(d->send_free);
 	struct ibv_sge sge;
-	struct ibv_ah *ah;
-	unsigned int slot;
+	struct ibv_ah *ah = ah_get(d, dst);
 	int ret;
 
-	/* no slot: every MAD in flight; this one is lost, its timer sends it again */
-	if (d->send_free == 0 || (ah = ah_get(d, dst)) == NULL) {
+	if (ah == NULL) {
 		d->tx_drops++;
-		return d->send_free == 0 ? ENOBUFS : errno;
+		return errno ? errno : ENOMEM;
 	}
-	slot = (unsigned int)__builtin_ctzll(d->send_free);
 	memcpy(send_slot(d, slot), mad, DROCE_CM_MAD_LEN);
 	sge = (struct ibv_sge){ .addr = (uintptr_t)send_slot(d, slot),
 				.length = DROCE_CM_MAD_LEN, .lkey = d->mr->lkey };
@@ -298,6 +294,44 @@ cm_mad_send(struct cm_dev *d, in_addr_t dst, const uint8_t *mad)
 	return 0;
 }
 
+/* Under cm.lock: send what waits in the backlog while slots are free. */
+static void
+backlog_flush(struct cm_dev *d)
+{
+	while (d->bl_len > 0 && d->send_free != 0) {
+		struct cm_pending *p = &d->backlog[d->bl_head];
+
+		post_mad(d, p->dst, p->mad);
+		d->bl_head = (d->bl_head + 1) % CM_BACKLOG;
+		d->bl_len--;
+	}
+}
+
+/*
+ * Send one MAD (DROCE_CM_MAD_LEN bytes) to @dst's QP1: 0, or an errno. With
+ * every send slot in flight (a burst: a thousand connections at once), the
+ * MAD waits in the device's backlog, in order, until completions free
+ * slots; only a full backlog loses one, which its timer sends again.
+ */
+int
+cm_mad_send(struct cm_dev *d, in_addr_t dst, const uint8_t *mad)
+{
+	struct cm_pending *p;
+
+	if (d->bl_len == 0 && d->send_free != 0)
+		return post_mad(d, dst, mad);
+	if (d->bl_len == CM_BACKLOG) {
+		d->tx_drops++;
+		return ENOBUFS;
+	}
+	p = &d->backlog[(d->bl_head + d->bl_len) % CM_BACKLOG];
+	p->dst = dst;
+	memcpy(p->mad, mad, DROCE_CM_MAD_LEN);
+	d->bl_len++;
+	cm_wake();	/* the thread flushes as completions arrive */
+	return 0;
+}
+
 /* Under cm.lock: every completion of @d's QP1. */
 static void
 drain(struct cm_dev *d)
@@ -311,6 +345,7 @@ drain(struct cm_dev *d)
 
 			if (id >= CM_RECV_SLOTS) {
 				d->send_free |= 1ull << (id - CM_RECV_SLOTS);
+				backlog_flush(d);
 				continue;
 			}
 			if (wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len >= CM_GRH_LEN) {

@@ -44,8 +44,9 @@
 #endif
 
 #define CM_MAX_DEVS		8
-#define CM_RECV_SLOTS		64	/* receive WQEs on each QP1 */
-#define CM_SEND_SLOTS		32	/* MADs in flight from each QP1 */
+#define CM_RECV_SLOTS		512	/* receive WQEs on each QP1: a burst of requests */
+#define CM_SEND_SLOTS		64	/* MADs in flight from each QP1 (a 64-bit mask) */
+#define CM_BACKLOG		2048	/* MADs waiting for a send slot, per device */
 #define CM_GRH_LEN		40
 #define CM_RECV_LEN		(CM_GRH_LEN + DROCE_CM_MAD_LEN)
 #define CM_AH_CACHE		64	/* peers with an address handle on a QP1 */
@@ -89,6 +90,12 @@ struct cm_dev {
 		struct ibv_ah *ah;
 	} ah[CM_AH_CACHE];
 	unsigned int ah_next;		/* round-robin victim */
+	/* MADs waiting for a free send slot, oldest first (a ring) */
+	struct cm_pending {
+		in_addr_t dst;
+		uint8_t mad[DROCE_CM_MAD_LEN];
+	} *backlog;
+	unsigned int bl_head, bl_len;
 	/* counters (cm_dev_stats) */
 	uint64_t rx_mads, tx_mads, rx_drops, tx_drops, retransmits;
 };
