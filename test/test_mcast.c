@@ -25,7 +25,7 @@
 #define GRH_LEN		40
 #define MSG_LEN		200
 #define RECV_SLOT	4096
-#define GROUP_IP	RTE_IPV4(239, 1, 2, 3)
+#define GROUP_IP	RTE_IPV4(239u, 1, 2, 3)	/* u: DPDK 22.11 shifts its first byte as an int */
 
 static const struct h_qp_opts ud = { .type = IBV_QPT_UD, .max_recv_wr = 64, .max_send_wr = 64 };
 
@@ -267,7 +267,7 @@ test_attach_errors(void)
 	bad = gid_v4(RTE_IPV4(10, 0, 0, 2));
 	errno = 0;
 	CHECK(expect_einval(ibv_attach_mcast(u->qp, &bad, 0), "unicast ::ffff:10.0.0.2"));
-	bad = gid_v4(RTE_IPV4(240, 0, 0, 1));
+	bad = gid_v4(RTE_IPV4(240u, 0, 0, 1));
 	errno = 0;
 	CHECK(expect_einval(ibv_attach_mcast(u->qp, &bad, 0), "::ffff:240.0.0.1"));
 	memset(&bad, 0, sizeof(bad));
@@ -289,10 +289,10 @@ test_attach_errors(void)
 	errno = 0;
 	CHECK(expect_einval(ibv_detach_mcast(u->qp, &g, 0), "detach, never attached"));
 	/* the edges of 224.0.0.0/4 are groups */
-	bad = gid_v4(RTE_IPV4(224, 0, 0, 0));
+	bad = gid_v4(RTE_IPV4(224u, 0, 0, 0));
 	TEST_ASSERT_EQ(ibv_attach_mcast(u->qp, &bad, 0), 0);
 	TEST_ASSERT_EQ(ibv_detach_mcast(u->qp, &bad, 0), 0);
-	bad = gid_v4(RTE_IPV4(239, 255, 255, 255));
+	bad = gid_v4(RTE_IPV4(239u, 255, 255, 255));
 	TEST_ASSERT_EQ(ibv_attach_mcast(u->qp, &bad, 0), 0);
 	TEST_ASSERT_EQ(ibv_detach_mcast(u->qp, &bad, 0), 0);
 	return TEST_SUCCESS;
@@ -349,7 +349,7 @@ test_qkey_checked_per_qp(void)
 static int
 test_groups_are_separate(void)
 {
-	const uint32_t g2ip = RTE_IPV4(239, 1, 2, 4), g3ip = RTE_IPV4(239, 129, 2, 3);
+	const uint32_t g2ip = RTE_IPV4(239u, 1, 2, 4), g3ip = RTE_IPV4(239u, 129, 2, 3);
 	struct h_side *a = ud_side(0, H_QKEY), *b1 = ud_side(1, H_QKEY), *b2 = ud_side(1, H_QKEY);
 	union ibv_gid g1 = gid_v4(GROUP_IP), g2 = gid_v4(g2ip);
 	struct ibv_ah *ah1, *ah2, *ah3;
@@ -475,7 +475,7 @@ test_group_limits(void)
 	}
 	/* groups: this one, and as many more as the device holds */
 	for (i = 1; i < DROCE_MAX_MCAST_GRP; i++) {
-		union ibv_gid gi = gid_v4(RTE_IPV4(239, 2, 0, i));
+		union ibv_gid gi = gid_v4(RTE_IPV4(239u, 2, 0, i));
 
 		if (ibv_attach_mcast(s->qp, &gi, 0) != 0) {
 			fprintf(stderr, "  group %u: errno %d\n", i + 1, errno);
@@ -483,7 +483,7 @@ test_group_limits(void)
 		}
 	}
 	{
-		union ibv_gid gi = gid_v4(RTE_IPV4(239, 2, 1, 0));
+		union ibv_gid gi = gid_v4(RTE_IPV4(239u, 2, 1, 0));
 
 		if (ibv_attach_mcast(s->qp, &gi, 0) != ENOMEM) {
 			fprintf(stderr, "  group %u: not ENOMEM\n", i + 1);
@@ -495,7 +495,7 @@ test_group_limits(void)
 			fprintf(stderr, "  members of a full table\n");
 			goto out;
 		}
-		g = gid_v4(RTE_IPV4(239, 2, 0, 1));
+		g = gid_v4(RTE_IPV4(239u, 2, 0, 1));
 		if (ibv_detach_mcast(s->qp, &g, 0) != 0 || ibv_attach_mcast(s->qp, &gi, 0) != 0) {
 			fprintf(stderr, "  no group after one left\n");
 			goto out;

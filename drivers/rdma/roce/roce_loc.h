@@ -248,7 +248,7 @@ void roce_neigh_learn(struct roce_dev *dev, rte_be32_t ip, const struct rte_ethe
 void roce_arp_announce(struct roce_dev *dev);
 
 /* roce_recv.c */
-void roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n);
+void roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool loop);
 
 /* roce_req.c */
 void roce_req_run(struct roce_dev *dev, struct roce_qp *qp);

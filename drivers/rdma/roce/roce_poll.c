@@ -65,13 +65,13 @@ roce_dev_poll(struct roce_dev *dev)
 		for (uint16_t i = 0; i < n; i++)
 			roce_mbuf_takeover(pkts[i]);
 		if (n)
-			roce_rx(dev, pkts, n);
+			roce_rx(dev, pkts, n, false);
 		if (n < DROCE_BURST)
 			break;
 	}
 	n = rte_ring_dequeue_burst(dev->loop, (void **)pkts, DROCE_BURST, NULL);
 	if (n)
-		roce_rx(dev, pkts, n);
+		roce_rx(dev, pkts, n, true);
 	for (uint16_t i = 0; i < dev->nb_ack; i++)
 		roce_resp_send_ack(dev, dev->ack_qp[i]);
 	dev->nb_ack = 0;

@@ -46,8 +46,9 @@ qp_type_matches(const struct roce_qp *qp, uint8_t opcode)
 	}
 }
 
+/* @loop: from the device's loopback ring (frames it sent itself), not the port */
 static void
-rx_one(struct roce_dev *dev, struct rte_mbuf *m)
+rx_one(struct roce_dev *dev, struct rte_mbuf *m, bool loop)
 {
 	struct roce_stats *st = &dev->stats;
 	struct rte_ether_hdr *eth;
@@ -111,6 +112,15 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m)
 		/* RFC 1112: a group is never a source */
 		if (roce_ip_is_mcast(ip->src_addr) || ip->src_addr == RTE_BE32(UINT32_MAX)) {
 			st->rx_drop_bad_ip++;
+			goto drop;
+		}
+		/*
+		 * Our own datagram back from the port (a port looping to itself,
+		 * a hub): the loopback ring already gave the device's members
+		 * their copy (roce_tx.c).
+		 */
+		if (!loop && rte_is_same_ether_addr(&eth->src_addr, &dev->mac)) {
+			st->rx_drop_not_mine++;
 			goto drop;
 		}
 	} else if (ip->dst_addr != dev->ip) {
@@ -180,11 +190,11 @@ drop:
 }
 
 void
-roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n)
+roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool loop)
 {
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		rx_one(dev, pkts[i]);
+		rx_one(dev, pkts[i], loop);
 	}
 }
