@@ -67,7 +67,7 @@ topo_run_start() {
 		--stats-period=86400 --auto-start </dev/null >"$log" 2>&1 &
 	SW_PID=$!
 	for _ in $(seq 1 300); do
-		grep -q 'start packet forwarding' "$log" && [ -S "$dir/s.sock" ] && [ -S "$dir/c.sock" ] && return 0
+		grep -qs 'start packet forwarding' "$log" && [ -S "$dir/s.sock" ] && [ -S "$dir/c.sock" ] && return 0
 		kill -0 $SW_PID 2>/dev/null || break
 		sleep 0.1
 	done
