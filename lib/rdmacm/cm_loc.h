@@ -44,7 +44,7 @@
 #endif
 
 #define CM_MAX_DEVS		8
-#define CM_RECV_SLOTS		512	/* receive WQEs on each QP1: a burst of requests */
+#define CM_RECV_SLOTS		2048	/* receive WQEs on each QP1: a burst of requests */
 #define CM_SEND_SLOTS		64	/* MADs in flight from each QP1 (a 64-bit mask) */
 #define CM_BACKLOG		2048	/* MADs waiting for a send slot, per device */
 #define CM_GRH_LEN		40
