@@ -49,6 +49,7 @@
 #define DROCE_ACK_EVERY		64	/* AckReq at least every N packets */
 #define DROCE_ASYNC_RING	256	/* pending async events per context */
 #define DROCE_LINK_POLL_MS	100	/* link polling, for ports without a link interrupt */
+#define DROCE_PORT_REVIVE_MS	200	/* a memif client without its server: restarted this often */
 /* Inline progress while the application sleeps (the waker thread) */
 #define DROCE_WAKE_MIN_US	10	/* sleep after a round that moved packets */
 #define DROCE_WAKE_FAST_US	1000	/* longest sleep while a CQ is armed or a thread waits */

@@ -41,8 +41,11 @@ upver=${ver%%-*}
 sdk=${DROCE_SDK_CACHE:-/var/cache/droce}/dpdk-sdk-$ver
 hdrs=(drivers/bus/vdev/bus_vdev_driver.h lib/eal/include/bus_driver.h
       lib/eal/include/dev_driver.h lib/ethdev/ethdev_driver.h lib/ethdev/ethdev_vdev.h)
+# net_memif's private headers (in net_memif/): droce takes the port's own
+# control-channel lock around its bursts (drivers/rdma/roce/roce_port.c)
+memif_hdrs=(drivers/net/memif/rte_eth_memif.h drivers/net/memif/memif.h)
 
-if [ ! -f "$sdk/include/ethdev_vdev.h" ]; then
+if [ ! -f "$sdk/include/ethdev_vdev.h" ] || [ ! -f "$sdk/include/net_memif/rte_eth_memif.h" ]; then
 	src=/etc/apt/sources.list.d/droce-deb-src.sources
 	if ! apt-get source --print-uris -q "dpdk=$ver" >/dev/null 2>&1; then
 		echo "setup: adding a deb-src entry ($src)" >&2
@@ -60,9 +63,10 @@ if [ ! -f "$sdk/include/ethdev_vdev.h" ]; then
 	echo "setup: fetching Debian's dpdk $ver source for the driver SDK headers" >&2
 	(cd "$tmp" && chmod 755 . && apt-get source --download-only -q "dpdk=$ver" 2>&1 | grep -E '^(Fetched|E:)' >&2)
 	orig=$(ls "$tmp"/dpdk_"$upver".orig.tar.* | head -n1)
-	tar xf "$orig" -C "$tmp" --wildcards "${hdrs[@]/#/*/}"
+	tar xf "$orig" -C "$tmp" --wildcards "${hdrs[@]/#/*/}" "${memif_hdrs[@]/#/*/}"
 	dir=$(cd "$tmp" && ls -d dpdk-*/ | head -n1)
-	as_root mkdir -p "$sdk/include"
+	as_root mkdir -p "$sdk/include/net_memif"
 	for h in "${hdrs[@]}"; do as_root install -m 0644 "$tmp/$dir/$h" "$sdk/include/"; done
+	for h in "${memif_hdrs[@]}"; do as_root install -m 0644 "$tmp/$dir/$h" "$sdk/include/net_memif/"; done
 fi
 echo "$sdk/include"

@@ -131,9 +131,13 @@ struct mp_levels {
 void mp_levels_get(struct ibv_context *ctx, struct mp_levels *l);
 /* @l in words */
 void mp_levels_str(const struct mp_levels *l, char *buf, size_t len);
-/* true if @now is back at @base; else false and the differences in @why */
-bool mp_levels_same(const struct mp_levels *base, const struct mp_levels *now, char *why,
-		    size_t len);
+/*
+ * true if @now is back at @base; else false and the differences in @why.
+ * @droce_only: droce's objects and the mempools only, not DPDK's memzones and
+ * heap, which a PMD such as memif changes as its peers come and go.
+ */
+bool mp_levels_same(const struct mp_levels *base, const struct mp_levels *now, bool droce_only,
+		    char *why, size_t len);
 
 /* the path MTU: the smaller of ours and the peer's (enum ibv_mtu values) */
 enum ibv_mtu mp_path_mtu(enum ibv_mtu mine, uint32_t peer);

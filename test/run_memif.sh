@@ -15,11 +15,12 @@
 #   at the socket path; the rm below is for socket-abstract=no.
 # - memif's max frame is 1518 B, so the port MTU stays 1500 (IB MTU 1024):
 #   mtu=4200 is refused by rte_eth_dev_configure.
-# - The client must start once the server is up: a client that connects
-#   before the server exists fails to start, and one that connects while the
-#   server's memif is half-probed gets "ID 0 not found" and never retries
-#   (the link stays down). So the client starts after the server printed
-#   "listening", which it does after its device is open.
+# - memif itself never retries a client: one that connects before the
+#   server exists fails to start, and one that connects while the server's
+#   memif is half-probed gets "ID 0 not found" (the link stays down). droce
+#   restarts such a port every DROCE_PORT_REVIVE_MS until it connects, so
+#   either may start first: the first three cases start the server first
+#   (the client after it printed "listening"), the last the client first.
 # - With 2 or more CPUs the client gets its own core (-l 1): each side
 #   busy-polls, and two pollers time-sharing one core is much slower.
 set -u
@@ -64,6 +65,7 @@ show() {
 }
 
 # run_case <name> <mp_peer args...>: returns 0 if both sides passed.
+# CLIENT_FIRST=1: the client starts a second before the server.
 run_case() {
 	local name=$1 t0 t1 src crc i
 	shift
@@ -71,6 +73,13 @@ run_case() {
 
 	echo "== $name: mp_peer $* (server 10.0.0.1 <-memif-> client 10.0.0.2)"
 	t0=$(date +%s.%N)
+	CPID=
+	if [ "${CLIENT_FIRST:-0}" = 1 ]; then
+		DROCE_EAL=$EAL_CLIENT timeout -k 5 $KILL_AFTER "$MP_PEER" client $PORT "$@" \
+			--timeout "$CASE_TIMEOUT" >"$clog" 2>&1 &
+		CPID=$!
+		sleep 1
+	fi
 	DROCE_EAL=$EAL_SERVER timeout -k 5 $KILL_AFTER "$MP_PEER" server $PORT "$@" \
 		--timeout "$CASE_TIMEOUT" >"$slog" 2>&1 &
 	SPID=$!
@@ -88,9 +97,11 @@ run_case() {
 		show "$slog" server
 		return 1
 	fi
-	DROCE_EAL=$EAL_CLIENT timeout -k 5 $KILL_AFTER "$MP_PEER" client $PORT "$@" \
-		--timeout "$CASE_TIMEOUT" >"$clog" 2>&1 &
-	CPID=$!
+	if [ -z "$CPID" ]; then
+		DROCE_EAL=$EAL_CLIENT timeout -k 5 $KILL_AFTER "$MP_PEER" client $PORT "$@" \
+			--timeout "$CASE_TIMEOUT" >"$clog" 2>&1 &
+		CPID=$!
+	fi
 	wait $CPID
 	crc=$?
 	CPID=
@@ -116,5 +127,7 @@ T0=$(date +%s)
 run_case rc_srq --qp rc --srq --msgs 108 --sizes $RC_SIZES --seed 11 || fails=$((fails + 1))
 run_case rc     --qp rc --msgs 108 --sizes $RC_SIZES --seed 12 || fails=$((fails + 1))
 run_case ud_srq --qp ud --srq --msgs 300 --sizes $UD_SIZES --seed 13 || fails=$((fails + 1))
-echo "run_memif: $((3 - fails))/3 cases passed in $(( $(date +%s) - T0 )) s"
+CLIENT_FIRST=1 run_case rc_client_first --qp rc --msgs 108 --sizes $RC_SIZES --seed 14 ||
+	fails=$((fails + 1))
+echo "run_memif: $((4 - fails))/4 cases passed in $(( $(date +%s) - T0 )) s"
 [ $fails -eq 0 ]

@@ -35,14 +35,25 @@
 #                    busy sending: its RC QP must report the dead peer
 #                    (IBV_WC_RETRY_EXC_ERR), then flush
 #
-# Usage: run_mp_reconnect.sh <path to mp_stress>
+# --memif: the same over a net_memif pair instead of net_shm, each process
+# the memif role of its TCP role (the survivor server is the memif server its
+# clients come and go from; the survivor client loses its memif server, and
+# droce restarts its port until the next server is there). DPDK 22.11's memif
+# unmaps its rings when the peer leaves, under a burst droce may be running:
+# the survivor must not crash (droce holds the port's own lock around its
+# bursts), and memif never reconnects a client by itself.
+#
+# Usage: run_mp_reconnect.sh <path to mp_stress> [--memif]
 # Environment:
 #   MP_RECONNECT_TIMEOUT  mp_stress --timeout (default 10)
 #   MP_RECONNECT_VERBOSE  1: show the survivor's session lines of every scenario
+#   MP_RECONNECT_SCENARIOS  the survivor roles to run (default "server client")
 set -u
 
-MP_STRESS=${1:?usage: run_mp_reconnect.sh <path to mp_stress>}
+MP_STRESS=${1:?usage: run_mp_reconnect.sh <path to mp_stress> [--memif]}
 [ -x "$MP_STRESS" ] || { echo "run_mp_reconnect: $MP_STRESS is not executable"; exit 1; }
+MEMIF=0 LEAK=--leak-check
+[ "${2:-}" = --memif ] && MEMIF=1 LEAK=--leak-check-droce
 
 TIMEOUT=${MP_RECONNECT_TIMEOUT:-10}
 VERBOSE=${MP_RECONNECT_VERBOSE:-0}
@@ -73,10 +84,16 @@ trap 'exit 130' INT TERM
 
 # eal <role> <file prefix>
 eal() {
+	local port=net_shm0 vdev="net_shm0,link=$LINK"
+
+	if [ $MEMIF = 1 ]; then
+		port=net_memif0
+		vdev="net_memif0,role=$1,socket=/tmp/droce-mpr-$LINK.sock"
+	fi
 	if [ "$1" = server ]; then
-		echo "-l 0 $EAL_COMMON --file-prefix=$2 --vdev=net_shm0,link=$LINK --vdev=droce0,ethdev=net_shm0,ip=10.0.0.1"
+		echo "-l 0 $EAL_COMMON --file-prefix=$2 --vdev=$vdev --vdev=droce0,ethdev=$port,ip=10.0.0.1"
 	else
-		echo "-l $CLIENT_LCORE $EAL_COMMON --file-prefix=$2 --vdev=net_shm0,link=$LINK --vdev=droce0,ethdev=net_shm0,ip=10.0.0.2"
+		echo "-l $CLIENT_LCORE $EAL_COMMON --file-prefix=$2 --vdev=$vdev --vdev=droce0,ethdev=$port,ip=10.0.0.2"
 	fi
 }
 
@@ -116,7 +133,7 @@ scenario() {
 	slog=$LOGDIR/$surv.survivor.log
 	t0=$(date +%s.%N)
 	DROCE_EAL=$(eal "$surv" "mprS$$_$surv") timeout -k 5 $SURV_BOUND "$MP_STRESS" "$surv" $PORT \
-		--sessions 3 --peer-may-die 2 --ops $OPS --timeout "$TIMEOUT" --leak-check \
+		--sessions 3 --peer-may-die 2 --ops $OPS --timeout "$TIMEOUT" $LEAK \
 		>"$slog" 2>&1 &
 	SURV_PID=$!
 	if [ "$surv" = server ]; then
@@ -237,7 +254,7 @@ scenario() {
 }
 
 n=0 fails=0
-for s in server client; do
+for s in ${MP_RECONNECT_SCENARIOS:-server client}; do
 	n=$((n + 1))
 	scenario $s || fails=$((fails + 1))
 done

@@ -335,6 +335,8 @@ struct roce_dev {
 	pthread_mutex_t port_lock;
 	bool port_up;
 	bool port_lsc;			/* the ethdev interrupts link changes; else polled */
+	bool port_revive;		/* a memif client: restarted while its link is down */
+	bool port_reviving;		/* the restart alarm is armed */
 	/* inline progress while the application sleeps (the waker, roce_inline.c) */
 	uint32_t wake_armed;		/* CQs with a channel, armed and not fired */
 	uint32_t wake_waiters;		/* threads blocked in a verbs wait */
@@ -359,6 +361,13 @@ struct roce_dev {
 
 	/* engine */
 	uint64_t epoch __rte_cache_aligned;	/* odd while an iteration runs */
+	/*
+	 * A port whose PMD may unmap its rings from another thread (net_memif,
+	 * when the peer leaves): its own lock, held around each burst
+	 * (roce_port_rx/tx); NULL for every other port
+	 */
+	rte_spinlock_t *port_guard;
+	uint32_t port_paused;		/* set while the control path restarts the port */
 	uint16_t nb_tx;
 	uint16_t nb_ack;
 	struct roce_qp *ack_qp[DROCE_BURST];	/* QPs owing a coalesced ACK */

@@ -243,6 +243,7 @@ port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 	char pname[RTE_MEMPOOL_NAMESIZE];
 	uint16_t nb_rxd = DROCE_NB_RXD, nb_txd = DROCE_NB_TXD;
 	uint32_t mtu;
+	bool revive;
 	int ret;
 
 	ret = rte_eth_dev_info_get(dev->port_id, &info);
@@ -311,11 +312,16 @@ port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 		}
 	}
 	rte_eth_promiscuous_enable(dev->port_id);
+	revive = roce_port_guard_init(dev);
 	ret = rte_eth_dev_start(dev->port_id);
-	if (ret) {
+	if (ret && !revive) {
 		ROCE_LOG(ERR, "%s: cannot start %s: %s", dev->name, dev->ethdev_name, rte_strerror(-ret));
 		return ret;
 	}
+	if (ret)
+		ROCE_LOG(INFO, "%s: %s has no server yet: connecting every %u ms", dev->name,
+			 dev->ethdev_name, DROCE_PORT_REVIVE_MS);
+	roce_port_revive_start(dev, ret == 0);
 	return 0;
 }
 
@@ -481,6 +487,7 @@ roce_remove(struct rte_vdev_device *vdev)
 	droce_rdev_unregister(&dev->rdev);
 	if (dev->ctx_refs)
 		ROCE_LOG(WARNING, "%s: removed while %u contexts are open", name, dev->ctx_refs);
+	roce_port_revive_stop(dev);
 	roce_port_monitor_stop(dev);
 	roce_engine_detach(dev);
 	rte_eth_dev_stop(dev->port_id);

@@ -4,6 +4,7 @@
 #define ROCE_LOC_H
 
 #include <rte_cycles.h>
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include "roce.h"
 
@@ -289,6 +290,28 @@ void roce_cq_arm(struct droce_rdev_cq *fp, uint32_t how);
 bool roce_port_check(struct roce_dev *dev);
 void roce_port_monitor_start(struct roce_dev *dev);
 void roce_port_monitor_stop(struct roce_dev *dev);
+bool roce_port_guard_init(struct roce_dev *dev);
+void roce_port_revive_start(struct roce_dev *dev, bool started);
+void roce_port_revive_stop(struct roce_dev *dev);
+uint16_t roce_port_rx_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n);
+uint16_t roce_port_tx_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n);
+
+/* Every burst on the device's port goes through these two. */
+static inline uint16_t
+roce_port_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (likely(dev->port_guard == NULL))
+		return rte_eth_rx_burst(dev->port_id, 0, pkts, n);
+	return roce_port_rx_guarded(dev, pkts, n);
+}
+
+static inline uint16_t
+roce_port_tx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (likely(dev->port_guard == NULL))
+		return rte_eth_tx_burst(dev->port_id, 0, pkts, n);
+	return roce_port_tx_guarded(dev, pkts, n);
+}
 
 /* roce_mr.c */
 struct droce_rdev_mr *roce_mr_lookup(struct roce_dev *dev, uint32_t key);

@@ -61,7 +61,7 @@ roce_dev_poll(struct roce_dev *dev)
 	 * link, the mbuf pool ran dry, RC timed out).
 	 */
 	for (unsigned int b = 0; b < RX_BURSTS; b++) {
-		n = rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST);
+		n = roce_port_rx(dev, pkts, DROCE_BURST);
 		for (uint16_t i = 0; i < n; i++)
 			roce_mbuf_takeover(pkts[i]);
 		if (n)
@@ -110,7 +110,7 @@ roce_dev_poll(struct roce_dev *dev)
 	if (dev->nb_tx)
 		roce_tx_flush(dev);
 	else	/* lets a wrapping port (net_impair) release frames it holds */
-		rte_eth_tx_burst(dev->port_id, 0, dev->tx, 0);
+		roce_port_tx(dev, dev->tx, 0);
 	__atomic_fetch_add(&dev->epoch, 1, __ATOMIC_SEQ_CST);
 }
 

@@ -7,9 +7,16 @@
  * DROCE_LINK_POLL_MS, and any ibv_query_port, which announces a change it
  * sees before it answers, so that the state it reports and the events agree.
  */
+#include <string.h>
+#include <unistd.h>		/* syscall(), which rte_eth_memif.h uses */
+
 #include <rte_alarm.h>
 #include <rte_ethdev.h>
+#include <rte_log.h>
 #include <rte_pause.h>
+#ifdef DROCE_MEMIF_GUARD
+#include <net_memif/rte_eth_memif.h>
+#endif
 
 #include "roce_loc.h"
 
@@ -96,4 +103,153 @@ roce_port_monitor_stop(struct roce_dev *dev)
 	while (rte_eth_dev_callback_unregister(dev->port_id, RTE_ETH_EVENT_INTR_LSC,
 					       port_lsc, dev) == -EAGAIN)
 		rte_pause();
+}
+
+/*
+ * net_memif (DPDK 22.11) unmaps a port's shared rings and frees its regions
+ * from the EAL interrupt thread when the peer leaves (memif_disconnect), while
+ * droce may be inside a burst on them: the survivor of a killed peer died of
+ * SIGSEGV in the PMD's transmit. memif_disconnect clears the port's CONNECTED
+ * flag, then takes the port's control-channel lock, and unmaps only after it
+ * has released it; each burst of the PMD checks the flag first. With that
+ * lock held around every burst of droce's, the unmapping waits for a burst in
+ * flight, and a burst that starts later finds the flag cleared and touches
+ * nothing. The lock is the PMD's own (its private header, which setup.sh
+ * takes from Debian's DPDK source package with the driver SDK headers);
+ * memif takes it only when it disconnects, so droce's bursts never wait on it
+ * otherwise.
+ *
+ * memif never reconnects a client whose server left, nor starts one whose
+ * server is not there yet: droce restarts such a port (stop, start, which
+ * connects) every DROCE_PORT_REVIVE_MS while it has no control channel,
+ * from the interrupt thread, where memif's own handlers run; the engine
+ * skips the port meanwhile (port_paused).
+ */
+#ifdef DROCE_MEMIF_GUARD
+static struct pmd_internals *
+memif_of(struct roce_dev *dev)
+{
+	struct rte_eth_dev_info info;
+
+	if (rte_eth_dev_info_get(dev->port_id, &info) != 0 || info.driver_name == NULL ||
+	    strcmp(info.driver_name, "net_memif") != 0)
+		return NULL;
+	return rte_eth_devices[dev->port_id].data->dev_private;
+}
+
+static void
+port_revive(void *arg)
+{
+	struct roce_dev *dev = arg;
+	struct pmd_internals *pmd = rte_eth_devices[dev->port_id].data->dev_private;
+
+	/* no control channel: not connected, nor connecting (the alarm runs in
+	 * the interrupt thread, as memif's handlers that change it) */
+	if (pmd->cc == NULL) {
+		int ret;
+
+		int lt = rte_log_register("pmd.net.memif"), level = rte_log_get_level(lt);
+
+		__atomic_store_n(&dev->port_paused, 1, __ATOMIC_RELEASE);
+		roce_dev_quiesce(dev);
+		/*
+		 * a start that fails (no server yet) is tried again, quietly: memif's
+		 * own error for it is kept out of the log (its control path runs in
+		 * this thread, so nothing else of memif's is silenced meanwhile)
+		 */
+		if (lt >= 0)
+			rte_log_set_level(lt, RTE_LOG_CRIT);
+		if (rte_eth_devices[dev->port_id].data->dev_started)
+			rte_eth_dev_stop(dev->port_id);
+		ret = rte_eth_dev_start(dev->port_id);
+		if (lt >= 0 && level >= 0)
+			rte_log_set_level(lt, level);
+		if (ret == 0) {
+			__atomic_store_n(&dev->port_paused, 0, __ATOMIC_RELEASE);
+			ROCE_LOG(INFO, "%s: %s restarted: connecting to its server", dev->name,
+				 dev->ethdev_name);
+		}
+	}
+	if (rte_eal_alarm_set(DROCE_PORT_REVIVE_MS * 1000, port_revive, dev) != 0)
+		ROCE_LOG(ERR, "%s: cannot re-arm the restart of %s: it stays down once its peer leaves",
+			 dev->name, dev->ethdev_name);
+}
+#endif
+
+/*
+ * After the port is configured: a memif port gets the guard, a memif client
+ * its restarts. Returns whether a failed start of the port may be left to
+ * those restarts (a client started before its server).
+ */
+bool
+roce_port_guard_init(struct roce_dev *dev)
+{
+#ifdef DROCE_MEMIF_GUARD
+	struct pmd_internals *pmd = memif_of(dev);
+
+	if (pmd == NULL)
+		return false;
+	dev->port_guard = &pmd->cc_lock;
+	dev->port_revive = pmd->role == MEMIF_ROLE_CLIENT;
+	return dev->port_revive;
+#else
+	RTE_SET_USED(dev);
+	return false;
+#endif
+}
+
+/* The port started (@started: false, its start failed): restarts begin. */
+void
+roce_port_revive_start(struct roce_dev *dev, bool started)
+{
+#ifdef DROCE_MEMIF_GUARD
+	if (!dev->port_revive)
+		return;
+	if (!started)
+		__atomic_store_n(&dev->port_paused, 1, __ATOMIC_RELEASE);
+	if (rte_eal_alarm_set(DROCE_PORT_REVIVE_MS * 1000, port_revive, dev) != 0)
+		ROCE_LOG(ERR, "%s: cannot arm the restart of %s: it stays down once its peer leaves",
+			 dev->name, dev->ethdev_name);
+#else
+	RTE_SET_USED(dev);
+	RTE_SET_USED(started);
+#endif
+}
+
+/* Before the port stops for good: no restart runs once this returns. */
+void
+roce_port_revive_stop(struct roce_dev *dev)
+{
+#ifdef DROCE_MEMIF_GUARD
+	if (dev->port_revive)
+		rte_eal_alarm_cancel(port_revive, dev);
+#else
+	RTE_SET_USED(dev);
+#endif
+}
+
+uint16_t
+roce_port_rx_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t got;
+
+	if (__atomic_load_n(&dev->port_paused, __ATOMIC_ACQUIRE))
+		return 0;
+	rte_spinlock_lock(dev->port_guard);
+	got = rte_eth_rx_burst(dev->port_id, 0, pkts, n);
+	rte_spinlock_unlock(dev->port_guard);
+	return got;
+}
+
+uint16_t
+roce_port_tx_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent;
+
+	if (__atomic_load_n(&dev->port_paused, __ATOMIC_ACQUIRE))
+		return 0;
+	rte_spinlock_lock(dev->port_guard);
+	sent = rte_eth_tx_burst(dev->port_id, 0, pkts, n);
+	rte_spinlock_unlock(dev->port_guard);
+	return sent;
 }

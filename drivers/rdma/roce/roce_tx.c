@@ -34,7 +34,7 @@ roce_tx_flush(struct roce_dev *dev)
 
 	for (uint16_t i = 0; i < n; i++)
 		roce_mbuf_handoff(dev->tx[i]);
-	sent = rte_eth_tx_burst(dev->port_id, 0, dev->tx, n);
+	sent = roce_port_tx(dev, dev->tx, n);
 
 	if (unlikely(sent < n))
 		memmove(dev->tx, dev->tx + sent, (n - sent) * sizeof(dev->tx[0]));
