@@ -214,6 +214,24 @@ arm_stall(struct roce_qp *qp, uint64_t now)
 }
 
 /*
+ * An RC packet could not leave: no mbuf, no neighbour yet, or a port that
+ * takes nothing (a peer that stopped draining its link). The local ACK
+ * timer runs meanwhile, even with nothing outstanding (a timeout may have
+ * rewound to the first packet of the oldest WQE), so that a WR which cannot
+ * leave for a whole retry budget ends in IBV_WC_RETRY_EXC_ERR rather than
+ * waiting forever.
+ */
+static void
+req_stall(struct roce_qp *qp, uint64_t now)
+{
+	if (qp->fp.type == IBV_QPT_RC && !qp->e.tx_stalled) {
+		qp->e.tx_stalled = 1;
+		if (qp->e.retry_tsc == 0)
+			arm_stall(qp, now);
+	}
+}
+
+/*
  * Go-back-N: (re)send from @psn, the oldest unacknowledged PSN, which lies
  * in a WQE of the window that has its PSNs (one sent, the one being sent: a
  * loss in a long message is resent at once, not after the whole message and
@@ -365,22 +383,10 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 			}
 			return;
 		}
-		if (!roce_tx_room_data(dev))
-			return;		/* the port is full: wait, do not drop */
-		ret = send_pkt(dev, qp, wqe);
-		if (ret < 0) {
-			/*
-			 * No mbuf or no neighbour yet: try next loop. The local
-			 * ACK timer runs meanwhile, so that a WR which cannot
-			 * leave for a whole retry budget ends in
-			 * IBV_WC_RETRY_EXC_ERR rather than waiting forever.
-			 */
-			if (qp->fp.type == IBV_QPT_RC && !e->tx_stalled) {
-				e->tx_stalled = 1;
-				if (e->retry_tsc == 0)
-					arm_stall(qp, now);
-			}
-			return;
+		/* the port is full: wait, do not drop; else no mbuf or no neighbour yet */
+		if (!roce_tx_room_data(dev) || (ret = send_pkt(dev, qp, wqe)) < 0) {
+			req_stall(qp, now);
+			return;		/* try next loop */
 		}
 		e->tx_stalled = 0;
 		if (qp->fp.type == IBV_QPT_RC)
