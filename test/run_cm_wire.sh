@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # The connection manager on a wire (issue 11): two network namespaces joined
-# by a veth pair, Debian's rping and udaddy over the drop-in librdmacm in
-# each, their droce devices on net_af_packet on the namespace's veth end.
+# by a veth pair (dropin_netns_lib.sh), Debian's rping and udaddy over the
+# drop-in librdmacm in each, their droce devices on net_af_packet on the
+# namespace's veth end.
 # tshark captures on the server's veth while rping connects (REQ, MRA, REP,
 # MRA, RTU), pings and disconnects (DREQ, DREP), while rping connects to a
 # port nobody listens on (REJ) and while udaddy resolves a UD service (SIDR
@@ -20,75 +21,35 @@
 set -u
 
 DROPIN=${1:?usage: run_cm_wire.sh <dropin dir>}
-DROPIN=$(cd "$DROPIN" && pwd)
-ID=$$
-NS_S=dcS$ID NS_C=dcC$ID VS=dcvS$ID VC=dcvC$ID
-KIP_S=10.98.0.1 KIP_C=10.98.0.2 RIP_S=10.98.0.11 RIP_C=10.98.0.12
-WORK=$(mktemp -d /tmp/droce-cm-wire.XXXXXX)
-CAP=$WORK/cm.pcapng
-TPID= NS_MADE=
-
-cleanup() {
-	[ -n "$TPID" ] && kill "$TPID" 2>/dev/null && wait "$TPID" 2>/dev/null
-	[ -n "$NS_MADE" ] && { ip netns pids "$NS_S" 2>/dev/null; ip netns pids "$NS_C" 2>/dev/null; } |
-		xargs -r kill -KILL 2>/dev/null
-	[ -n "$NS_MADE" ] && ip netns del "$NS_S" 2>/dev/null
-	[ -n "$NS_MADE" ] && ip netns del "$NS_C" 2>/dev/null
-	rm -rf "/var/run/dpdk/cwS$ID"* "/var/run/dpdk/cwC$ID"*
-	[ -n "${CM_KEEP_PCAP:-}" ] && [ -f "$CAP" ] && cp "$CAP" "$CM_KEEP_PCAP"
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-fail() { echo "run_cm_wire: $*"; exit 1; }
 skip() { echo "run_cm_wire: SKIP: $*"; exit 77; }
 for p in tshark ip rping udaddy timeout; do
 	command -v $p >/dev/null || skip "$p is not installed"
 done
-[ -e "$DROPIN/librdmacm.so.1" ] || fail "$DROPIN/librdmacm.so.1 was not built"
+[ -e "$DROPIN/librdmacm.so.1" ] || { echo "run_cm_wire: $DROPIN/librdmacm.so.1 was not built"; exit 1; }
+DROPIN=$(cd "$DROPIN" && pwd)
 
-ENVV=(env LD_LIBRARY_PATH="$DROPIN")
-SAN_RT=$(ldd "$DROPIN/libibverbs.so.1" 2>/dev/null | awk '/libasan\.so/ { print $3 }')
-[ -n "$SAN_RT" ] && ENVV+=(LD_PRELOAD="$SAN_RT" ASAN_OPTIONS="detect_leaks=0")
+ME=run_cm_wire PFX=cw NET=10.98.0
+. "$(dirname "$0")/dropin_netns_lib.sh"
+CAP=$LOGDIR/cm.pcapng
+TPID=
+# on exit: tshark first (a capture kept is then whole), whatever else runs in the
+# namespaces, then the lib's cleanup
+cm_wire_cleanup() {
+	[ -n "$TPID" ] && kill "$TPID" 2>/dev/null && wait "$TPID" 2>/dev/null
+	[ -n "$NS_MADE" ] && { ip netns pids "$NS_S"; ip netns pids "$NS_C"; } 2>/dev/null |
+		xargs -r kill -KILL 2>/dev/null
+	[ -n "${CM_KEEP_PCAP:-}" ] && [ -f "$CAP" ] && cp "$CAP" "$CM_KEEP_PCAP"
+	cleanup
+}
+trap cm_wire_cleanup EXIT
 
-# --- topology ---
-ip netns add "$NS_S" 2>/dev/null || skip "cannot create a network namespace"
-NS_MADE=1
-ip netns add "$NS_C" || fail "cannot create a network namespace"
-ip link add "$VS" type veth peer name "$VC" || fail "cannot create the veth pair"
-ip link set "$VS" netns "$NS_S" && ip link set "$VC" netns "$NS_C" || fail "cannot move the veth ends"
-for x in "$NS_S $VS $KIP_S" "$NS_C $VC $KIP_C"; do
-	set -- $x
-	ip netns exec "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
-	ip netns exec "$1" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 2>/dev/null
-	ip -n "$1" link set lo up
-	ip -n "$1" addr add "$3/24" dev "$2" && ip -n "$1" link set "$2" up || fail "cannot set up $2"
-done
-for i in $(seq 1 50); do
-	ip -n "$NS_S" -o link show "$VS" | grep -q "state UP" &&
-		ip -n "$NS_C" -o link show "$VC" | grep -q "state UP" && break
-	sleep 0.1
-done
-
-ip netns exec "$NS_S" tshark -i "$VS" -w "$CAP" -q >"$WORK/tshark.log" 2>&1 &
+ip netns exec "$NS_S" tshark -i "$VS" -w "$CAP" -q >"$LOGDIR/tshark.log" 2>&1 &
 TPID=$!
 for i in $(seq 1 150); do
-	grep -qs "Capturing on" "$WORK/tshark.log" && break
+	grep -qs "Capturing on" "$LOGDIR/tshark.log" && break
 	sleep 0.1
 done
-grep -qs "Capturing on" "$WORK/tshark.log" || { cat "$WORK/tshark.log"; fail "tshark did not start"; }
-
-# af_packet as run_wire.sh (its notes: 1500-byte MTU, framesz, qdisc_bypass=0)
-AF="qpairs=1,blocksz=4096,framesz=2048,framecnt=512,qdisc_bypass=0"
-EAL_COMMON="--no-huge -m 256 --no-pci --no-telemetry"
-if [ "$(nproc)" -ge 2 ]; then CL=1; else CL=0; fi
-eal() {	# side run
-	local iface=$VS ip=$RIP_S lc=0 p=cwS$ID
-	[ $1 = c ] && { iface=$VC ip=$RIP_C lc=$CL p=cwC$ID; }
-	echo "-l $lc $EAL_COMMON --file-prefix=$p$2 --vdev=net_af_packet0,iface=$iface,$AF" \
-	     "--vdev=droce0,ethdev=net_af_packet0,ip=$ip"
-}
+grep -qs "Capturing on" "$LOGDIR/tshark.log" || { cat "$LOGDIR/tshark.log"; fail "tshark did not start"; }
 
 checks=0 bad=0
 check() {	# description, 1 if ok
@@ -104,35 +65,35 @@ pair() {
 	while [ "$1" != -- ]; do s+=("$1"); shift; done
 	shift
 	c=("$@")
-	ip netns exec "$NS_S" "${ENVV[@]}" DROCE_EAL="$(eal s $run)" timeout 30 "${s[@]}" \
-		>"$WORK/$run.s" 2>&1 &
-	SP=$!
+	"${IN_S[@]}" "${DROPIN_ENV[@]}" DROCE_EAL="$(eal_server $run)" timeout 30 "${s[@]}" \
+		>"$LOGDIR/$run.s" 2>&1 &
+	SPID=$!
 	for i in $(seq 1 100); do
-		grep -qs "${READY:-Selected IOVA}" "$WORK/$run.s" && break
+		grep -qs "${READY:-Selected IOVA}" "$LOGDIR/$run.s" && break
 		sleep 0.1
 	done
 	sleep 1
-	ip netns exec "$NS_C" "${ENVV[@]}" DROCE_EAL="$(eal c $run)" timeout 30 "${c[@]}" \
-		>"$WORK/$run.c" 2>&1
+	"${IN_C[@]}" "${DROPIN_ENV[@]}" DROCE_EAL="$(eal_client $run)" timeout 30 "${c[@]}" \
+		>"$LOGDIR/$run.c" 2>&1
 	CRC=$?
 	if [ "${STAYS:-0}" = 1 ]; then
-		kill $SP 2>/dev/null
-		wait $SP 2>/dev/null
+		kill $SPID 2>/dev/null
+		wait $SPID 2>/dev/null
 		SRC=0
 	else
-		wait $SP
+		wait $SPID
 		SRC=$?
 	fi
+	SPID=
 }
 
-echo "run_cm_wire: $NS_S:$VS (droce $RIP_S) <-veth-> $NS_C:$VC (droce $RIP_C)"
 pair rping rping -s -a $RIP_S -p 7174 -C 5 -v -- rping -c -a $RIP_S -p 7174 -C 5 -v
 check "rping: both exit 0 (server $SRC, client $CRC), 5 pings on each side" \
-	$([ "$SRC" = 0 ] && [ "$CRC" = 0 ] && [ "$(grep -c 'ping data: rdma-ping-' "$WORK/rping.c")" = 5 ] &&
-	  [ "$(grep -c 'server ping data: rdma-ping-' "$WORK/rping.s")" = 5 ] && echo 1)
+	$([ "$SRC" = 0 ] && [ "$CRC" = 0 ] && [ "$(grep -c 'ping data: rdma-ping-' "$LOGDIR/rping.c")" = 5 ] &&
+	  [ "$(grep -c 'server ping data: rdma-ping-' "$LOGDIR/rping.s")" = 5 ] && echo 1)
 STAYS=1 pair noport rping -s -a $RIP_S -p 7180 -C 1 -- rping -c -a $RIP_S -p 7181 -C 1 -v
 check "rping to a port without listener: REJECTED, error 8" \
-	$(grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$WORK/noport.c" && echo 1)
+	$(grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$LOGDIR/noport.c" && echo 1)
 READY='udaddy: starting server' pair udaddy udaddy -b $RIP_S -c 1 -- udaddy -s $RIP_S -c 1
 check "udaddy: both exit 0 (server $SRC, client $CRC)" \
 	$([ "$SRC" = 0 ] && [ "$CRC" = 0 ] && echo 1)
@@ -167,7 +128,7 @@ check "InfiniBand frames with expert info: $n" $([ "$n" = 0 ] && echo 1)
 
 echo "run_cm_wire: $((checks - bad))/$checks checks passed"
 if [ $bad -ne 0 ]; then
-	for f in "$WORK"/*.s "$WORK"/*.c; do
+	for f in "$LOGDIR"/*.s "$LOGDIR"/*.c; do
 		echo "--- $(basename "$f")"
 		grep -v '^EAL' "$f" | tail -n 8
 	done

@@ -95,12 +95,37 @@ pair_free(struct pair *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* In *id, a listener of @ch on the device's IP and @port, with context @ctx. */
+static int
+listener_new(struct rdma_event_channel *ch, struct rdma_cm_id **id, void *ctx, uint16_t port,
+	     int backlog)
+{
+	struct sockaddr_in l = sin_of(DEV_IP, port);
+
+	TEST_ASSERT_EQ(rdma_create_id(ch, id, ctx, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_bind_addr(*id, (struct sockaddr *)&l), 0);
+	TEST_ASSERT_EQ(rdma_listen(*id, backlog), 0);
+	return 0;
+}
+
+/* In *id, a client of @ch with its address and route resolved to the device's IP and @port. */
+static int
+client_new(struct rdma_event_channel *ch, struct rdma_cm_id **id, uint16_t port)
+{
+	struct sockaddr_in d = sin_of(DEV_IP, port);
+
+	TEST_ASSERT_EQ(rdma_create_id(ch, id, NULL, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_resolve_addr(*id, NULL, (struct sockaddr *)&d, 2000), 0);
+	CHECK(wait_ev(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, WAIT_MS));
+	TEST_ASSERT_EQ(rdma_resolve_route(*id, 2000), 0);
+	CHECK(wait_ev(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, WAIT_MS));
+	return 0;
+}
+
 /* A listener on @port and a client id resolved to it, with its QP. */
 static int
 pair_setup(struct pair *p, uint16_t port, int backlog)
 {
-	struct sockaddr_in l = sin_of(DEV_IP, port), d = sin_of(DEV_IP, port);
-
 	memset(p, 0, sizeof(*p));
 	p->qa = (struct ibv_qp_init_attr){
 		.qp_type = IBV_QPT_RC,
@@ -109,19 +134,42 @@ pair_setup(struct pair *p, uint16_t port, int backlog)
 	p->sch = rdma_create_event_channel();
 	p->cch = rdma_create_event_channel();
 	TEST_ASSERT(p->sch && p->cch, "rdma_create_event_channel: %s", strerror(errno));
-	TEST_ASSERT_EQ(rdma_create_id(p->sch, &p->listen, p, RDMA_PS_TCP), 0);
-	TEST_ASSERT_EQ(rdma_bind_addr(p->listen, (struct sockaddr *)&l), 0);
+	CHECK(listener_new(p->sch, &p->listen, p, port, backlog));
 	TEST_ASSERT(p->listen->verbs != NULL, "a listener bound to the device's IP has its device");
-	TEST_ASSERT_EQ(rdma_listen(p->listen, backlog), 0);
-	TEST_ASSERT_EQ(rdma_create_id(p->cch, &p->cli, NULL, RDMA_PS_TCP), 0);
-	TEST_ASSERT_EQ(rdma_resolve_addr(p->cli, NULL, (struct sockaddr *)&d, 2000), 0);
-	CHECK(wait_ev(p->cch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, WAIT_MS));
+	CHECK(client_new(p->cch, &p->cli, port));
 	TEST_ASSERT(p->cli->verbs == p->listen->verbs, "the client is on the device");
-	TEST_ASSERT_EQ(rdma_resolve_route(p->cli, 2000), 0);
-	CHECK(wait_ev(p->cch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, WAIT_MS));
 	TEST_ASSERT_EQ(p->cli->route.num_paths, 1);
 	TEST_ASSERT(ntohs(rdma_get_src_port(p->cli)) != 0, "the client got a source port");
 	TEST_ASSERT_EQ(ntohs(rdma_get_dst_port(p->cli)), port);
+	return 0;
+}
+
+/* @id's QP, of the pair's attributes. */
+static int
+pair_qp(const struct pair *p, struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr qa = p->qa;
+
+	return rdma_create_qp(id, NULL, &qa);
+}
+
+/*
+ * The client's QP, and its connect with @cp: the request the listener gets
+ * is p->srv, its event kept in *ev (to ack), or acked when @ev is NULL.
+ */
+static int
+pair_request(struct pair *p, struct rdma_conn_param *cp, struct rdma_cm_event **ev)
+{
+	struct rdma_cm_event *e;
+
+	TEST_ASSERT_EQ(pair_qp(p, p->cli), 0);
+	TEST_ASSERT_EQ(rdma_connect(p->cli, cp), 0);
+	CHECK(wait_ev(p->sch, RDMA_CM_EVENT_CONNECT_REQUEST, &e, WAIT_MS));
+	p->srv = e->id;
+	if (ev)
+		*ev = e;
+	else
+		rdma_ack_cm_event(e);
 	return 0;
 }
 
@@ -135,14 +183,11 @@ pair_connect(struct pair *p, const char *cpd, const char *spd)
 	struct rdma_conn_param sp = { .private_data = spd, .private_data_len = (uint8_t)strlen(spd) + 1,
 				      .responder_resources = 1, .initiator_depth = 1,
 				      .rnr_retry_count = 7 };
-	struct ibv_qp_init_attr qa = p->qa;
 	struct rdma_cm_event *ev;
 
-	TEST_ASSERT_EQ(rdma_create_qp(p->cli, NULL, &qa), 0);
+	CHECK(pair_request(p, &cp, &ev));
 	TEST_ASSERT(p->cli->send_cq && p->cli->recv_cq && p->cli->send_cq_channel,
 		    "rdma_create_qp without CQs makes them, with channels");
-	TEST_ASSERT_EQ(rdma_connect(p->cli, &cp), 0);
-	CHECK(wait_ev(p->sch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, WAIT_MS));
 	TEST_ASSERT_PTR_EQ(ev->listen_id, p->listen);
 	TEST_ASSERT_PTR_EQ(ev->id->context, p);	/* the listener's context */
 	TEST_ASSERT_EQ(ev->param.conn.qp_num, p->cli->qp->qp_num);
@@ -152,10 +197,8 @@ pair_connect(struct pair *p, const char *cpd, const char *spd)
 	TEST_ASSERT_EQ(ev->param.conn.initiator_depth, 1);
 	TEST_ASSERT_EQ(ntohs(rdma_get_src_port(ev->id)), ntohs(rdma_get_src_port(p->listen)));
 	TEST_ASSERT_EQ(rdma_get_dst_port(ev->id), rdma_get_src_port(p->cli));
-	p->srv = ev->id;
 	rdma_ack_cm_event(ev);
-	qa = p->qa;
-	TEST_ASSERT_EQ(rdma_create_qp(p->srv, NULL, &qa), 0);
+	TEST_ASSERT_EQ(pair_qp(p, p->srv), 0);
 	TEST_ASSERT_EQ(rdma_accept(p->srv, &sp), 0);
 	CHECK(wait_ev(p->cch, RDMA_CM_EVENT_ESTABLISHED, &ev, WAIT_MS));
 	TEST_ASSERT(strcmp(ev->param.conn.private_data, spd) == 0, "reply private data");
@@ -234,17 +277,11 @@ test_reject_with_private_data(void)
 {
 	struct pair p;
 	struct rdma_conn_param cp = { .retry_count = 7 };
-	struct ibv_qp_init_attr qa;
 	struct rdma_cm_event *ev;
 	static const char why[] = "go away";
 
 	CHECK(pair_setup(&p, 7002, 4));
-	qa = p.qa;
-	TEST_ASSERT_EQ(rdma_create_qp(p.cli, NULL, &qa), 0);
-	TEST_ASSERT_EQ(rdma_connect(p.cli, &cp), 0);
-	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, WAIT_MS));
-	p.srv = ev->id;
-	rdma_ack_cm_event(ev);
+	CHECK(pair_request(&p, &cp, NULL));
 	TEST_ASSERT_EQ(rdma_reject(p.srv, why, sizeof(why)), 0);
 	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_REJECTED, &ev, WAIT_MS));
 	TEST_ASSERT_EQ(ev->status, 28);		/* IBA: consumer defined */
@@ -262,20 +299,13 @@ test_no_listener_is_rejected_promptly(void)
 {
 	struct pair p;
 	struct rdma_conn_param cp = { .retry_count = 7 };
-	struct sockaddr_in d = sin_of(DEV_IP, 7099);
-	struct ibv_qp_init_attr qa;
 	struct rdma_cm_event *ev;
 
 	CHECK(pair_setup(&p, 7003, 4));
 	/* a second client to a port nobody listens on */
 	rdma_destroy_id(p.cli);
-	TEST_ASSERT_EQ(rdma_create_id(p.cch, &p.cli, NULL, RDMA_PS_TCP), 0);
-	TEST_ASSERT_EQ(rdma_resolve_addr(p.cli, NULL, (struct sockaddr *)&d, 2000), 0);
-	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, WAIT_MS));
-	TEST_ASSERT_EQ(rdma_resolve_route(p.cli, 2000), 0);
-	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, WAIT_MS));
-	qa = p.qa;
-	TEST_ASSERT_EQ(rdma_create_qp(p.cli, NULL, &qa), 0);
+	CHECK(client_new(p.cch, &p.cli, 7099));
+	TEST_ASSERT_EQ(pair_qp(&p, p.cli), 0);
 	TEST_ASSERT_EQ(rdma_connect(p.cli, &cp), 0);
 	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_REJECTED, &ev, 2000));
 	TEST_ASSERT_EQ(ev->status, 8);		/* IBA: invalid service ID, as Linux answers */
@@ -289,33 +319,19 @@ test_backlog_full_rejects(void)
 {
 	struct pair p;
 	struct rdma_conn_param cp = { .retry_count = 7 };
-	struct sockaddr_in d = sin_of(DEV_IP, 7004);
 	struct rdma_cm_id *second;
-	struct ibv_qp_init_attr qa;
-	struct rdma_cm_event *ev;
 
 	CHECK(pair_setup(&p, 7004, 1));
-	qa = p.qa;
-	TEST_ASSERT_EQ(rdma_create_qp(p.cli, NULL, &qa), 0);
-	TEST_ASSERT_EQ(rdma_connect(p.cli, &cp), 0);
-	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, WAIT_MS));
-	p.srv = ev->id;
-	rdma_ack_cm_event(ev);
+	CHECK(pair_request(&p, &cp, NULL));
 	/* not accepted yet: a second request overflows the backlog of 1 */
-	TEST_ASSERT_EQ(rdma_create_id(p.cch, &second, NULL, RDMA_PS_TCP), 0);
-	TEST_ASSERT_EQ(rdma_resolve_addr(second, NULL, (struct sockaddr *)&d, 2000), 0);
-	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, WAIT_MS));
-	TEST_ASSERT_EQ(rdma_resolve_route(second, 2000), 0);
-	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, WAIT_MS));
-	qa = p.qa;
-	TEST_ASSERT_EQ(rdma_create_qp(second, NULL, &qa), 0);
+	CHECK(client_new(p.cch, &second, 7004));
+	TEST_ASSERT_EQ(pair_qp(&p, second), 0);
 	TEST_ASSERT_EQ(rdma_connect(second, &cp), 0);
 	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_REJECTED, NULL, WAIT_MS));
 	rdma_destroy_qp(second);
 	rdma_destroy_id(second);
 	/* the first one is still there to accept */
-	qa = p.qa;
-	TEST_ASSERT_EQ(rdma_create_qp(p.srv, NULL, &qa), 0);
+	TEST_ASSERT_EQ(pair_qp(&p, p.srv), 0);
 	TEST_ASSERT_EQ(rdma_accept(p.srv, NULL), 0);
 	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_ESTABLISHED, NULL, WAIT_MS));
 	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_ESTABLISHED, NULL, WAIT_MS));
@@ -621,7 +637,6 @@ mad_tx_down(struct mad_tx *t)
 static int
 test_repeated_req_is_one_request_and_bad_mads_drop(void)
 {
-	struct sockaddr_in l = sin_of(DEV_IP, 7010);
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct droce_cm_ip_hdr ih = { .version = DROCE_CM_IP_HDR_VERSION, .ip_version = 4,
 				      .src_port = 5555 };
@@ -634,9 +649,7 @@ test_repeated_req_is_one_request_and_bad_mads_drop(void)
 	int len;
 
 	TEST_ASSERT(ch != NULL, "channel");
-	TEST_ASSERT_EQ(rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP), 0);
-	TEST_ASSERT_EQ(rdma_bind_addr(lid, (struct sockaddr *)&l), 0);
-	TEST_ASSERT_EQ(rdma_listen(lid, 4), 0);
+	CHECK(listener_new(ch, &lid, NULL, 7010, 4));
 	CHECK(mad_tx_up(&t, lid));
 
 	m.hdr = (struct droce_cm_mad_hdr){ .base_version = 1, .mgmt_class = DROCE_CM_MGMT_CLASS,

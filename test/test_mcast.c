@@ -142,6 +142,38 @@ expect_nothing(struct h_side *r, int ms)
 	return 0;
 }
 
+/* The sender of most cases: a UD side on droce0 and, in *ah, its AH to GROUP_IP. */
+static struct h_side *
+sender(struct ibv_ah **ah)
+{
+	struct h_side *s = ud_side(0, H_QKEY);
+
+	*ah = s != NULL ? group_ah(s, GROUP_IP) : NULL;
+	return *ah != NULL ? s : NULL;
+}
+
+/* @s, with @n receives posted, a member of the group of @g. */
+static int
+member(struct h_side *s, const union ibv_gid *g, int n)
+{
+	CHECK(post_recvs(s, 0, n));
+	TEST_ASSERT_EQ(ibv_attach_mcast(s->qp, g, 0), 0);
+	return 0;
+}
+
+/* Message @seed from @s to @ah's group, which droce1 has no member of: @r gets nothing in @ms. */
+static int
+expect_unheard(struct h_side *s, struct ibv_ah *ah, uint32_t seed, struct h_side *r, int ms)
+{
+	uint64_t drop0 = h_xstat("droce1", "rx_drop_mcast");
+
+	CHECK(send_group(s, ah, seed, H_QKEY));
+	CHECK(expect_nothing(r, ms));
+	/* counted and dropped */
+	TEST_ASSERT_EQ(h_xstat("droce1", "rx_drop_mcast"), drop0 + 1);
+	return 0;
+}
+
 static int
 test_query_device_reports_mcast_limits(void)
 {
@@ -167,10 +199,9 @@ test_send_to_group_reaches_attached_qps_only(void)
 	struct ibv_ah *ah;
 
 	TEST_ASSERT(a && b1 && b2 && c, "sides");
-	TEST_ASSERT_EQ(ibv_attach_mcast(b1->qp, &g, 0), 0);
-	TEST_ASSERT_EQ(ibv_attach_mcast(b2->qp, &g, 0xc001), 0);	/* the LID means nothing on RoCE */
-	CHECK(post_recvs(b1, 0, 4));
+	CHECK(member(b1, &g, 4));
 	CHECK(post_recvs(b2, 0, 4));
+	TEST_ASSERT_EQ(ibv_attach_mcast(b2->qp, &g, 0xc001), 0);	/* the LID means nothing on RoCE */
 	CHECK(post_recvs(c, 0, 4));
 	ah = group_ah(a, GROUP_IP);
 	TEST_ASSERT(ah != NULL, "AH to the group: errno %d", errno);
@@ -189,24 +220,17 @@ test_send_to_group_reaches_attached_qps_only(void)
 static int
 test_detach_stops_delivery(void)
 {
-	struct h_side *a = ud_side(0, H_QKEY), *b = ud_side(1, H_QKEY);
-	union ibv_gid g = gid_v4(GROUP_IP);
-	uint64_t drop0;
 	struct ibv_ah *ah;
+	struct h_side *a = sender(&ah), *b = ud_side(1, H_QKEY);
+	union ibv_gid g = gid_v4(GROUP_IP);
 
 	TEST_ASSERT(a && b, "sides");
-	ah = group_ah(a, GROUP_IP);
-	TEST_ASSERT(ah != NULL, "AH");
-	CHECK(post_recvs(b, 0, 8));
-	TEST_ASSERT_EQ(ibv_attach_mcast(b->qp, &g, 0), 0);
+	CHECK(member(b, &g, 8));
 	CHECK(send_group(a, ah, 1, H_QKEY));
 	CHECK(expect_msg(b, a, GROUP_IP, 1));
 	TEST_ASSERT_EQ(ibv_detach_mcast(b->qp, &g, 0), 0);
-	drop0 = h_xstat("droce1", "rx_drop_mcast");
-	CHECK(send_group(a, ah, 2, H_QKEY));
-	CHECK(expect_nothing(b, 300));
-	/* no QP of droce1 is in the group any more: counted and dropped */
-	TEST_ASSERT_EQ(h_xstat("droce1", "rx_drop_mcast"), drop0 + 1);
+	/* no QP of droce1 is in the group any more */
+	CHECK(expect_unheard(a, ah, 2, b, 300));
 	/* a second detach: not attached */
 	errno = 0;
 	TEST_ASSERT_EQ(ibv_detach_mcast(b->qp, &g, 0), EINVAL);
@@ -221,15 +245,12 @@ test_detach_stops_delivery(void)
 static int
 test_attach_twice_is_not_an_error(void)
 {
-	struct h_side *a = ud_side(0, H_QKEY), *b = ud_side(1, H_QKEY);
-	union ibv_gid g = gid_v4(GROUP_IP);
 	struct ibv_ah *ah;
+	struct h_side *a = sender(&ah), *b = ud_side(1, H_QKEY);
+	union ibv_gid g = gid_v4(GROUP_IP);
 
 	TEST_ASSERT(a && b, "sides");
-	ah = group_ah(a, GROUP_IP);
-	TEST_ASSERT(ah != NULL, "AH");
-	CHECK(post_recvs(b, 0, 8));
-	TEST_ASSERT_EQ(ibv_attach_mcast(b->qp, &g, 0), 0);
+	CHECK(member(b, &g, 8));
 	TEST_ASSERT_EQ(ibv_attach_mcast(b->qp, &g, 0), 0);
 	CHECK(send_group(a, ah, 1, H_QKEY));
 	CHECK(expect_msg(b, a, GROUP_IP, 1));
@@ -322,19 +343,14 @@ test_rc_path_to_group_refused(void)
 static int
 test_qkey_checked_per_qp(void)
 {
-	struct h_side *a = ud_side(0, H_QKEY), *b1 = ud_side(1, H_QKEY);
-	struct h_side *b2 = ud_side(1, 0x22222222);
+	struct ibv_ah *ah;
+	struct h_side *a = sender(&ah), *b1 = ud_side(1, H_QKEY), *b2 = ud_side(1, 0x22222222);
 	union ibv_gid g = gid_v4(GROUP_IP);
 	uint64_t bad0 = h_xstat("droce1", "rx_drop_bad_qkey");
-	struct ibv_ah *ah;
 
 	TEST_ASSERT(a && b1 && b2, "sides");
-	ah = group_ah(a, GROUP_IP);
-	TEST_ASSERT(ah != NULL, "AH");
-	CHECK(post_recvs(b1, 0, 4));
-	CHECK(post_recvs(b2, 0, 4));
-	TEST_ASSERT_EQ(ibv_attach_mcast(b1->qp, &g, 0), 0);
-	TEST_ASSERT_EQ(ibv_attach_mcast(b2->qp, &g, 0), 0);
+	CHECK(member(b1, &g, 4));
+	CHECK(member(b2, &g, 4));
 	CHECK(send_group(a, ah, 1, H_QKEY));
 	CHECK(expect_msg(b1, a, GROUP_IP, 1));
 	CHECK(expect_nothing(b2, 200));
@@ -353,7 +369,6 @@ test_groups_are_separate(void)
 	struct h_side *a = ud_side(0, H_QKEY), *b1 = ud_side(1, H_QKEY), *b2 = ud_side(1, H_QKEY);
 	union ibv_gid g1 = gid_v4(GROUP_IP), g2 = gid_v4(g2ip);
 	struct ibv_ah *ah1, *ah2, *ah3;
-	uint64_t drop0;
 
 	TEST_ASSERT(a && b1 && b2, "sides");
 	ah1 = group_ah(a, GROUP_IP);
@@ -361,21 +376,16 @@ test_groups_are_separate(void)
 	/* 239.129.2.3 has 239.1.2.3's MAC (RFC 1112 maps 23 bits): the IP decides */
 	ah3 = group_ah(a, g3ip);
 	TEST_ASSERT(ah1 && ah2 && ah3, "AHs");
-	CHECK(post_recvs(b1, 0, 8));
-	CHECK(post_recvs(b2, 0, 8));
-	TEST_ASSERT_EQ(ibv_attach_mcast(b1->qp, &g1, 0), 0);
+	CHECK(member(b1, &g1, 8));
+	CHECK(member(b2, &g2, 8));
 	TEST_ASSERT_EQ(ibv_attach_mcast(b1->qp, &g2, 0), 0);
-	TEST_ASSERT_EQ(ibv_attach_mcast(b2->qp, &g2, 0), 0);
 	CHECK(send_group(a, ah1, 1, H_QKEY));
 	CHECK(expect_msg(b1, a, GROUP_IP, 1));
 	CHECK(expect_nothing(b2, 200));
 	CHECK(send_group(a, ah2, 2, H_QKEY));
 	CHECK(expect_msg(b1, a, g2ip, 2));
 	CHECK(expect_msg(b2, a, g2ip, 2));
-	drop0 = h_xstat("droce1", "rx_drop_mcast");
-	CHECK(send_group(a, ah3, 3, H_QKEY));
-	CHECK(expect_nothing(b1, 200));
-	TEST_ASSERT_EQ(h_xstat("droce1", "rx_drop_mcast"), drop0 + 1);
+	CHECK(expect_unheard(a, ah3, 3, b1, 200));
 	return TEST_SUCCESS;
 }
 
@@ -383,19 +393,14 @@ test_groups_are_separate(void)
 static int
 test_destroyed_qp_leaves_group(void)
 {
-	struct h_side *a = ud_side(0, H_QKEY), *b = ud_side(1, H_QKEY), *d = ud_side(1, H_QKEY);
-	union ibv_gid g = gid_v4(GROUP_IP);
 	struct ibv_ah *ah;
+	struct h_side *a = sender(&ah), *b = ud_side(1, H_QKEY), *d = ud_side(1, H_QKEY);
+	union ibv_gid g = gid_v4(GROUP_IP);
 	struct ibv_qp *q;
-	uint64_t drop0;
 
 	TEST_ASSERT(a && b && d, "sides");
-	ah = group_ah(a, GROUP_IP);
-	TEST_ASSERT(ah != NULL, "AH");
-	CHECK(post_recvs(b, 0, 8));
-	CHECK(post_recvs(d, 0, 8));
-	TEST_ASSERT_EQ(ibv_attach_mcast(b->qp, &g, 0), 0);
-	TEST_ASSERT_EQ(ibv_attach_mcast(d->qp, &g, 0), 0);
+	CHECK(member(b, &g, 8));
+	CHECK(member(d, &g, 8));
 	/* d's QP goes, with receives posted and still attached */
 	q = d->qp;
 	d->qp = NULL;
@@ -407,10 +412,7 @@ test_destroyed_qp_leaves_group(void)
 	q = b->qp;
 	b->qp = NULL;
 	TEST_ASSERT_EQ(ibv_destroy_qp(q), 0);
-	drop0 = h_xstat("droce1", "rx_drop_mcast");
-	CHECK(send_group(a, ah, 2, H_QKEY));
-	CHECK(expect_nothing(b, 200));
-	TEST_ASSERT_EQ(h_xstat("droce1", "rx_drop_mcast"), drop0 + 1);
+	CHECK(expect_unheard(a, ah, 2, b, 200));
 	return TEST_SUCCESS;
 }
 
@@ -421,21 +423,16 @@ test_destroyed_qp_leaves_group(void)
 static int
 test_own_device_members_receive(void)
 {
-	struct h_side *a = ud_side(0, H_QKEY), *a2 = ud_side(0, H_QKEY), *b = ud_side(1, H_QKEY);
+	struct ibv_ah *ah;
+	struct h_side *a = sender(&ah), *a2 = ud_side(0, H_QKEY), *b = ud_side(1, H_QKEY);
 	struct h_side *a3 = ud_side(0, H_QKEY);
 	union ibv_gid g = gid_v4(GROUP_IP);
-	struct ibv_ah *ah;
 
 	TEST_ASSERT(a && a2 && a3 && b, "sides");
-	ah = group_ah(a, GROUP_IP);
-	TEST_ASSERT(ah != NULL, "AH");
-	CHECK(post_recvs(a, 0, 4));
-	CHECK(post_recvs(a2, 0, 4));
+	CHECK(member(a, &g, 4));
+	CHECK(member(a2, &g, 4));
+	CHECK(member(b, &g, 4));
 	CHECK(post_recvs(a3, 0, 4));
-	CHECK(post_recvs(b, 0, 4));
-	TEST_ASSERT_EQ(ibv_attach_mcast(a->qp, &g, 0), 0);
-	TEST_ASSERT_EQ(ibv_attach_mcast(a2->qp, &g, 0), 0);
-	TEST_ASSERT_EQ(ibv_attach_mcast(b->qp, &g, 0), 0);
 	CHECK(send_group(a, ah, 1, H_QKEY));
 	CHECK(expect_msg(a, a, GROUP_IP, 1));
 	CHECK(expect_msg(a2, a, GROUP_IP, 1));
@@ -543,19 +540,16 @@ race_toggle(void *arg)
 static int
 test_attach_detach_race_a_stream(void)
 {
-	struct h_side *a = ud_side(0, H_QKEY), *b = ud_side(1, H_QKEY), *t = ud_side(1, H_QKEY);
+	struct ibv_ah *ah;
+	struct h_side *a = sender(&ah), *b = ud_side(1, H_QKEY), *t = ud_side(1, H_QKEY);
 	struct race r = { .t = t, .g = gid_v4(GROUP_IP) };
 	struct ibv_wc wc[RACE_WIN];
-	struct ibv_ah *ah;
 	uint64_t end = h_now_ms() + 30000;
 	pthread_t th;
 	uint32_t got = 0, sent = 0, tgot = 0, next = 0;
 
 	TEST_ASSERT(a && b && t, "sides");
-	ah = group_ah(a, GROUP_IP);
-	TEST_ASSERT(ah != NULL, "AH");
-	TEST_ASSERT_EQ(ibv_attach_mcast(b->qp, &r.g, 0), 0);
-	CHECK(post_recvs(b, 0, RACE_WIN));
+	CHECK(member(b, &r.g, RACE_WIN));
 	CHECK(post_recvs(t, 0, 64));
 	TEST_ASSERT_EQ(pthread_create(&th, NULL, race_toggle, &r), 0);
 	/*

@@ -333,6 +333,16 @@ cm_id_set_dev(struct cm_id *c, struct cm_dev *d)
 	c->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
 }
 
+/* A request @c no longer counts in its listener's backlog (accepted, refused or gone). */
+void
+cm_pending_drop(struct cm_id *c)
+{
+	if (c->listen != NULL) {
+		c->listen->pending--;
+		c->listen = NULL;
+	}
+}
+
 static enum ibv_qp_type
 ps_qp_type(enum rdma_port_space ps)
 {
@@ -405,10 +415,7 @@ farewell(struct cm_id *c)
 		break;
 	}
 	cm_timer_stop(c);
-	if (c->listen != NULL) {
-		c->listen->pending--;
-		c->listen = NULL;
-	}
+	cm_pending_drop(c);
 }
 
 /*
@@ -873,10 +880,8 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *p)
 		c->remote_qkey = RDMA_UDP_QKEY;
 		ret = cm_send_sidr_rep(c, DROCE_CM_SIDR_SUCCESS, p ? p->private_data : NULL,
 				       p ? p->private_data_len : 0);
-		if (ret == 0 && c->listen != NULL) {
-			c->listen->pending--;
-			c->listen = NULL;
-		}
+		if (ret == 0)
+			cm_pending_drop(c);
 		pthread_mutex_unlock(&cm.lock);
 		if (ret)
 			return CM_ERR(ret);
@@ -914,10 +919,8 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *p)
 		goto out;
 	}
 	ret = cm_send_rep(c, p);
-	if (ret == 0 && c->listen != NULL) {
-		c->listen->pending--;
-		c->listen = NULL;
-	}
+	if (ret == 0)
+		cm_pending_drop(c);
 out:
 	pthread_mutex_unlock(&cm.lock);
 	if (ret)
@@ -934,17 +937,14 @@ reject(struct rdma_cm_id *id, const void *pdata, uint8_t len, uint16_t reason)
 	if (id == NULL)
 		return CM_ERR(EINVAL);
 	pthread_mutex_lock(&cm.lock);
-	if (c->state == CM_SIDR_REQ_RCVD)
-		ret = len > DROCE_CM_SIDR_REP_PDATA_LEN ? EINVAL :
-		      cm_send_sidr_rep(c, DROCE_CM_SIDR_REJECT, pdata, len);
-	else if (c->state == CM_REQ_RCVD)
-		ret = len > DROCE_CM_REJ_PDATA_LEN ? EINVAL : cm_send_rej(c, reason, pdata, len);
+	if (c->state == CM_SIDR_REQ_RCVD && len <= DROCE_CM_SIDR_REP_PDATA_LEN)
+		ret = cm_send_sidr_rep(c, DROCE_CM_SIDR_REJECT, pdata, len);
+	else if (c->state == CM_REQ_RCVD && len <= DROCE_CM_REJ_PDATA_LEN)
+		ret = cm_send_rej(c, reason, pdata, len);
 	else
 		ret = EINVAL;
-	if (ret == 0 && c->listen != NULL) {
-		c->listen->pending--;
-		c->listen = NULL;
-	}
+	if (ret == 0)
+		cm_pending_drop(c);
 	pthread_mutex_unlock(&cm.lock);
 	return ret ? CM_ERR(ret) : 0;
 }
@@ -1037,7 +1037,7 @@ int
 rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
 {
 	struct cm_id *c = to_cm_id(id);
-	int ret = 0;
+	bool ok;
 
 	if (id == NULL || optval == NULL)
 		return CM_ERR(EINVAL);
@@ -1046,43 +1046,38 @@ rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, siz
 	if (level != RDMA_OPTION_ID)
 		return CM_ERR(ENOSYS);
 	pthread_mutex_lock(&cm.lock);
+	/* each option: its size and when it may be set, then the value */
 	switch (optname) {
 	case RDMA_OPTION_ID_TOS:
-		if (optlen != sizeof(uint8_t)) {
-			ret = EINVAL;
-			break;
+		ok = optlen == sizeof(uint8_t);
+		if (ok) {
+			c->tos = *(uint8_t *)optval;
+			c->tos_set = true;
 		}
-		c->tos = *(uint8_t *)optval;
-		c->tos_set = true;
 		break;
 	case RDMA_OPTION_ID_REUSEADDR:
-		if (optlen != sizeof(int) || (c->state != CM_IDLE && c->state != CM_ADDR_BOUND)) {
-			ret = EINVAL;
-			break;
-		}
-		c->reuseaddr = *(int *)optval != 0;
+		ok = optlen == sizeof(int) && (c->state == CM_IDLE || c->state == CM_ADDR_BOUND);
+		if (ok)
+			c->reuseaddr = *(int *)optval != 0;
 		break;
 	case RDMA_OPTION_ID_AFONLY:
-		if (optlen != sizeof(int) || c->bound) {
-			ret = EINVAL;
-			break;
-		}
-		c->afonly = *(int *)optval != 0;
+		ok = optlen == sizeof(int) && !c->bound;
+		if (ok)
+			c->afonly = *(int *)optval != 0;
 		break;
 	case RDMA_OPTION_ID_ACK_TIMEOUT:
-		if (optlen != sizeof(uint8_t)) {
-			ret = EINVAL;
-			break;
+		ok = optlen == sizeof(uint8_t);
+		if (ok) {
+			c->ack_timeout = *(uint8_t *)optval & 31;
+			c->ack_timeout_set = true;
 		}
-		c->ack_timeout = *(uint8_t *)optval & 31;
-		c->ack_timeout_set = true;
 		break;
 	default:
-		ret = ENOSYS;
-		break;
+		pthread_mutex_unlock(&cm.lock);
+		return CM_ERR(ENOSYS);
 	}
 	pthread_mutex_unlock(&cm.lock);
-	return ret ? CM_ERR(ret) : 0;
+	return ok ? 0 : CM_ERR(EINVAL);
 }
 
 __be16

@@ -387,15 +387,88 @@ conn_find(uint32_t local_id, in_addr_t src)
 	return c != NULL && c->peer_ip == src ? c : NULL;
 }
 
+/* A REQ's or SIDR_REQ's addresses: the peer's, and ours it asks for. */
+struct req_addr {
+	in_addr_t src, dst;	/* the peer; ours (the IP CM header's, else the MAD's) */
+	uint16_t src_port;	/* the peer's (the IP CM header's, else 0) */
+	uint16_t port;		/* ours: the service ID's */
+};
+
+/*
+ * The listener a REQ or SIDR_REQ from @a->src to @a->dst is for, NULL if
+ * nobody listens there or its service ID is not an IP one; its IP CM header
+ * (in @pdata) completes @a.
+ */
+static struct cm_id *
+req_listener(struct cm_dev *d, struct req_addr *a, uint64_t service_id, const uint8_t *pdata,
+	     size_t len)
+{
+	struct droce_cm_ip_hdr ih;
+	uint16_t ps;
+
+	if (droce_cm_ip_hdr_decode(pdata, len, &ih) == 0 && ih.ip_version == 4) {
+		memcpy(&a->dst, ih.dst_addr + 12, 4);
+		a->src_port = ih.src_port;
+	}
+	if (!droce_cm_service_id_parse(service_id, &ps, &a->port))
+		return NULL;
+	return cm_listener_find(d, ps, a->port, a->dst);
+}
+
+/* @l's child id for a request @tid at @a from the peer's @remote_id, on @d. */
+static struct cm_id *
+child_new(struct cm_dev *d, struct cm_id *l, enum ibv_qp_type qpt, const struct req_addr *a,
+	  uint32_t remote_id, uint64_t tid)
+{
+	struct cm_id *c = cm_id_new(l->chan, l->id.context, l->id.ps, qpt);
+
+	if (c == NULL)
+		return NULL;
+	cm_id_set_dev(c, d);
+	c->bound = c->port_set = c->child = true;
+	c->id.route.addr.src_sin.sin_family = AF_INET;
+	c->id.route.addr.src_sin.sin_addr.s_addr = a->dst;
+	c->id.route.addr.src_sin.sin_port = htons(a->port);
+	c->id.route.addr.dst_sin.sin_family = AF_INET;
+	c->id.route.addr.dst_sin.sin_addr.s_addr = a->src;
+	c->id.route.addr.dst_sin.sin_port = htons(a->src_port);
+	c->peer_ip = a->src;
+	c->remote_id = remote_id;
+	c->remote_tid = tid;
+	return c;
+}
+
+/*
+ * @c, a request to @l, waits in @state for the application: its path set,
+ * its CONNECT_REQUEST (the private data after @pdata's IP CM header) made
+ * for the caller to post; NULL without memory for it (the caller refuses).
+ */
+static struct cm_event *
+request_report(struct cm_id *c, struct cm_id *l, enum cm_conn_state state, const uint8_t *pdata,
+	       size_t len)
+{
+	struct cm_event *e;
+
+	cm_path_fill(c);
+	c->state = state;
+	e = event_pdata(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, pdata + DROCE_CM_IP_HDR_LEN,
+			len - DROCE_CM_IP_HDR_LEN);
+	if (e == NULL)
+		return NULL;
+	c->listen = l;
+	l->pending++;
+	e->owner = l;			/* acknowledged on the listener, as rdma-core counts it */
+	e->ev.listen_id = &l->id;
+	return e;
+}
+
 static void
 req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_msg *m)
 {
 	const struct droce_cm_req *r = &m->req;
-	struct droce_cm_ip_hdr ih;
+	struct req_addr a = { .src = src, .dst = dst };
 	struct cm_id *l, *c;
 	struct cm_event *e;
-	uint16_t ps, port;
-	in_addr_t to = dst;
 
 	/* a REQ sent again: answer with what we sent, never a second connection */
 	TAILQ_FOREACH(c, &cm.ids, link) {
@@ -406,16 +479,7 @@ req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_
 			return;
 		}
 	}
-	if (!droce_cm_service_id_parse(r->service_id, &ps, &port)) {
-		rej_req(d, src, m, DROCE_CM_REJ_INVALID_SERVICE_ID);
-		return;
-	}
-	if (droce_cm_ip_hdr_decode(r->private_data, sizeof(r->private_data), &ih) == 0 &&
-	    ih.ip_version == 4)
-		memcpy(&to, ih.dst_addr + 12, 4);
-	else
-		ih.src_port = 0;
-	l = cm_listener_find(d, ps, port, to);
+	l = req_listener(d, &a, r->service_id, r->private_data, sizeof(r->private_data));
 	if (l == NULL) {
 		rej_req(d, src, m, DROCE_CM_REJ_INVALID_SERVICE_ID);
 		return;
@@ -429,24 +493,13 @@ req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_
 		rej_req(d, src, m, DROCE_CM_REJ_CONSUMER_DEFINED);
 		return;
 	}
-	c = cm_id_new(l->chan, l->id.context, l->id.ps,
-		      r->transport_service_type == DROCE_CM_TRANSPORT_UC ? IBV_QPT_UC : IBV_QPT_RC);
+	c = child_new(d, l, r->transport_service_type == DROCE_CM_TRANSPORT_UC ? IBV_QPT_UC : IBV_QPT_RC,
+		      &a, r->local_comm_id, m->hdr.tid);
 	if (c == NULL) {
 		rej_req(d, src, m, DROCE_CM_REJ_NO_RESOURCES);
 		return;
 	}
-	cm_id_set_dev(c, d);
-	c->bound = c->port_set = c->child = true;
-	c->id.route.addr.src_sin.sin_family = AF_INET;
-	c->id.route.addr.src_sin.sin_addr.s_addr = to;
-	c->id.route.addr.src_sin.sin_port = htons(port);
-	c->id.route.addr.dst_sin.sin_family = AF_INET;
-	c->id.route.addr.dst_sin.sin_addr.s_addr = src;
-	c->id.route.addr.dst_sin.sin_port = htons(ih.src_port);
-	c->peer_ip = src;
 	c->peer_guid = htobe64(r->local_ca_guid);
-	c->remote_id = r->local_comm_id;
-	c->remote_tid = m->hdr.tid;
 	c->remote_qpn = r->local_qpn;
 	c->remote_psn = r->starting_psn;
 	c->mtu = r->path_mtu < d->mtu ? (enum ibv_mtu)r->path_mtu : d->mtu;
@@ -459,21 +512,11 @@ req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_
 	c->tos = r->primary.traffic_class;
 	if (!c->ack_timeout_set && r->primary.local_ack_timeout)
 		c->ack_timeout = r->primary.local_ack_timeout;
-	cm_path_fill(c);
-	c->state = CM_REQ_RCVD;
-	c->listen = l;
-	l->pending++;
-	e = event_pdata(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0,
-			r->private_data + DROCE_CM_IP_HDR_LEN,
-			DROCE_CM_REQ_PDATA_LEN - DROCE_CM_IP_HDR_LEN);
+	e = request_report(c, l, CM_REQ_RCVD, r->private_data, DROCE_CM_REQ_PDATA_LEN);
 	if (e == NULL) {
-		l->pending--;
-		c->listen = NULL;
 		cm_send_rej(c, DROCE_CM_REJ_NO_RESOURCES, NULL, 0);
 		return;
 	}
-	e->owner = l;			/* acknowledged on the listener, as rdma-core counts it */
-	e->ev.listen_id = &l->id;
 	e->ev.param.conn.responder_resources = c->resp_res;
 	e->ev.param.conn.initiator_depth = c->init_depth;
 	e->ev.param.conn.flow_control = c->flow_control;
@@ -618,10 +661,8 @@ rej_input(in_addr_t src, const struct droce_cm_msg *m)
 	default:
 		return;
 	}
-	if (c->state == CM_REQ_RCVD && c->listen != NULL) {
-		c->listen->pending--;
-		c->listen = NULL;
-	}
+	if (c->state == CM_REQ_RCVD)
+		cm_pending_drop(c);
 	e = event_pdata(c, c->state == CM_ESTABLISHED ? RDMA_CM_EVENT_DISCONNECTED :
 			RDMA_CM_EVENT_REJECTED, c->state == CM_ESTABLISHED ? 0 : r->reason,
 			r->private_data, DROCE_CM_REJ_PDATA_LEN);
@@ -677,12 +718,10 @@ static void
 sidr_req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_msg *m)
 {
 	const struct droce_cm_sidr_req *r = &m->sidr_req;
-	struct droce_cm_ip_hdr ih;
+	struct req_addr a = { .src = src, .dst = dst };
 	struct droce_cm_msg rep;
 	struct cm_id *l, *c;
 	struct cm_event *e;
-	uint16_t ps, port;
-	in_addr_t to = dst;
 
 	TAILQ_FOREACH(c, &cm.ids, link) {
 		if (c->remote_id == r->request_id && c->peer_ip == src && c->dev == d &&
@@ -693,16 +732,9 @@ sidr_req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droc
 			return;
 		}
 	}
-	if (droce_cm_ip_hdr_decode(r->private_data, sizeof(r->private_data), &ih) == 0 &&
-	    ih.ip_version == 4)
-		memcpy(&to, ih.dst_addr + 12, 4);
-	else
-		ih.src_port = 0;
-	l = NULL;
-	if (droce_cm_service_id_parse(r->service_id, &ps, &port))
-		l = cm_listener_find(d, ps, port, to);
+	l = req_listener(d, &a, r->service_id, r->private_data, sizeof(r->private_data));
 	if (l == NULL || l->pending >= l->backlog ||
-	    (c = cm_id_new(l->chan, l->id.context, l->id.ps, IBV_QPT_UD)) == NULL) {
+	    (c = child_new(d, l, IBV_QPT_UD, &a, r->request_id, m->hdr.tid)) == NULL) {
 		hdr_init(&rep, DROCE_CM_ATTR_SIDR_REP, m->hdr.tid);
 		rep.sidr_rep.request_id = r->request_id;
 		rep.sidr_rep.status = l == NULL ? DROCE_CM_SIDR_UNSUPPORTED : DROCE_CM_SIDR_REJECT;
@@ -710,32 +742,11 @@ sidr_req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droc
 		send_msg(d, src, &rep, NULL);
 		return;
 	}
-	cm_id_set_dev(c, d);
-	c->bound = c->port_set = c->child = true;
-	c->id.route.addr.src_sin.sin_family = AF_INET;
-	c->id.route.addr.src_sin.sin_addr.s_addr = to;
-	c->id.route.addr.src_sin.sin_port = htons(port);
-	c->id.route.addr.dst_sin.sin_family = AF_INET;
-	c->id.route.addr.dst_sin.sin_addr.s_addr = src;
-	c->id.route.addr.dst_sin.sin_port = htons(ih.src_port);
-	c->peer_ip = src;
-	c->remote_id = r->request_id;
-	c->remote_tid = m->hdr.tid;
-	cm_path_fill(c);
-	c->state = CM_SIDR_REQ_RCVD;
-	c->listen = l;
-	l->pending++;
-	e = event_pdata(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0,
-			r->private_data + DROCE_CM_IP_HDR_LEN,
-			DROCE_CM_SIDR_REQ_PDATA_LEN - DROCE_CM_IP_HDR_LEN);
+	e = request_report(c, l, CM_SIDR_REQ_RCVD, r->private_data, DROCE_CM_SIDR_REQ_PDATA_LEN);
 	if (e == NULL) {
-		l->pending--;
-		c->listen = NULL;
 		cm_send_sidr_rep(c, DROCE_CM_SIDR_REJECT, NULL, 0);
 		return;
 	}
-	e->owner = l;
-	e->ev.listen_id = &l->id;
 	cm_event_post(l->chan, e);
 }
 

@@ -265,6 +265,7 @@ void cm_report(struct cm_id *c, enum rdma_cm_event_type type, int status);
 struct cm_id *cm_id_new(struct cm_channel *ch, void *context, enum rdma_port_space ps,
 			enum ibv_qp_type qpt);
 void cm_id_set_dev(struct cm_id *c, struct cm_dev *dev);
+void cm_pending_drop(struct cm_id *c);
 uint16_t cm_port_alloc(enum rdma_port_space ps);
 struct cm_id *cm_id_by_local(uint32_t local_id);
 struct cm_id *cm_listener_find(struct cm_dev *dev, uint16_t ps, uint16_t port, in_addr_t dst);
