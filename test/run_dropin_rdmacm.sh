@@ -25,8 +25,8 @@
 #                  server must live on
 #   rdma_server    rdma_server -p P (binds 0.0.0.0) / rdma_client -s <ip> -p P:
 #                  "end 0" on both sides
-#   ucmatose       ucmatose -p P -c 4 (wildcard) / ucmatose -s <ip> -p P -c 4:
-#                  4 connections, 10 messages each way on each
+#   ucmatose       ucmatose -p P -c 8 (wildcard) / ucmatose -s <ip> -p P -c 8:
+#                  8 connections, 10 messages each way on each
 #   udaddy         udaddy -c 2 / udaddy -s <ip> -c 2: UD through SIDR; udaddy
 #                  has no port option (its -p is the port space): port 7174
 #   cmtime         cmtime -b <ip> -p P / cmtime -s <ip> -p P -c 20: the
@@ -485,7 +485,7 @@ case_ucmatose() {
 		refuse client "$CLOG" 'cmatose: event:|failed|failure'
 	}
 	run_pair ucmatose sc chk '^cmatose: starting server$' 0 \
-		ucmatose -p $port -c 4 -- ucmatose -s $RIP_S -p $port -c 4
+		ucmatose -p $port -c 8 -- ucmatose -s $RIP_S -p $port -c 8
 }
 
 case_udaddy() {
