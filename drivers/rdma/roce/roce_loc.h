@@ -293,8 +293,7 @@ void roce_port_monitor_stop(struct roce_dev *dev);
 bool roce_port_guard_init(struct roce_dev *dev);
 void roce_port_revive_start(struct roce_dev *dev, bool started);
 void roce_port_revive_stop(struct roce_dev *dev);
-uint16_t roce_port_rx_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n);
-uint16_t roce_port_tx_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n);
+uint16_t roce_port_burst_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool tx);
 
 /* Every burst on the device's port goes through these two. */
 static inline uint16_t
@@ -302,7 +301,7 @@ roce_port_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n)
 {
 	if (likely(dev->port_guard == NULL))
 		return rte_eth_rx_burst(dev->port_id, 0, pkts, n);
-	return roce_port_rx_guarded(dev, pkts, n);
+	return roce_port_burst_guarded(dev, pkts, n, false);
 }
 
 static inline uint16_t
@@ -310,7 +309,7 @@ roce_port_tx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n)
 {
 	if (likely(dev->port_guard == NULL))
 		return rte_eth_tx_burst(dev->port_id, 0, pkts, n);
-	return roce_port_tx_guarded(dev, pkts, n);
+	return roce_port_burst_guarded(dev, pkts, n, true);
 }
 
 /* roce_mr.c */

@@ -228,28 +228,17 @@ roce_port_revive_stop(struct roce_dev *dev)
 #endif
 }
 
+/* A burst on a guarded port (@tx: transmit, else receive); none while it restarts. */
 uint16_t
-roce_port_rx_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n)
+roce_port_burst_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool tx)
 {
-	uint16_t got;
+	uint16_t done;
 
 	if (__atomic_load_n(&dev->port_paused, __ATOMIC_ACQUIRE))
 		return 0;
 	rte_spinlock_lock(dev->port_guard);
-	got = rte_eth_rx_burst(dev->port_id, 0, pkts, n);
+	done = tx ? rte_eth_tx_burst(dev->port_id, 0, pkts, n) :
+		    rte_eth_rx_burst(dev->port_id, 0, pkts, n);
 	rte_spinlock_unlock(dev->port_guard);
-	return got;
-}
-
-uint16_t
-roce_port_tx_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n)
-{
-	uint16_t sent;
-
-	if (__atomic_load_n(&dev->port_paused, __ATOMIC_ACQUIRE))
-		return 0;
-	rte_spinlock_lock(dev->port_guard);
-	sent = rte_eth_tx_burst(dev->port_id, 0, pkts, n);
-	rte_spinlock_unlock(dev->port_guard);
-	return sent;
+	return done;
 }
