@@ -1,19 +1,62 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * droce-perf: SEND/RECV latency (ping-pong) and streaming bandwidth between
- * two RC QPs. With no arguments it runs on the embedded default: two droce
- * devices joined by a net_ring pair in this process, no hugepages, the
- * engine on a worker lcore when there is one.
+ * two RC QPs, or (-m post) what posting a WR costs. With no arguments it runs
+ * on the embedded default: two droce devices joined by a net_ring pair in
+ * this process, no hugepages, the engine on a worker lcore when there is one.
  *
- *   droce-perf [EAL args --] [-s size] [-b bw size] [-n iters] [-d depth]
- *              [-p inline|lcore] [-L loss] [-t timeout]
+ *   droce-perf [EAL args --] [-m latbw|post] [-s size] [-b bw size] [-n iters]
+ *              [-d depth] [-p inline|lcore] [-L loss] [-t timeout]
+ *              [-T threads,...] [-D seconds] [-B batch] [-a]
  *
  * -L wraps both ports of the embedded default in net_impair with drop=<loss>
  * (a probability, e.g. 0.001), to measure goodput and latency under loss.
+ *
+ * -m post (issue 15: queues must stay fast with more threads than cores)
+ * times single calls of ibv_post_send (an RC RDMA WRITE of -s bytes, 64 by
+ * default, inline up to 64, signaled), ibv_post_recv and ibv_post_srq_recv
+ * (one SGE of -s bytes), each a list of one WR, into queues of -d WRs (4096
+ * by default), for -D seconds a figure (2):
+ *  - uncontended ("alone"): one thread posts to its own queue; between its
+ *    batches it polls the completions and feeds its receive queue itself;
+ *  - contended: for each count of -T (2,4,8; 0: none), that many threads post
+ *    to ONE send queue, then to ONE SRQ, while one more thread (the service
+ *    thread) polls the completions and feeds the SRQ (-T 1: the same with
+ *    one poster, nobody to contend with).
+ * Queues never fill: a thread has at most depth/threads WRs outstanding
+ * (wr_id names the thread; each completion gives one back to its thread),
+ * and one without room for a batch waits, asleep and outside any timed call,
+ * until half of them are back; so ENOMEM cannot happen. Receive WQEs are
+ * consumed by 0-byte SENDs from a QP on droce0, one per WQE already posted
+ * (no RNR NAK). With an engine lcore (the default) the device work runs on
+ * the engine's CPU and the threads stay on the main lcore's CPUs (-a: on
+ * every CPU, the engine's too), so a call costs what the facade does: the
+ * checks, the queue's mutex, the ring operations, and the cache lines the
+ * engine moved. With inline progress (-p inline; no worker lcore, so the
+ * threads run on every CPU) a call also moves the devices when it wins
+ * their trylock, and its cost includes that engine work.
+ *
+ * Timing: calls are made in batches of -B (32), with the TSC (rte_rdtsc)
+ * read around each batch. Batches alternate: one is timed as a whole (two
+ * TSC reads for 32 calls), for the mean; in the next the TSC is also read
+ * between consecutive calls, one read per call, and each difference (a call
+ * plus one TSC read, printed as "timer") goes into a histogram (exact below
+ * 128 cycles, then within 1.6%) for p50, p99 and the max. Where the TSC
+ * advances in steps (10 ns on this project's AMD EPYC machine: the "timer"),
+ * single calls are measured to that step; the mean is not. A call's time
+ * includes any time its thread was off the CPU or asleep on the queue's
+ * mutex. Per row: posts/s, all the threads' calls over the wall time of the
+ * run (waits for room included: with "in calls" well below 100% it is the
+ * rate at which the engine completes WRs, not a post cost); "in calls", the
+ * share of the threads' time spent inside calls; the mean and, in
+ * parentheses, the lowest and highest per-thread mean; p50, p99 and max of
+ * single calls, over every thread's sampled batches.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +65,9 @@
 
 #include <infiniband/verbs.h>
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_eal.h>
+#include <rte_lcore.h>
 
 #include "droce.h"
 
@@ -146,8 +191,6 @@ post_send(struct side *s, size_t off, size_t len, uint64_t id, bool signaled)
 		die("ibv_post_send failed");
 }
 
-/* Wait for one completion of @op on @s, failing on any error status; other
- * completions polled meanwhile are counted for later waits. */
 static void
 dump_stats(void)
 {
@@ -166,6 +209,8 @@ dump_stats(void)
 	}
 }
 
+/* Wait for one completion of @op on @s, failing on any error status; other
+ * completions polled meanwhile are counted for later waits. */
 static void
 wait_wc(struct side *s, enum ibv_wc_opcode op, struct ibv_wc *out)
 {
@@ -289,13 +334,641 @@ run_bandwidth(struct side *a, struct side *b)
 	       bw_size, n, bytes * 8 / dt / 1e3, n / dt);
 }
 
+/*
+ * -m post: the cost of posting (see the top of the file).
+ */
+enum post_verb { PV_SEND, PV_RECV, PV_SRQ };
+
+static const char *const pv_name[] = {
+	[PV_SEND] = "ibv_post_send",
+	[PV_RECV] = "ibv_post_recv",
+	[PV_SRQ] = "ibv_post_srq_recv",
+};
+
+#define POST_QD		4096		/* default queue depth of -m post */
+#define POST_BATCH_MAX	1024
+#define POST_MAX_THREADS 64
+#define FEED_MAX	256		/* SENDs the feeder posts in one list */
+#define FEED_TAG	(1ULL << 63)	/* wr_id of the feeder's SENDs */
+#define STALL_S		10		/* no completion this long: give up */
+
+static const char *post_threads = "2,4,8";
+static unsigned int post_nt[16], post_nnt;	/* -T parsed */
+static double post_secs = 2;
+static unsigned int post_batch = 32;
+static bool post_all_cpus, depth_set;
+static double tsc_ns;			/* ns per TSC cycle */
+
+/* Per-call times in TSC cycles: exact below HIST_LIN, then 64 buckets per power of two. */
+#define HIST_LIN	128
+#define HIST_N		(HIST_LIN + (64 - 7) * 64)
+
+struct hist {
+	uint64_t n, max;
+	uint64_t c[HIST_N];
+};
+
+static inline unsigned int
+hist_idx(uint64_t v)
+{
+	unsigned int msb;
+
+	if (v < HIST_LIN)
+		return v;
+	msb = 63 - __builtin_clzll(v);
+	return HIST_LIN + (msb - 7) * 64 + ((v >> (msb - 6)) & 63);
+}
+
+/* The middle of bucket @i, in cycles. */
+static double
+hist_val(unsigned int i)
+{
+	unsigned int msb, sub;
+
+	if (i < HIST_LIN)
+		return i;
+	msb = (i - HIST_LIN) / 64 + 7;
+	sub = (i - HIST_LIN) % 64;
+	return (double)((64ULL + sub) << (msb - 6)) + (double)(1ULL << (msb - 6)) / 2;
+}
+
+/* The @q quantile (0 < q <= 1), in cycles, never above the max seen. */
+static double
+hist_pct(const struct hist *h, double q)
+{
+	uint64_t want = (uint64_t)(q * h->n), sum = 0;
+
+	if (want < q * h->n || want == 0)
+		want++;
+	for (unsigned int i = 0; i < HIST_N; i++) {
+		sum += h->c[i];
+		if (sum >= want)
+			return RTE_MIN(hist_val(i), (double)h->max);
+	}
+	return h->max;
+}
+
+/* A sampled batch: t[i + 1] - t[i] is call i and one TSC read. */
+static void
+hist_batch(struct hist *h, const uint64_t *t, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t d = t[i + 1] - t[i];
+
+		if ((int64_t)d < 0)	/* a TSC that is not synchronised across CPUs */
+			d = 0;
+		h->c[hist_idx(d)]++;
+		if (d > h->max)
+			h->max = d;
+	}
+	h->n += n;
+}
+
+static void
+hist_merge(struct hist *to, const struct hist *from)
+{
+	for (unsigned int i = 0; i < HIST_N; i++)
+		to->c[i] += from->c[i];
+	to->n += from->n;
+	to->max = RTE_MAX(to->max, from->max);
+}
+
+/* The objects, made once for every figure. */
+struct post_bench {
+	struct side d0, d1;	/* each device: context, PD, MR, one CQ for its QPs */
+	struct side a0, a1;	/* a0's SQ: WRITEs to a1, SENDs into the SRQ; a1 is on the SRQ */
+	struct side b0, b1;	/* b1's RQ, fed by SENDs from b0 */
+	struct ibv_srq *srq;
+	unsigned int qd;
+};
+
+struct post_run;
+
+/* A posting thread. Its counters are on lines of their own: one writer each. */
+struct poster {
+	uint64_t posted __rte_cache_aligned;	/* written by the thread, once a batch */
+	uint64_t done __rte_cache_aligned;	/* written by whoever polls the CQs */
+	struct post_run *run __rte_cache_aligned;
+	unsigned int id;
+	pthread_t th;
+	struct hist *h;
+	uint64_t call_cyc;			/* in calls, every batch */
+	uint64_t mean_cyc, mean_calls;		/* the batches timed as a whole */
+	uint64_t t_end;
+};
+
+struct post_run {
+	enum post_verb verb;
+	struct post_bench *pb;
+	unsigned int nthreads, batch;
+	unsigned int limit, resume;	/* a thread's WRs outstanding: at most; to resume at */
+	bool serve_self;	/* one thread: it polls and feeds between its batches */
+	bool unpin;
+	uint64_t deadline;	/* TSC */
+	uint32_t ready, go, running;
+	uint64_t fed, feed_done;	/* the feeder's SENDs: posted, completed */
+	struct ibv_send_wr feed_wr[FEED_MAX];
+	struct poster p[POST_MAX_THREADS];
+};
+
+static void
+stall(const struct post_run *r, uint64_t *since)
+{
+	if (*since == 0) {
+		*since = rte_rdtsc();
+	} else if ((rte_rdtsc() - *since) * tsc_ns > STALL_S * 1e9) {
+		dump_stats();
+		die("%s: no completion for %d s", pv_name[r->verb], STALL_S);
+	}
+}
+
+/*
+ * Poll both CQs, giving each completion back to the thread that posted its
+ * WR, and feed the receive queue under test one SEND per WQE posted: true if
+ * anything moved. One thread at a time (the service thread, or the only
+ * poster).
+ */
+static bool
+serve(struct post_run *r)
+{
+	struct post_bench *pb = r->pb;
+	struct ibv_cq *cqs[] = { pb->d0.cq, pb->d1.cq };
+	struct ibv_wc wc[64];
+	bool moved = false;
+
+	for (unsigned int c = 0; c < RTE_DIM(cqs); c++) {
+		int n = ibv_poll_cq(cqs[c], RTE_DIM(wc), wc);
+
+		if (n < 0)
+			die("ibv_poll_cq failed");
+		for (int i = 0; i < n; i++) {
+			uint64_t t = wc[i].wr_id >> 32;
+
+			if (wc[i].status != IBV_WC_SUCCESS)
+				die("%s: completion error: %s (wr_id %#" PRIx64 ")", pv_name[r->verb],
+				    ibv_wc_status_str(wc[i].status), wc[i].wr_id);
+			if (wc[i].wr_id & FEED_TAG)
+				r->feed_done++;
+			else if (t < r->nthreads)
+				__atomic_store_n(&r->p[t].done, r->p[t].done + 1, __ATOMIC_RELEASE);
+			else
+				die("unexpected completion, wr_id %#" PRIx64, wc[i].wr_id);
+		}
+		moved |= n > 0;
+	}
+	if (r->verb != PV_SEND) {
+		struct ibv_qp *qp = r->verb == PV_SRQ ? pb->a0.qp : pb->b0.qp;
+		struct ibv_send_wr *bad;
+		uint64_t posted = 0, k;
+		int ret;
+
+		for (unsigned int t = 0; t < r->nthreads; t++)
+			posted += __atomic_load_n(&r->p[t].posted, __ATOMIC_ACQUIRE);
+		k = RTE_MIN(posted - r->fed, pb->qd - (r->fed - r->feed_done));
+		k = RTE_MIN(k, (uint64_t)FEED_MAX);
+		if (k > 0) {
+			r->feed_wr[k - 1].next = NULL;
+			ret = ibv_post_send(qp, r->feed_wr, &bad);
+			r->feed_wr[k - 1].next = k < FEED_MAX ? &r->feed_wr[k] : NULL;
+			if (ret)
+				die("feeding SENDs: ibv_post_send: %s", strerror(ret));
+			r->fed += k;
+			moved = true;
+		}
+	}
+	return moved;
+}
+
+/* Serve until every WR posted has completed and every WQE was consumed. */
+static void
+drain(struct post_run *r)
+{
+	uint64_t since = 0;
+
+	for (;;) {
+		uint64_t posted = 0;
+		bool busy = false;
+
+		for (unsigned int t = 0; t < r->nthreads; t++) {
+			uint64_t n = __atomic_load_n(&r->p[t].posted, __ATOMIC_ACQUIRE);
+
+			busy |= r->p[t].done != n;
+			posted += n;
+		}
+		if (r->verb != PV_SEND)
+			busy |= r->fed != posted || r->feed_done != r->fed;
+		if (!busy)
+			return;
+		if (serve(r))
+			since = 0;
+		else
+			stall(r, &since);
+	}
+}
+
+/* Threads may run on every CPU, not only on the main lcore's they inherit. */
+static void
+unpin(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (long i = 0; i < n && i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void
+thread_start(struct post_run *r)
+{
+	if (r->unpin)
+		unpin();
+	__atomic_fetch_add(&r->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&r->go, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+/* What a thread posts: one WR, reused with a new wr_id each call. */
+struct post_wr {
+	enum post_verb verb;
+	struct ibv_qp *qp;
+	struct ibv_srq *srq;
+	struct ibv_sge sge;
+	struct ibv_send_wr swr;
+	struct ibv_recv_wr rwr;
+	uint8_t data[64];
+};
+
+static inline void
+post_call(struct post_wr *w, uint64_t id)
+{
+	struct ibv_send_wr *sbad;
+	struct ibv_recv_wr *rbad;
+	int ret;
+
+	switch (w->verb) {
+	case PV_SEND:
+		w->swr.wr_id = id;
+		ret = ibv_post_send(w->qp, &w->swr, &sbad);
+		break;
+	case PV_RECV:
+		w->rwr.wr_id = id;
+		ret = ibv_post_recv(w->qp, &w->rwr, &rbad);
+		break;
+	default:
+		w->rwr.wr_id = id;
+		ret = ibv_post_srq_recv(w->srq, &w->rwr, &rbad);
+		break;
+	}
+	if (unlikely(ret))
+		die("%s: %s", pv_name[w->verb], strerror(ret));
+}
+
+static void
+post_wr_init(struct post_wr *w, const struct post_run *r)
+{
+	const struct post_bench *pb = r->pb;
+
+	memset(w, 0, sizeof(*w));
+	w->verb = r->verb;
+	w->srq = pb->srq;
+	if (r->verb == PV_SEND) {
+		w->qp = pb->a0.qp;
+		if (size <= sizeof(w->data)) {
+			w->sge = (struct ibv_sge){ (uintptr_t)w->data, size, 0 };
+			w->swr.send_flags = IBV_SEND_INLINE;
+		} else {
+			w->sge = (struct ibv_sge){ (uintptr_t)pb->d0.buf, size, pb->d0.mr->lkey };
+		}
+		w->swr.sg_list = &w->sge;
+		w->swr.num_sge = 1;
+		w->swr.opcode = IBV_WR_RDMA_WRITE;
+		w->swr.send_flags |= IBV_SEND_SIGNALED;
+		w->swr.wr.rdma.remote_addr = (uintptr_t)pb->d1.buf;
+		w->swr.wr.rdma.rkey = pb->d1.mr->rkey;
+	} else {
+		w->qp = pb->b1.qp;
+		w->sge = (struct ibv_sge){ (uintptr_t)pb->d1.buf, size, pb->d1.mr->lkey };
+		w->rwr.sg_list = &w->sge;
+		w->rwr.num_sge = 1;
+	}
+}
+
+static void *
+poster_main(void *arg)
+{
+	struct poster *p = arg;
+	struct post_run *r = p->run;
+	unsigned int nb = r->batch;
+	uint64_t t[POST_BATCH_MAX + 1], tag = (uint64_t)p->id << 32;
+	uint32_t seq = 0;
+	struct post_wr w;
+	bool sampled = false;
+
+	post_wr_init(&w, r);
+	thread_start(r);
+	while (rte_rdtsc() < r->deadline) {
+		uint64_t since = 0, seen = __atomic_load_n(&p->done, __ATOMIC_ACQUIRE), now;
+		unsigned int tries = 0;
+
+		/*
+		 * Room for a batch: waiting for it is never inside a timed call.
+		 * A thread out of room waits until half its credits are back
+		 * (not one batch's worth: a wake-up for each batch would be all
+		 * it does), asleep, so that the service thread, which gives them
+		 * back, is not starved by threads yielding to each other.
+		 */
+		if (p->posted + nb - __atomic_load_n(&p->done, __ATOMIC_ACQUIRE) > r->limit)
+			while (p->posted - __atomic_load_n(&p->done, __ATOMIC_ACQUIRE) > r->resume) {
+				if (r->serve_self) {
+					if (serve(r))
+						since = 0;
+					else
+						stall(r, &since);
+					continue;
+				}
+				now = __atomic_load_n(&p->done, __ATOMIC_ACQUIRE);
+				if (now != seen) {
+					seen = now;
+					since = 0;
+				}
+				stall(r, &since);
+				if (tries++ < 4)
+					sched_yield();
+				else
+					usleep(20);
+			}
+		sampled = !sampled;
+		if (sampled) {
+			t[0] = rte_rdtsc();
+			for (unsigned int i = 0; i < nb; i++) {
+				post_call(&w, tag | seq++);
+				t[i + 1] = rte_rdtsc();
+			}
+			hist_batch(p->h, t, nb);
+		} else {
+			t[0] = rte_rdtsc();
+			for (unsigned int i = 0; i < nb; i++)
+				post_call(&w, tag | seq++);
+			t[nb] = rte_rdtsc();
+			p->mean_cyc += t[nb] - t[0];
+			p->mean_calls += nb;
+		}
+		p->call_cyc += t[nb] - t[0];
+		__atomic_store_n(&p->posted, p->posted + nb, __ATOMIC_RELEASE);
+	}
+	p->t_end = rte_rdtsc();
+	__atomic_fetch_sub(&r->running, 1, __ATOMIC_RELEASE);
+	if (r->serve_self)
+		drain(r);
+	return NULL;
+}
+
+/* The contended runs' service thread: polls and feeds while the posters post, then drains. */
+static void *
+service_main(void *arg)
+{
+	struct post_run *r = arg;
+
+	thread_start(r);
+	while (__atomic_load_n(&r->running, __ATOMIC_ACQUIRE) > 0)
+		if (!serve(r))
+			sched_yield();
+	drain(r);
+	return NULL;
+}
+
+/* The cost of one TSC read in a sampled batch's loop, in ns (the median). */
+static double
+timer_cost(unsigned int nb)
+{
+	struct hist *h = calloc(1, sizeof(*h));
+	uint64_t t[POST_BATCH_MAX + 1];
+	double v;
+
+	if (h == NULL)
+		die("out of memory");
+	for (unsigned int b = 0; b < (1u << 20) / nb; b++) {
+		t[0] = rte_rdtsc();
+		for (unsigned int i = 0; i < nb; i++)
+			t[i + 1] = rte_rdtsc();
+		hist_batch(h, t, nb);
+	}
+	v = hist_pct(h, 0.5) * tsc_ns;
+	free(h);
+	return v;
+}
+
+/* One figure: @nthreads posting @verb; contended (a service thread) unless @alone. */
+static void
+post_figure(struct post_bench *pb, enum post_verb verb, unsigned int nthreads, bool alone)
+{
+	struct post_run *r = aligned_alloc(RTE_CACHE_LINE_SIZE, sizeof(*r));
+	struct hist *all = calloc(1, sizeof(*all));
+	double lo = 0, hi = 0, elapsed, in_calls = 0;
+	uint64_t t_start, t_end = 0, posts = 0, mean_cyc = 0, mean_calls = 0;
+	unsigned int nready = nthreads + !alone;
+	pthread_t service;
+
+	if (r == NULL || all == NULL)
+		die("out of memory");
+	memset(r, 0, sizeof(*r));
+	r->verb = verb;
+	r->pb = pb;
+	r->nthreads = nthreads;
+	r->batch = post_batch;
+	r->limit = pb->qd / nthreads;
+	r->resume = RTE_MIN(r->limit / 2, r->limit - r->batch);
+	r->serve_self = alone;
+	r->unpin = post_all_cpus || rte_lcore_count() == 1;
+	r->running = nthreads;
+	for (unsigned int i = 0; i < FEED_MAX; i++)
+		r->feed_wr[i] = (struct ibv_send_wr){ .wr_id = FEED_TAG, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+			.next = i + 1 < FEED_MAX ? &r->feed_wr[i + 1] : NULL };
+	for (unsigned int t = 0; t < nthreads; t++) {
+		struct poster *p = &r->p[t];
+
+		p->run = r;
+		p->id = t;
+		p->h = calloc(1, sizeof(*p->h));
+		if (p->h == NULL)
+			die("out of memory");
+		if (pthread_create(&p->th, NULL, poster_main, p))
+			die("pthread_create failed");
+	}
+	if (!alone && pthread_create(&service, NULL, service_main, r))
+		die("pthread_create failed");
+	while (__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE) < nready)
+		sched_yield();
+	t_start = rte_rdtsc();
+	r->deadline = t_start + (uint64_t)(post_secs * 1e9 / tsc_ns);
+	__atomic_store_n(&r->go, 1, __ATOMIC_RELEASE);
+	for (unsigned int t = 0; t < nthreads; t++)
+		pthread_join(r->p[t].th, NULL);
+	if (!alone)
+		pthread_join(service, NULL);
+
+	for (unsigned int t = 0; t < nthreads; t++) {
+		struct poster *p = &r->p[t];
+		double m = p->mean_calls ? p->mean_cyc * tsc_ns / p->mean_calls : 0;
+
+		lo = t == 0 ? m : RTE_MIN(lo, m);
+		hi = t == 0 ? m : RTE_MAX(hi, m);
+		t_end = RTE_MAX(t_end, p->t_end);
+		posts += p->posted;
+		mean_cyc += p->mean_cyc;
+		mean_calls += p->mean_calls;
+		in_calls += p->call_cyc;
+		hist_merge(all, p->h);
+		free(p->h);
+	}
+	elapsed = (t_end - t_start) * tsc_ns;
+	printf("%-17s %2u %-5s %7.3f M %7.1f%% %8.1f (%6.1f-%6.1f) %7.1f %8.1f %10.1f %9" PRIu64 "\n",
+	       pv_name[verb], nthreads, alone ? "alone" : "", posts / elapsed * 1e3,
+	       100 * in_calls * tsc_ns / (nthreads * elapsed),
+	       mean_calls ? mean_cyc * tsc_ns / mean_calls : 0, lo, hi,
+	       hist_pct(all, 0.5) * tsc_ns, hist_pct(all, 0.99) * tsc_ns, all->max * tsc_ns / 1e3, posts);
+	fflush(stdout);
+	free(all);
+	free(r);
+}
+
+static void
+post_dev_open(struct side *s, struct ibv_device *dev, unsigned int cqe)
+{
+	struct ibv_port_attr pa;
+	size_t bufsz = RTE_ALIGN_CEIL(RTE_MAX(size, (size_t)4096), 4096);
+
+	s->ctx = ibv_open_device(dev);
+	if (s->ctx == NULL)
+		die("cannot open %s: %s", ibv_get_device_name(dev), strerror(errno));
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->buf = aligned_alloc(4096, bufsz);
+	if (s->buf == NULL)
+		die("out of memory");
+	memset(s->buf, 0, bufsz);
+	s->mr = ibv_reg_mr(s->pd, s->buf, bufsz, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	s->cq = ibv_create_cq(s->ctx, cqe, NULL, NULL, 0);
+	if (!s->pd || !s->mr || !s->cq)
+		die("resource creation failed: %s", strerror(errno));
+	if (ibv_query_gid(s->ctx, 1, 0, &s->gid) || ibv_query_port(s->ctx, 1, &pa))
+		die("query gid/port failed");
+	s->mtu = pa.active_mtu;
+}
+
+/* An RC QP of device @d: its CQ for both queues, an RQ of @rq WRs unless on @srq. */
+static void
+post_qp_create(struct side *q, const struct side *d, struct ibv_srq *srq, unsigned int sq,
+	       unsigned int rq)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = d->cq, .recv_cq = d->cq, .srq = srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = sq, .max_recv_wr = srq ? 0 : rq,
+			 .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 64 },
+	};
+
+	*q = *d;
+	q->qp = ibv_create_qp(d->pd, &qa);
+	if (q->qp == NULL)
+		die("ibv_create_qp: %s", strerror(errno));
+}
+
+/* Comma-separated thread counts into @n (at most @max): how many. */
+static unsigned int
+parse_threads(const char *s, unsigned int *n, unsigned int max)
+{
+	unsigned int k = 0;
+
+	while (*s) {
+		char *end;
+		unsigned long v = strtoul(s, &end, 0);
+
+		if (end == s || (*end && *end != ',') || v > POST_MAX_THREADS)
+			die("-T: thread counts from 1 to %d, comma-separated (0: none): %s",
+			    POST_MAX_THREADS, post_threads);
+		if (v > 0) {
+			if (k == max)
+				die("-T: at most %u counts", max);
+			n[k++] = v;
+		}
+		s = *end ? end + 1 : end;
+	}
+	return k;
+}
+
+/* -m post's options, checked before EAL starts. */
+static void
+post_args_check(void)
+{
+	post_nnt = parse_threads(post_threads, post_nt, RTE_DIM(post_nt));
+	if (post_batch < 1 || post_batch > POST_BATCH_MAX)
+		die("-B: from 1 to %d calls", POST_BATCH_MAX);
+	if (!(post_secs > 0))
+		die("-D: a positive number of seconds");
+	if (depth < post_batch)
+		die("-d: at least -B (%u) WRs", post_batch);
+	for (unsigned int i = 0; i < post_nnt; i++)
+		if (depth / post_nt[i] < post_batch)
+			die("queue depth %u over %u threads leaves fewer than -B %u WRs a thread",
+			    depth, post_nt[i], post_batch);
+}
+
+static void
+run_post(struct ibv_device *dev0, struct ibv_device *dev1, const char *progress)
+{
+	static const enum post_verb contended[] = { PV_SEND, PV_SRQ };
+	struct post_bench pb = { .qd = depth };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = depth, .max_sge = 1 } };
+	char cpus[64] = "every CPU";
+	cpu_set_t set;
+
+	tsc_ns = 1e9 / rte_get_tsc_hz();
+	post_dev_open(&pb.d0, dev0, 2 * depth + 2);
+	post_dev_open(&pb.d1, dev1, 2 * depth + 2);
+	pb.srq = ibv_create_srq(pb.d1.pd, &sa);
+	if (pb.srq == NULL)
+		die("ibv_create_srq: %s", strerror(errno));
+	post_qp_create(&pb.a0, &pb.d0, NULL, depth, 1);
+	post_qp_create(&pb.a1, &pb.d1, pb.srq, 1, 0);
+	post_qp_create(&pb.b0, &pb.d0, NULL, depth, 1);
+	post_qp_create(&pb.b1, &pb.d1, NULL, 1, depth);
+	connect_qp(&pb.a0, &pb.a1);
+	connect_qp(&pb.a1, &pb.a0);
+	connect_qp(&pb.b0, &pb.b1);
+	connect_qp(&pb.b1, &pb.b0);
+
+	if (!post_all_cpus && rte_lcore_count() > 1 &&
+	    pthread_getaffinity_np(pthread_self(), sizeof(set), &set) == 0) {
+		int n = snprintf(cpus, sizeof(cpus), "CPU");
+
+		for (int c = 0; c < CPU_SETSIZE && n < (int)sizeof(cpus) - 8; c++)
+			if (CPU_ISSET(c, &set))
+				n += snprintf(cpus + n, sizeof(cpus) - n, "%s%d", n > 3 ? "," : " ", c);
+	}
+	printf("post cost: %s progress, threads on %s, queues of %u, %.1f s a figure, TSC %.0f MHz\n",
+	       progress, cpus, depth, post_secs, 1e3 / tsc_ns);
+	printf("  ibv_post_send: RC RDMA WRITE %zu B%s, signaled; ibv_post_recv, ibv_post_srq_recv: one %zu B SGE; one WR a call\n",
+	       size, size <= 64 ? " inline" : "", size);
+	printf("  batches of %u calls: mean from whole batches; p50/p99/max from single calls, each with one TSC read (timer %.1f ns)\n",
+	       post_batch, timer_cost(post_batch));
+	printf("verb              threads    posts/s  in calls  mean ns (threads' range)  p50 ns   p99 ns     max us     calls\n");
+	post_figure(&pb, PV_SEND, 1, true);
+	post_figure(&pb, PV_RECV, 1, true);
+	post_figure(&pb, PV_SRQ, 1, true);
+	for (unsigned int i = 0; i < post_nnt; i++)
+		for (unsigned int v = 0; v < RTE_DIM(contended); v++)
+			post_figure(&pb, contended[v], post_nt[i], false);
+}
+
 int
 main(int argc, char **argv)
 {
 	char prefix[64], *dflt[16];
 	int nd = 0, opt, ret;
-	bool embedded = true, inl;
-	const char *prog = "lcore";
+	bool embedded = true, inl = false;
+	const char *prog = "lcore", *mode = "latbw";
 	struct ibv_device **list;
 	struct side a = { 0 }, b = { 0 };
 	int ndev;
@@ -312,17 +985,29 @@ main(int argc, char **argv)
 		argv += ret;
 	}
 	optind = 1;
-	while ((opt = getopt(argc, argv, "s:n:d:p:b:L:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:d:p:b:L:t:m:T:D:B:a")) != -1) {
 		switch (opt) {
 		case 's': size = strtoul(optarg, NULL, 0); break;
 		case 'b': bw_size = strtoul(optarg, NULL, 0); break;
 		case 'n': iters = strtoul(optarg, NULL, 0); break;
-		case 'd': depth = strtoul(optarg, NULL, 0); break;
+		case 'd': depth = strtoul(optarg, NULL, 0); depth_set = true; break;
 		case 'p': prog = optarg; break;
 		case 'L': loss = optarg; break;
 		case 't': qp_timeout = strtoul(optarg, NULL, 0); break;
-		default: die("usage: droce-perf [EAL args --] [-s size] [-b bw size] [-n iters] [-d depth] [-p inline|lcore] [-L loss] [-t timeout]");
+		case 'm': mode = optarg; break;
+		case 'T': post_threads = optarg; break;
+		case 'D': post_secs = strtod(optarg, NULL); break;
+		case 'B': post_batch = strtoul(optarg, NULL, 0); break;
+		case 'a': post_all_cpus = true; break;
+		default: die("usage: droce-perf [EAL args --] [-m latbw|post] [-s size] [-b bw size] [-n iters] [-d depth] [-p inline|lcore] [-L loss] [-t timeout] [-T threads,...] [-D seconds] [-B batch] [-a]");
 		}
+	}
+	if (strcmp(mode, "post") == 0) {
+		if (!depth_set)
+			depth = POST_QD;
+		post_args_check();
+	} else if (strcmp(mode, "latbw") != 0) {
+		die("-m: latbw (latency and bandwidth, the default) or post");
 	}
 	if (embedded) {
 		snprintf(prefix, sizeof(prefix), "--file-prefix=droce-perf-%d", getpid());
@@ -361,6 +1046,11 @@ main(int argc, char **argv)
 	list = ibv_get_device_list(&ndev);
 	if (list == NULL || ndev < 2)
 		die("need two droce devices, found %d", list ? ndev : 0);
+	if (strcmp(mode, "post") == 0) {
+		run_post(list[0], list[1], !embedded ? "the devargs'" : inl ? "inline" : "engine lcore");
+		ibv_free_device_list(list);
+		return 0;
+	}
 	side_open(&a, list[0], depth * RTE_MAX(bw_size, size));
 	side_open(&b, list[1], depth * RTE_MAX(bw_size, size));
 	connect_qp(&a, &b);
