@@ -55,6 +55,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -962,6 +963,28 @@ run_post(struct ibv_device *dev0, struct ibv_device *dev1, const char *progress)
 			post_figure(&pb, contended[v], post_nt[i], false);
 }
 
+/*
+ * The embedded default's EAL files (its own --file-prefix, which no other
+ * process shares): removed at exit, so that runs leave nothing in
+ * /var/run/dpdk.
+ */
+static void
+runtime_dir_remove(void)
+{
+	static const char *const files[] = { "config", "fbarray_memzone", "fbarray_nohugemem",
+					     "mp_socket", "dpdk_telemetry.v2" };
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+
+	/* not rte_eal_cleanup(): it would wait for the engine lcore, which runs on */
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	for (size_t i = 0; i < RTE_DIM(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	if (rmdir(dir) != 0)
+		fprintf(stderr, "droce-perf: rmdir %s: %s\n", dir, strerror(errno));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1043,6 +1066,8 @@ main(int argc, char **argv)
 		printf("embedded default: droce0 (10.0.0.1) <-> net_ring pair <-> droce1 (10.0.0.2), %s progress, loss %s\n",
 		       inl ? "inline" : "engine lcore", loss ? loss : "0");
 	}
+	if (embedded)
+		atexit(runtime_dir_remove);
 	list = ibv_get_device_list(&ndev);
 	if (list == NULL || ndev < 2)
 		die("need two droce devices, found %d", list ? ndev : 0);
