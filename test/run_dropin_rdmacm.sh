@@ -79,7 +79,7 @@ TOPO=shm
 case ${1:-} in --shm) shift ;; --memif) TOPO=memif; shift ;; --netns) TOPO=netns; shift ;; esac
 
 ALL_CASES="rping rping_s4000 rping_s20000 rping_noport rdma_server ucmatose udaddy cmtime
-ib_send_lat ib_write_bw ib_read_lat exit_no_disconnect mckey"
+ib_send_lat ib_write_bw ib_read_lat exit_no_disconnect killed_peer mckey"
 CASES=
 for c in $ALL_CASES; do
 	if [ $# -eq 0 ]; then
@@ -98,7 +98,7 @@ programs_of() {
 	case $1 in
 	rping*) echo rping ;;
 	rdma_server) echo rdma_server rdma_client ;;
-	exit_no_disconnect) ;;	# test/cm_peer, built with the tests
+	exit_no_disconnect|killed_peer) ;;	# test/cm_peer, built with the tests
 	*) echo "$1" ;;
 	esac
 }
@@ -462,6 +462,33 @@ case_exit_no_disconnect() {
 		"$peer" server $RIP_S $port -- "$peer" client $RIP_S $port
 }
 
+# test/cm_peer again: a client SIGKILLed while the server's SEND waits for
+# its receive (RNR); no DREQ leaves it. The server's QP ends in
+# RETRY_EXC_ERR, and its CM must report DISCONNECTED without the server's
+# rdma_disconnect, within the DREQ's retries (6 x 536 ms), and let
+# rdma_disconnect succeed afterwards with no second event.
+case_killed_peer() {
+	local port=$((PORT + n)) peer=$DROPIN/../test/cm_peer
+
+	[ -x "$peer" ] || { echo "SKIP killed_peer: $peer was not built"; return; }
+	chk() {
+		local ms
+
+		[ "$SRC" = 0 ] || echo "server: $(status_str "$SRC")"
+		[ "$CRC" = 137 ] || echo "client: $(status_str "$CRC"), not its own SIGKILL"
+		need client "$CLOG" '^established$'
+		need server "$SLOG" '^send completion: transport retry counter exceeded$' \
+			'^event: RDMA_CM_EVENT_DISCONNECTED$' '^rdma_disconnect: 0$' '^disconnected$'
+		refuse server "$SLOG" '^event: RDMA_CM_EVENT_(REJECTED|TIMEWAIT_EXIT|DEVICE_REMOVAL)'
+		ms=$(sed -n 's/.* ms after the send, \([0-9]*\) ms after its completion$/\1/p' "$SLOG")
+		[ -n "$ms" ] && [ "$ms" -le 4500 ] ||
+			echo "server: DISCONNECTED '${ms:-never}' ms after the completion (bound 4500)"
+	}
+	run_pair killed_peer sc chk '^listening$' 0 \
+		"$peer" server-send $RIP_S $port -- "$peer" client-kill $RIP_S $port
+	grep -h '^disconnected .* ms after' "$SLOG" | sed 's/^/note killed_peer: /'
+}
+
 case_rdma_server() {
 	local port=$((PORT + n))
 
@@ -566,6 +593,7 @@ for c in $CASES; do
 	cmtime) case_cmtime sc ;;
 	ib_*) case_perftest $c sc ;;
 	exit_no_disconnect) case_exit_no_disconnect ;;
+	killed_peer) case_killed_peer ;;
 	mckey) case_mckey ;;
 	esac
 done

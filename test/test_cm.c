@@ -272,6 +272,141 @@ test_connect_send_disconnect(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * A peer that vanishes without a DREQ (issue 11): its QP is destroyed
+ * behind its CM's back (rdma_destroy_qp sends nothing), so the client's
+ * SEND finds no QP and ends in RETRY_EXC_ERR. The engine's move of the
+ * client's QP to ERR reaches the client's CM, which disconnects as
+ * rdma_disconnect would, the QP aside: a DREQ (the peer's CM, alive here,
+ * answers it; a killed process's would not: run_dropin_rdmacm.sh's
+ * killed_peer), and DISCONNECTED on both ends within the DREQ's retries,
+ * without rdma_disconnect. rdma_disconnect afterwards returns 0 and reports
+ * nothing more.
+ */
+#define DREQ_BOUND_MS	(6 * 2 * 268 + 500)	/* 1 + 5 retries, 2 x the response time-out */
+
+static double
+ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static int
+test_vanished_peer_is_disconnected(void)
+{
+	struct pollfd pf;
+	struct timespec t0, t1;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	char buf[64] = "anyone there?";
+	double to_wc, to_ev;
+	struct pair p;
+
+	CHECK(pair_setup(&p, 7011, 4));
+	CHECK(pair_connect(&p, "hello", "world"));
+	CHECK(transfer(p.cli, p.srv, 100));
+	rdma_destroy_qp(p.srv);
+	mr = rdma_reg_msgs(p.cli, buf, sizeof(buf));
+	TEST_ASSERT(mr != NULL, "rdma_reg_msgs: %s", strerror(errno));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	TEST_ASSERT_EQ(rdma_post_send(p.cli, (void *)0x66, buf, sizeof(buf), mr, IBV_SEND_SIGNALED), 0);
+	TEST_ASSERT_EQ(rdma_get_send_comp(p.cli, &wc), 1);
+	to_wc = ms_since(&t0);
+	TEST_ASSERT_EQ(wc.status, IBV_WC_RETRY_EXC_ERR);
+	TEST_ASSERT_EQ(wc.wr_id, 0x66);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_DISCONNECTED, NULL, DREQ_BOUND_MS));
+	to_ev = ms_since(&t1);
+	printf("# RETRY_EXC_ERR %.0f ms after the SEND; DISCONNECTED %.0f ms after it (bound %d ms)\n",
+	       to_wc, to_ev, DREQ_BOUND_MS);
+	/* the peer's CM got the DREQ */
+	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_DISCONNECTED, NULL, WAIT_MS));
+	TEST_ASSERT_EQ(rdma_disconnect(p.cli), 0);
+	TEST_ASSERT_EQ(rdma_disconnect(p.srv), 0);
+	pf = (struct pollfd){ .fd = p.cch->fd, .events = POLLIN };
+	TEST_ASSERT_EQ(poll(&pf, 1, 300), 0);	/* no second DISCONNECTED */
+	pf.fd = p.sch->fd;
+	TEST_ASSERT_EQ(poll(&pf, 1, 0), 0);
+	rdma_dereg_mr(mr);
+	pair_free(&p);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A QP the application moves to ERR (ibv_modify_qp) is the application's
+ * business: no CM event, no DREQ; the connection still closes normally with
+ * rdma_disconnect. Nor does a QP no connected id owns (a plain RC QP whose
+ * SEND fails its local key check, LOC_PROT_ERR) disturb any connection.
+ */
+static int
+test_application_qp_error_is_no_disconnect(void)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 2, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp_attr ra = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_sge sge = { .length = 8, .lkey = 0xbad };
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct pollfd pf[2];
+	struct ibv_qp *own;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	char buf[8] = "x";
+	int n = 0;
+	struct pair p;
+
+	CHECK(pair_setup(&p, 7012, 4));
+	CHECK(pair_connect(&p, "a", "b"));
+	/* a plain RC QP of the application's, in error by the engine */
+	cq = ibv_create_cq(p.cli->verbs, 4, NULL, NULL, 0);
+	TEST_ASSERT(cq != NULL, "cq");
+	ia.send_cq = ia.recv_cq = cq;
+	own = ibv_create_qp(p.cli->pd, &ia);
+	TEST_ASSERT(own != NULL, "qp: %s", strerror(errno));
+	TEST_ASSERT_EQ(ibv_modify_qp(own, &ra, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					     IBV_QP_ACCESS_FLAGS), 0);
+	ra = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+				   .dest_qp_num = p.srv->qp->qp_num, .max_dest_rd_atomic = 1,
+				   .min_rnr_timer = 12,
+				   .ah_attr = { .is_global = 1, .port_num = 1,
+						.grh = { .hop_limit = 64 } } };
+	ra.ah_attr.grh.dgid.raw[10] = ra.ah_attr.grh.dgid.raw[11] = 0xff;
+	inet_pton(AF_INET, DEV_IP, &ra.ah_attr.grh.dgid.raw[12]);
+	TEST_ASSERT_EQ(ibv_modify_qp(own, &ra, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), 0);
+	ra = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+				   .rnr_retry = 7, .max_rd_atomic = 1 };
+	TEST_ASSERT_EQ(ibv_modify_qp(own, &ra, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+					     IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	sge.addr = (uintptr_t)buf;
+	TEST_ASSERT_EQ(ibv_post_send(own, &wr, &bad), 0);
+	for (int i = 0; i < 1000000 && n == 0; i++)
+		n = ibv_poll_cq(cq, 1, &wc);
+	TEST_ASSERT(n == 1 && wc.status == IBV_WC_LOC_PROT_ERR, "a bad lkey: LOC_PROT_ERR (%d)",
+		    n == 1 ? (int)wc.status : -1);
+	/* the connected client's QP moved to ERR by the application */
+	TEST_ASSERT_EQ(ibv_modify_qp(p.cli->qp, &a, IBV_QP_STATE), 0);
+	pf[0] = (struct pollfd){ .fd = p.cch->fd, .events = POLLIN };
+	pf[1] = (struct pollfd){ .fd = p.sch->fd, .events = POLLIN };
+	TEST_ASSERT_EQ(poll(pf, 2, 500), 0);	/* neither end hears of it */
+	/* and the connection closes as usual */
+	TEST_ASSERT_EQ(rdma_disconnect(p.cli), 0);
+	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_DISCONNECTED, NULL, WAIT_MS));
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_DISCONNECTED, NULL, WAIT_MS));
+	TEST_ASSERT_EQ(rdma_disconnect(p.srv), 0);
+	ibv_destroy_qp(own);
+	ibv_destroy_cq(cq);
+	pair_free(&p);
+	return TEST_SUCCESS;
+}
+
 static int
 test_reject_with_private_data(void)
 {
@@ -719,6 +854,8 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_multicast_join_and_leave),
 	TEST_CASE(test_bind_errors),
 	TEST_CASE(test_sync_endpoints),
+	TEST_CASE(test_vanished_peer_is_disconnected),
+	TEST_CASE(test_application_qp_error_is_no_disconnect),
 };
 
 int

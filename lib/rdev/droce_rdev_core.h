@@ -186,6 +186,15 @@ struct droce_rdev_qp {
 };
 
 /*
+ * Not an ibv_event_type: an event the driver raises through async_cb
+ * (element.qp) when the engine moved an RC QP to ERR on its own (a fatal
+ * completion error or an affiliated QP error), never when a modify did. The
+ * facade hands it to the connection manager of the process (droce_private.h:
+ * a peer that vanished without a DREQ), never to ibv_get_async_event.
+ */
+#define DROCE_RDEV_EVENT_QP_ERR	((enum ibv_event_type)0x10000)
+
+/*
  * A device. @progress is the doorbell of inline progress: the facade calls
  * it from every post, poll and wait; NULL while engine lcores progress the
  * device.
@@ -197,7 +206,10 @@ struct droce_rdev {
 	rte_be32_t ip;			/* GID index 0 is ::ffff:<ip> */
 	uint16_t ib_mtu;		/* largest IB MTU the port carries, bytes */
 	void (*progress)(void);
-	/* set by the facade while a context is open (droce_rdev_pmd.h) */
+	/*
+	 * set by the facade while a context is open (droce_rdev_pmd.h);
+	 * async_cb also gets DROCE_RDEV_EVENT_QP_ERR
+	 */
 	void (*async_cb)(struct droce_rdev *dev, struct ibv_async_event *ev);
 	void (*comp_cb)(struct droce_rdev_cq *cq);
 };

@@ -714,6 +714,36 @@ drep_input(in_addr_t src, const struct droce_cm_msg *m)
 	post(c, cm_event_new(c, RDMA_CM_EVENT_DISCONNECTED, 0));
 }
 
+/*
+ * The engine moved RC QP @qpn of the device with node GUID @guid to ERR on
+ * its own (retries exhausted, a remote error): its peer may be gone without
+ * a DREQ, as a killed process is (the kernel would have sent one for it).
+ * The connection on that QP is closed as rdma_disconnect closes it, the QP
+ * aside (the application's, and in ERR already): a DREQ, then DISCONNECTED
+ * when the DREP comes or the DREQ's retries run out. rdma_disconnect after
+ * it succeeds and reports nothing more, as it does after the peer's DREQ.
+ * A QPN no connected id owns (a QP the application keeps to itself, or one
+ * destroyed and reused meanwhile but not yet connected) is ignored.
+ */
+void
+cm_qp_err_input(__be64 guid, uint32_t qpn)
+{
+	struct cm_id *c;
+
+	TAILQ_FOREACH(c, &cm.ids, link) {
+		if (c->dev == NULL || c->dev->guid != guid || c->qp_num != qpn || c->destroying ||
+		    c->id.qp_type != IBV_QPT_RC ||
+		    (c->state != CM_ESTABLISHED && c->state != CM_REP_SENT))
+			continue;
+		if (cm_send_dreq(c) != 0) {
+			cm_timer_stop(c);
+			c->state = CM_DISCONNECTED;
+			c->mad_valid = false;
+			post(c, cm_event_new(c, RDMA_CM_EVENT_DISCONNECTED, 0));
+		}
+	}
+}
+
 static void
 sidr_req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_msg *m)
 {

@@ -8,8 +8,10 @@
  * library alone under the DROCE_PRIVATE version node), with CM_RECV_SLOTS
  * receives posted and a completion channel. The CM thread waits in epoll on
  * those channels (an armed CQ keeps an inline-progress device moving: the
- * driver's waker) and on an eventfd the API uses to wake it when a timer
- * is set, and runs the MADs and the timers under cm.lock.
+ * driver's waker), on an eventfd the API uses to wake it when a timer is
+ * set, and on the fd of the RC QPs the engine moved to ERR (droce_qp_err_fd:
+ * a peer gone without a DREQ), and runs the MADs, the timers and those QP
+ * errors under cm.lock.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,7 +34,11 @@ struct cm_state cm = {
 	.cond = PTHREAD_COND_INITIALIZER,
 	.epfd = -1,
 	.wakefd = -1,
+	.qp_err_fd = -1,
 };
+
+/* the epoll tag of cm.qp_err_fd (a device's is its cm_dev, the wake fd's NULL) */
+static char qp_err_tag;
 
 uint64_t
 cm_now_ns(void)
@@ -396,10 +402,20 @@ timers_run(void)
 	return next;
 }
 
+/* Under cm.lock: the RC QPs the engine moved to ERR since the last look. */
+static void
+qp_err_drain(void)
+{
+	struct droce_qp_err e;
+
+	while (droce_qp_err_get(&e) == 0)
+		cm_qp_err_input(e.node_guid, e.qpn);
+}
+
 static void *
 cm_thread(void *arg)
 {
-	struct epoll_event ev[CM_MAX_DEVS + 1];
+	struct epoll_event ev[CM_MAX_DEVS + 2];
 
 	(void)arg;
 	for (;;) {
@@ -413,11 +429,18 @@ cm_thread(void *arg)
 		pthread_mutex_unlock(&cm.lock);
 		now = cm_now_ns();
 		ms = next == 0 ? -1 : next <= now ? 0 : (int)((next - now + 999999) / 1000000);
-		n = epoll_wait(cm.epfd, ev, CM_MAX_DEVS + 1, ms);
+		n = epoll_wait(cm.epfd, ev, CM_MAX_DEVS + 2, ms);
 		for (int i = 0; i < n; i++) {
 			struct cm_dev *d = ev[i].data.ptr;
 			struct ibv_cq *cq;
 			void *ctx;
+
+			if (ev[i].data.ptr == &qp_err_tag) {
+				pthread_mutex_lock(&cm.lock);
+				qp_err_drain();
+				pthread_mutex_unlock(&cm.lock);
+				continue;
+			}
 
 			if (d == NULL) {
 				uint64_t v;
@@ -534,6 +557,13 @@ cm_init(void)
 		ev.data.ptr = NULL;
 		if (epoll_ctl(cm.epfd, EPOLL_CTL_ADD, cm.wakefd, &ev) < 0)
 			err = errno;
+	}
+	if (err == 0) {
+		/* without it the CM works, but a peer gone without a DREQ goes unnoticed */
+		cm.qp_err_fd = droce_qp_err_fd();
+		ev.data.ptr = &qp_err_tag;
+		if (cm.qp_err_fd < 0 || epoll_ctl(cm.epfd, EPOLL_CTL_ADD, cm.qp_err_fd, &ev) < 0)
+			fprintf(stderr, "droce-cm: no QP error queue: %s\n", strerror(errno));
 	}
 	if (err == 0) {
 		err = pthread_create(&cm.thread, NULL, cm_thread, NULL);

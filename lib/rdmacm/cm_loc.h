@@ -17,7 +17,8 @@
  *    behave as on the kernel's rdma_cm fd.
  *  - one thread (the "CM thread") receives MADs and runs the timers
  *    (retransmission of REQ, REP, DREQ; the MRA wait; address and route
- *    resolution time-outs).
+ *    resolution time-outs), and disconnects a connection whose RC QP the
+ *    engine moved to ERR (droce_qp_err_get: the peer may be gone).
  * One mutex (cm.lock) guards all of it; the API takes it for each call and
  * the thread for each MAD or timer. Nothing here is on the data path: the
  * rdma_verbs.h inlines post straight to the ids' verbs objects.
@@ -226,6 +227,7 @@ struct cm_state {
 	pthread_t thread;
 	bool thread_running;
 	int epfd, wakefd;
+	int qp_err_fd;			/* RC QPs the engine moved to ERR (droce_qp_err_fd) */
 };
 
 extern struct cm_state cm;
@@ -245,6 +247,7 @@ void cm_trace(const char *dir, const struct cm_dev *d, in_addr_t peer, const uin
 
 /* cm_conn.c: under cm.lock */
 void cm_mad_input(struct cm_dev *dev, in_addr_t src, in_addr_t dst, const uint8_t *mad, size_t len);
+void cm_qp_err_input(__be64 guid, uint32_t qpn);
 void cm_timer_fire(struct cm_id *c);
 void cm_conn_response(struct cm_id *c, struct cm_event *e);
 int cm_send_req(struct cm_id *c, const struct rdma_conn_param *p);

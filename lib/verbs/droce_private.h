@@ -30,6 +30,29 @@ struct ibv_qp *droce_gsi_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *a
  */
 int droce_neigh_resolve(struct ibv_context *ctx, uint32_t ip, uint8_t mac[6]);
 
+/*
+ * An RC QP the engine moved to ERR on its own: a fatal completion error
+ * (retry or RNR retry exceeded, a NAK for a remote error, a local
+ * protection error) or an affiliated QP error the responder found; never a
+ * move by ibv_modify_qp. The connection manager disconnects the connection
+ * whose QP it is: a peer killed without a DREQ leaves only this trace.
+ */
+struct droce_qp_err {
+	uint64_t node_guid;	/* the device's, big endian (ibv_device_attr.node_guid) */
+	uint32_t qpn;
+};
+
+/*
+ * The fd of the process's queue of such QPs, made at the first call and
+ * kept for the life of the process (until then, nothing is queued): an
+ * O_NONBLOCK eventfd, readable while the queue holds entries. -1 with errno
+ * on failure. The queue holds DROCE_ASYNC_RING entries; more are lost.
+ */
+int droce_qp_err_fd(void);
+
+/* The oldest entry into @e: 0, or -1 with errno EAGAIN when there is none (or EINVAL). */
+int droce_qp_err_get(struct droce_qp_err *e);
+
 #ifdef __cplusplus
 }
 #endif

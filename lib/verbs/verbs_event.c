@@ -23,6 +23,14 @@
 static TAILQ_HEAD(, droce_context) ctx_list = TAILQ_HEAD_INITIALIZER(ctx_list);
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * RC QPs the engine moved to ERR (DROCE_RDEV_EVENT_QP_ERR), for the
+ * connection manager (droce_private.h): published once made, never freed.
+ */
+static struct droce_evq qp_err_q;
+static struct droce_evq *qp_err;
+static pthread_mutex_t qp_err_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* --- Event queues --- */
 
 /* 0, or a negative errno. */
@@ -100,7 +108,8 @@ evq_settle(struct droce_evq *q)
 
 /*
  * Take the oldest event into @ev: 0, or -1 with errno (EAGAIN: none and the
- * fd is O_NONBLOCK). Blocks otherwise, as ibv_get_cq_event does.
+ * fd is O_NONBLOCK). Blocks otherwise, as ibv_get_cq_event does, moving
+ * @dev if it progresses inline (@dev may be NULL).
  */
 int
 droce_evq_take(struct droce_evq *q, struct droce_rdev *dev, void *ev)
@@ -114,7 +123,8 @@ droce_evq_take(struct droce_evq *q, struct droce_rdev *dev, void *ev)
 	for (;;) {
 		if (rte_ring_dequeue_elem(q->ring, ev, q->esize) == 0)
 			break;
-		if (__atomic_load_n(&dev->progress, __ATOMIC_RELAXED) != NULL) {
+		/* @dev NULL: a queue no device fills (the fd is O_NONBLOCK) */
+		if (dev != NULL && __atomic_load_n(&dev->progress, __ATOMIC_RELAXED) != NULL) {
 			if (spin_end == 0)
 				spin_end = rte_get_timer_cycles() +
 					   rte_get_timer_hz() / 1000000 * DROCE_WAIT_SPIN_US;
@@ -134,7 +144,7 @@ droce_evq_take(struct droce_evq *q, struct droce_rdev *dev, void *ev)
 			ret = -1;
 			break;
 		}
-		if (!asleep) {
+		if (!asleep && dev != NULL) {
 			dev->ops->wait_begin(dev);	/* inline: the waker moves the device */
 			asleep = true;
 		}
@@ -170,10 +180,58 @@ droce_ctx_del(struct droce_context *dctx)
 	pthread_mutex_unlock(&ctx_lock);
 }
 
+/* The engine moved an RC QP to ERR: the connection manager's, if it asked (lock-free). */
+static void
+qp_err_raise(struct droce_rdev *dev, const struct ibv_qp *qp)
+{
+	struct droce_evq *q = __atomic_load_n(&qp_err, __ATOMIC_ACQUIRE);
+	struct droce_qp_err e = { .node_guid = dev->guid, .qpn = qp->qp_num };
+
+	if (q != NULL)
+		droce_evq_put(q, &e);
+}
+
+int
+droce_qp_err_fd(void)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&qp_err_lock);
+	if (qp_err == NULL) {
+		ret = droce_evq_init(&qp_err_q, "droce_qp_err", sizeof(struct droce_qp_err),
+				     DROCE_ASYNC_RING);
+		if (ret == 0 && fcntl(qp_err_q.fd, F_SETFL, O_NONBLOCK) < 0) {
+			ret = -errno;
+			droce_evq_fini(&qp_err_q);
+		}
+		if (ret == 0)
+			__atomic_store_n(&qp_err, &qp_err_q, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&qp_err_lock);
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	return qp_err_q.fd;
+}
+
+int
+droce_qp_err_get(struct droce_qp_err *e)
+{
+	struct droce_evq *q = __atomic_load_n(&qp_err, __ATOMIC_ACQUIRE);
+
+	if (q == NULL || e == NULL) {
+		errno = q == NULL ? EAGAIN : EINVAL;
+		return -1;
+	}
+	return droce_evq_take(q, NULL, e);
+}
+
 /*
  * The device's async_cb. An affiliated event goes to the context owning its
  * object (lock-free: the engine raises those); a port event, raised on the
- * control path, goes to every context open on the device.
+ * control path, goes to every context open on the device. The driver's
+ * DROCE_RDEV_EVENT_QP_ERR goes to the connection manager alone.
  */
 void
 droce_async_raise(struct droce_rdev *dev, struct ibv_async_event *ev)
@@ -181,6 +239,10 @@ droce_async_raise(struct droce_rdev *dev, struct ibv_async_event *ev)
 	struct droce_context *dctx;
 	struct ibv_context *ctx;
 
+	if (ev->event_type == DROCE_RDEV_EVENT_QP_ERR) {
+		qp_err_raise(dev, ev->element.qp);
+		return;
+	}
 	switch (ev->event_type) {
 	case IBV_EVENT_PORT_ACTIVE:
 	case IBV_EVENT_PORT_ERR:

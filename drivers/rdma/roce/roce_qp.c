@@ -470,7 +470,9 @@ roce_ah_destroy(struct droce_rdev *rdev)
 
 /*
  * Engine-initiated move to ERR; a concurrent modify to RESET wins. True when
- * this call moved the QP (it was neither in RESET nor already in ERR).
+ * this call moved the QP (it was neither in RESET nor already in ERR). An RC
+ * QP's move is told to the facade (DROCE_RDEV_EVENT_QP_ERR): the connection
+ * manager disconnects the id that owns it, as the peer may be gone.
  */
 bool
 roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp)
@@ -479,8 +481,18 @@ roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp)
 
 	while (st != IBV_QPS_RESET && st != IBV_QPS_ERR) {
 		if (__atomic_compare_exchange_n(&qp->fp.state, &st, IBV_QPS_ERR, false,
-						__ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
-			return true;	/* ibv_query_qp updates ibv_qp.state */
+						__ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE)) {
+			/* ibv_query_qp updates ibv_qp.state */
+			if (qp->fp.type == IBV_QPT_RC) {
+				struct ibv_async_event ev = {
+					.element.qp = qp->fp.user,
+					.event_type = DROCE_RDEV_EVENT_QP_ERR,
+				};
+
+				roce_async_raise(dev, &ev);
+			}
+			return true;
+		}
 	}
 	return false;
 }
