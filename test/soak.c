@@ -884,14 +884,16 @@ tm_recv(uint64_t wr_id, uint32_t len, unsigned int flags, const struct ibv_wc_tm
 	struct tm_rec *m;
 	bool single;
 
-	if (f == NULL || ti->tag != wr_id) {
+	/* tag information only with MATCH, zero on a DATA_VALID alone */
+	if (f == NULL || ti->tag != (flags & IBV_WC_TM_MATCH ? wr_id : 0)) {
 		report_err(&err.corrupt, "TM: completion for tag %#" PRIx64 " (wr_id %#" PRIx64 ")",
 			   ti->tag, wr_id);
 		return;
 	}
 	m = &f->led[s % TM_DEPTH];
 	single = !m->rndv && sizeof(struct ibv_tmh) + m->len <= PATH_MTU;
-	if (ti->priv != (uint32_t)s || qp_num != f->srv.qp->qp_num || !(m->st & TS_ADDED))
+	if (ti->priv != (flags & IBV_WC_TM_MATCH ? (uint32_t)s : 0) ||
+	    qp_num != f->srv.qp->qp_num || !(m->st & TS_ADDED))
 		report_err(&err.corrupt, "TM flow %u message %" PRIu64 ": app_ctx %#x, QP %#x",
 			   f->t, s, ti->priv, qp_num);
 	if (!(flags & IBV_WC_TM_DATA_VALID)) {

@@ -89,6 +89,7 @@ struct tmwc {
 	enum ibv_wc_opcode opcode;
 	uint32_t byte_len;
 	unsigned int flags;
+	uint32_t imm;			/* host order */
 	struct ibv_wc_tm_info tm;
 };
 
@@ -109,6 +110,7 @@ tm_poll(struct tmwc *w)
 	w->opcode = ibv_wc_read_opcode(tcq);
 	w->byte_len = ibv_wc_read_byte_len(tcq);
 	w->flags = ibv_wc_read_wc_flags(tcq);
+	w->imm = be32toh(ibv_wc_read_imm_data(tcq));
 	ibv_wc_read_tm_info(tcq, &w->tm);
 	ibv_end_poll(tcq);
 	return 0;
@@ -137,6 +139,18 @@ post_op(struct ibv_ops_wr *op)
 	return ibv_post_srq_ops(srq, op, &bad);
 }
 
+#define TRY(x) do { if ((x) != TEST_SUCCESS) return TEST_FAILED; } while (0)
+
+/* Tag information comes only with IBV_WC_TM_MATCH (tag_matching.md, as mlx5). */
+static int
+no_tm_info(const struct tmwc *w)
+{
+	TEST_ASSERT(!(w->flags & IBV_WC_TM_MATCH), "flags %#x", w->flags);
+	TEST_ASSERT_EQ(w->tm.tag, 0);
+	TEST_ASSERT_EQ(w->tm.priv, 0);
+	return TEST_SUCCESS;
+}
+
 /* ADD (signaled) of tagged buffer @k; returns its handle, checks the completion. */
 static int
 add_tag(uint64_t tag, uint64_t mask, int k, uint64_t recv_wr_id, uint32_t *handle,
@@ -157,6 +171,8 @@ add_tag(uint64_t tag, uint64_t mask, int k, uint64_t recv_wr_id, uint32_t *handl
 	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_ADD);
 	TEST_ASSERT_EQ(w.wr_id, 500 + k);
 	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "ADD: %s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.flags & ~IBV_WC_TM_SYNC_REQ, 0);
+	TRY(no_tm_info(&w));
 	if (cflags)
 		*cflags = w.flags;
 	return TEST_SUCCESS;
@@ -175,7 +191,8 @@ sync_cnt(void)
 	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_SYNC);
 	TEST_ASSERT_EQ(w.wr_id, 27);
 	TEST_ASSERT(!(w.flags & IBV_WC_TM_SYNC_REQ), "still out of sync after SYNC");
-	return TEST_SUCCESS;
+	TEST_ASSERT_EQ(w.flags, 0);
+	return no_tm_info(&w);
 }
 
 /* The client sends a TMH (op, tag, ctx) followed by @len bytes of pattern @seed. */
@@ -193,8 +210,6 @@ send_tm(uint8_t op, uint64_t tag, uint32_t ctx, uint32_t len, uint32_t seed)
 	TEST_ASSERT(wc.status == IBV_WC_SUCCESS, "send: %s", ibv_wc_status_str(wc.status));
 	return TEST_SUCCESS;
 }
-
-#define TRY(x) do { if ((x) != TEST_SUCCESS) return TEST_FAILED; } while (0)
 
 static int
 test_caps_report_rc_tag_matching(void)
@@ -225,7 +240,9 @@ eager_expected(uint32_t len)
 	if (len + sizeof(struct ibv_tmh) > 1024) {	/* several packets: MATCH first */
 		TEST_ASSERT_EQ(tm_poll(&w), 0);
 		TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
-		TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), IBV_WC_TM_MATCH);
+		TEST_ASSERT_EQ(w.flags, IBV_WC_TM_MATCH);
+		TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+		TEST_ASSERT_EQ(w.byte_len, 0);
 		TEST_ASSERT_EQ(w.wr_id, 77);
 		TEST_ASSERT_EQ(w.tm.tag, 0x1234);
 		TEST_ASSERT_EQ(w.tm.priv, 0xc0ffee);
@@ -236,9 +253,14 @@ eager_expected(uint32_t len)
 	TEST_ASSERT_EQ(w.wr_id, 77);
 	TEST_ASSERT_EQ(w.byte_len, len);
 	TEST_ASSERT(w.flags & IBV_WC_TM_DATA_VALID, "flags %#x", w.flags);
-	TEST_ASSERT_EQ(!!(w.flags & IBV_WC_TM_MATCH), len + sizeof(struct ibv_tmh) <= 1024);
-	TEST_ASSERT_EQ(w.tm.tag, 0x1234);
-	TEST_ASSERT_EQ(w.tm.priv, 0xc0ffee);
+	TEST_ASSERT_EQ(w.flags & ~(IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), 0);
+	if (len + sizeof(struct ibv_tmh) <= 1024) {	/* one packet: both at once */
+		TEST_ASSERT(w.flags & IBV_WC_TM_MATCH, "flags %#x", w.flags);
+		TEST_ASSERT_EQ(w.tm.tag, 0x1234);
+		TEST_ASSERT_EQ(w.tm.priv, 0xc0ffee);
+	} else {			/* DATA_VALID alone: no tag */
+		TRY(no_tm_info(&w));
+	}
 	h_pattern(exp, len, len);
 	TEST_ASSERT(memcmp(srv.buf + TAGBUF, exp, len) == 0, "tagged buffer differs");
 	TEST_ASSERT(srv.buf[0] == 0xee, "an SRQ WQE was written");
@@ -268,7 +290,8 @@ expect_unexpected(uint64_t srq_wr_id, uint32_t len, uint32_t seed)
 	TEST_ASSERT_EQ(tm_poll(&w), 0);
 	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
 	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
-	TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), 0);
+	TEST_ASSERT_EQ(w.flags, 0);
+	TRY(no_tm_info(&w));
 	TEST_ASSERT_EQ(w.wr_id, srq_wr_id);
 	TEST_ASSERT_EQ(w.byte_len, sizeof(struct ibv_tmh) + len);
 	h_pattern(exp, len, seed);
@@ -297,9 +320,10 @@ test_unexpected_then_phase_sync(void)
 	TRY(send_tm(IBV_TMH_EAGER, 42, 3, 64, 3));
 	TEST_ASSERT_EQ(tm_poll(&w), 0);
 	TEST_ASSERT_EQ(w.wr_id, 88);
-	TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID),
-		       IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID);
+	TEST_ASSERT_EQ(w.flags, IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID);
+	TEST_ASSERT_EQ(w.tm.tag, 42);
 	TEST_ASSERT_EQ(w.tm.priv, 3);
+	TEST_ASSERT_EQ(w.byte_len, 64);
 	return tm_none();
 }
 
@@ -312,6 +336,9 @@ test_no_tag_goes_whole_to_srq_and_is_not_counted(void)
 	TRY(send_tm(IBV_TMH_NO_TAG, 9, 0, 200, 4));
 	TEST_ASSERT_EQ(tm_poll(&w), 0);
 	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_NO_TAG);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.flags, 0);
+	TRY(no_tm_info(&w));
 	TEST_ASSERT_EQ(w.wr_id, 1000);
 	TEST_ASSERT_EQ(w.byte_len, sizeof(struct ibv_tmh) + 200);
 	TEST_ASSERT(memcmp(srv.buf, cli.buf, sizeof(struct ibv_tmh) + 200) == 0,
@@ -362,6 +389,8 @@ test_del_removes_tag_and_fails_once_consumed(void)
 	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_DEL);
 	TEST_ASSERT_EQ(w.wr_id, 31);
 	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.flags, 0);
+	TRY(no_tm_info(&w));
 	TRY(send_tm(IBV_TMH_EAGER, 7, 0, 16, 9));	/* deleted: unexpected */
 	TRY(expect_unexpected(1000, 16, 9));
 	TRY(sync_cnt());
@@ -375,7 +404,8 @@ test_del_removes_tag_and_fails_once_consumed(void)
 	TEST_ASSERT_EQ(tm_poll(&w), 0);
 	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_DEL);
 	TEST_ASSERT_EQ(w.status, IBV_WC_TM_ERR);
-	return TEST_SUCCESS;
+	TEST_ASSERT_EQ(w.wr_id, 31);
+	return no_tm_info(&w);
 }
 
 /* The client asks for a rendezvous of @len bytes at cli.buf + 65536 (rkey @rkey). */
@@ -415,7 +445,8 @@ test_rndv_engine_reads_data_and_sends_fin(void)
 	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
 	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
 	TEST_ASSERT_EQ(w.wr_id, 30);
-	TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), IBV_WC_TM_MATCH);
+	TEST_ASSERT_EQ(w.flags, IBV_WC_TM_MATCH);
+	TEST_ASSERT_EQ(w.byte_len, 0);
 	TEST_ASSERT_EQ(w.tm.tag, 3);
 	TEST_ASSERT_EQ(w.tm.priv, 5);
 	/* the sender's FIN */
@@ -430,9 +461,74 @@ test_rndv_engine_reads_data_and_sends_fin(void)
 	TEST_ASSERT_EQ(tm_poll(&w), 0);
 	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
 	TEST_ASSERT_EQ(w.wr_id, 30);
-	TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), IBV_WC_TM_DATA_VALID);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
+	/* DATA_VALID alone: no tag information (rdma-core's test_tm_rndv) */
+	TEST_ASSERT_EQ(w.flags, IBV_WC_TM_DATA_VALID);
+	TRY(no_tm_info(&w));
 	TEST_ASSERT_EQ(w.byte_len, len);
 	TEST_ASSERT(memcmp(srv.buf + TAGBUF, cli.buf + 65536, len) == 0, "data differs");
+	return tm_none();
+}
+
+/*
+ * SEND_WITH_IMM carries a TM message too: the immediate comes with the
+ * completion of the message that carried it (eager: MATCH + DATA_VALID; a
+ * rendezvous request: MATCH), never with the engine's DATA_VALID.
+ */
+static int
+test_tm_messages_with_imm(void)
+{
+	struct ibv_tmh tmh = { .opcode = IBV_TMH_EAGER, .app_ctx = htobe32(8), .tag = htobe64(5) };
+	struct ibv_sge sge = { (uintptr_t)cli.buf, sizeof(tmh) + 40, cli.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htobe32(0xabcd0001) }, *bad;
+	struct ibv_rvh rvh = { .va = htobe64((uintptr_t)cli.buf + 65536),
+			       .rkey = htobe32(cli.mr->rkey), .len = htobe32(500) };
+	struct ibv_wc wc;
+	struct tmwc w;
+	uint32_t h;
+
+	TRY(add_tag(5, ~0ull, 0, 50, &h, NULL));
+	memcpy(cli.buf, &tmh, sizeof(tmh));
+	TEST_ASSERT_EQ(ibv_post_send(cli.qp, &wr, &bad), 0);
+	TEST_ASSERT_EQ(h_poll(cli.scq, &wc, 1, 5000), 1);
+	TEST_ASSERT(wc.status == IBV_WC_SUCCESS, "send: %s", ibv_wc_status_str(wc.status));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
+	TEST_ASSERT_EQ(w.wr_id, 50);
+	TEST_ASSERT_EQ(w.flags, IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID | IBV_WC_WITH_IMM);
+	TEST_ASSERT_EQ(w.imm, 0xabcd0001);
+	TEST_ASSERT_EQ(w.byte_len, 40);
+	TEST_ASSERT_EQ(w.tm.tag, 5);
+	TEST_ASSERT_EQ(w.tm.priv, 8);
+	/* a rendezvous request with an immediate */
+	TEST_ASSERT_EQ(h_post_recv(&cli, 32768, 64, 557), 0);	/* for the FIN */
+	TRY(add_tag(6, ~0ull, 1, 60, &h, NULL));
+	tmh.opcode = IBV_TMH_RNDV;
+	tmh.tag = htobe64(6);
+	memcpy(cli.buf, &tmh, sizeof(tmh));
+	memcpy(cli.buf + sizeof(tmh), &rvh, sizeof(rvh));
+	sge.length = sizeof(tmh) + sizeof(rvh);
+	wr.imm_data = htobe32(0xabcd0002);
+	TEST_ASSERT_EQ(ibv_post_send(cli.qp, &wr, &bad), 0);
+	TEST_ASSERT_EQ(h_poll(cli.scq, &wc, 1, 5000), 1);
+	TEST_ASSERT(wc.status == IBV_WC_SUCCESS, "send: %s", ibv_wc_status_str(wc.status));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.wr_id, 60);
+	TEST_ASSERT_EQ(w.flags, IBV_WC_TM_MATCH | IBV_WC_WITH_IMM);
+	TEST_ASSERT_EQ(w.imm, 0xabcd0002);
+	TEST_ASSERT_EQ(w.tm.tag, 6);
+	TEST_ASSERT_EQ(h_poll(cli.rcq, &wc, 1, 5000), 1);	/* the FIN */
+	TEST_ASSERT(wc.status == IBV_WC_SUCCESS, "FIN: %s", ibv_wc_status_str(wc.status));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.wr_id, 60);
+	TEST_ASSERT_EQ(w.flags, IBV_WC_TM_DATA_VALID);
+	TEST_ASSERT_EQ(w.byte_len, 500);
+	TRY(no_tm_info(&w));
 	return tm_none();
 }
 
@@ -449,7 +545,9 @@ test_rndv_too_big_is_handed_to_software(void)
 	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
 	TEST_ASSERT_EQ(w.status, IBV_WC_TM_RNDV_INCOMPLETE);
 	TEST_ASSERT_EQ(w.wr_id, 30);
-	TEST_ASSERT(w.flags & IBV_WC_TM_MATCH, "no MATCH");
+	/* the whole request is in the buffer: a full completion */
+	TEST_ASSERT_EQ(w.flags, IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID);
+	TEST_ASSERT_EQ(w.byte_len, 48);
 	TEST_ASSERT_EQ(w.tm.tag, 3);
 	TEST_ASSERT_EQ(w.tm.priv, 5);
 	TEST_ASSERT(memcmp(srv.buf + TAGBUF, cli.buf, 48) == 0, "TMH + RVH not in the buffer");
@@ -471,7 +569,8 @@ test_rndv_bad_rkey_completes_tag_with_error(void)
 	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
 	TEST_ASSERT_EQ(w.wr_id, 30);
 	TEST_ASSERT_EQ(w.status, IBV_WC_REM_ACCESS_ERR);
-	return TEST_SUCCESS;
+	TEST_ASSERT_EQ(w.flags, 0);
+	return no_tm_info(&w);
 }
 
 /* Handles come back as their last completion is polled, also by ibv_poll_cq. */
@@ -755,6 +854,8 @@ test_reset_mid_rendezvous_flushes_the_tag(void)
 	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
 	TEST_ASSERT_EQ(w.status, IBV_WC_WR_FLUSH_ERR);
 	TEST_ASSERT_EQ(w.wr_id, 30);
+	TEST_ASSERT_EQ(w.flags, 0);
+	TRY(no_tm_info(&w));
 	/* every handle is free again */
 	for (int i = 0; i < TAGS; i++)
 		ops[i] = (struct ibv_ops_wr){ .opcode = IBV_WR_TAG_ADD, .next = i + 1 < TAGS ? &ops[i + 1] : NULL,
@@ -861,6 +962,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_unexpected_message_cut_by_reset_does_not_break_phase),
 	TEST_CASE(test_destroyed_srq_handles_stay_out_of_successor),
 	TEST_CASE(test_reset_mid_rendezvous_flushes_the_tag),
+	TEST_CASE(test_tm_messages_with_imm),
 	TEST_CASE(test_rndv_on_qp_of_another_pd),
 };
 

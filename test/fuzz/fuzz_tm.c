@@ -161,6 +161,7 @@ tm_wc(void)
 	if (wc.opcode == IBV_WC_TM_ADD || wc.opcode == IBV_WC_TM_DEL || wc.opcode == IBV_WC_TM_SYNC) {
 		FZ_CHECK(wc.wr_id >> 56 == OPS_TAG && tm.ops_out > 0);
 		tm.ops_out--;
+		FZ_CHECK(info.tag == 0 && info.priv == 0);
 		FZ_CHECK(wc.status == IBV_WC_SUCCESS || (wc.opcode == IBV_WC_TM_DEL &&
 							wc.status == IBV_WC_TM_ERR));
 		/* a signaled DEL that succeeded: the tag's handle comes back with this poll */
@@ -175,6 +176,7 @@ tm_wc(void)
 		FZ_CHECK(q != NULL && q->srq == tm.fsrq);
 		fz_recv_done(q, &wc);
 		FZ_CHECK(!(wc.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID)));
+		FZ_CHECK(info.tag == 0 && info.priv == 0);
 		if (wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_TM_RECV) {
 			tm.unexp++;
 			tm.dirty = true;
@@ -189,6 +191,8 @@ tm_wc(void)
 	if (wc.status == IBV_WC_SUCCESS || wc.status == IBV_WC_TM_RNDV_INCOMPLETE) {
 		if (wc.wc_flags & IBV_WC_TM_MATCH)
 			FZ_CHECK((info.tag & tm.t[k].mask) == tm.t[k].tag);
+		else	/* tag information only with MATCH */
+			FZ_CHECK(info.tag == 0 && info.priv == 0);
 		if (wc.wc_flags & IBV_WC_TM_DATA_VALID)
 			FZ_CHECK(wc.byte_len <= tm.t[k].cap);
 	}

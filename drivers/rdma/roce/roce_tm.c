@@ -13,12 +13,15 @@
  *     completes IBV_WC_TM_RECV with DATA_VALID. When the data does not fit
  *     the tagged buffer, or the request is longer than max_rndv_hdr_size,
  *     the TMH, RVH and metadata go to the buffer instead and complete as
- *     IBV_WC_TM_RNDV_INCOMPLETE with MATCH: software reads and sends the FIN;
+ *     IBV_WC_TM_RNDV_INCOMPLETE with MATCH and DATA_VALID: software reads
+ *     and sends the FIN;
  *   - EAGER or RNDV without a match, or while software has not reported
  *     every unexpected message (phase sync): the whole message goes to an
  *     SRQ WQE, IBV_WC_TM_RECV without flags, and counts as unexpected;
  *   - NO_TAG: the whole message to an SRQ WQE, IBV_WC_TM_NO_TAG;
  *   - anything shorter than a TMH, or FIN: an SRQ WQE, IBV_WC_RECV.
+ * Tag and app_ctx (ibv_wc_read_tm_info) are given only with MATCH, zero on
+ * every other completion (DATA_VALID alone, unexpected, NO_TAG, ADD/DEL/SYNC).
  */
 #include <stddef.h>
 #include <infiniband/tm_types.h>
@@ -217,11 +220,8 @@ tag_end(struct roce_qp *qp, struct roce_tm_tag *t, enum ibv_wc_status st, uint32
 		.wc_flags = st == IBV_WC_SUCCESS ? IBV_WC_TM_DATA_VALID : 0,
 	};
 
-	struct droce_cqe_tm ti = {
-		.tag = t->msg_tag,
-		.app_ctx = t->msg_ctx,
-		.release = release_of(tm, handle_of(tm, t)),
-	};
+	/* no MATCH here, so no tag information (tag_matching.md, as mlx5) */
+	struct droce_cqe_tm ti = { .release = release_of(tm, handle_of(tm, t)) };
 
 	t->state = TMT_FREE;
 	roce_cq_push(tm->cq, &wc, &ti, false);
@@ -349,8 +349,6 @@ roce_tm_recv_done(struct roce_qp *qp, struct droce_recv_wqe *w, struct ibv_wc *w
 	struct droce_cqe_tm ti = { 0 };
 
 	if (t != NULL && w == &t->rw) {
-		ti.tag = t->msg_tag;
-		ti.app_ctx = t->msg_ctx;
 		wc->opcode = IBV_WC_TM_RECV;
 		e->tm_tag = NULL;
 		e->tm_kind = ROCE_TM_PLAIN;
@@ -358,19 +356,32 @@ roce_tm_recv_done(struct roce_qp *qp, struct droce_recv_wqe *w, struct ibv_wc *w
 			/* MATCH now; DATA_VALID once the READ is done */
 			wc->wc_flags |= IBV_WC_TM_MATCH;
 			wc->byte_len = 0;
+			ti.tag = t->msg_tag;
+			ti.app_ctx = t->msg_ctx;
 			roce_cq_push(tm->cq, wc, &ti, solicited);
 			rndv_start(qp, t);
 			return;
 		}
-		if (t->rndv == ROCE_RNDV_SW) {
-			/* software reads the data and sends the FIN */
-			if (wc->status == IBV_WC_SUCCESS)
-				wc->status = IBV_WC_TM_RNDV_INCOMPLETE;
-			wc->wc_flags |= IBV_WC_TM_MATCH;
-		} else if (wc->status == IBV_WC_SUCCESS) {
+		if (wc->status != IBV_WC_SUCCESS) {
+			/* an error completion: wr_id, status, qp_num only (man ibv_poll_cq) */
+			wc->wc_flags = 0;
+		} else if (t->rndv == ROCE_RNDV_SW) {
+			/*
+			 * The whole request is in the tagged buffer, software reads the
+			 * data and sends the FIN: a full completion, as mlx5's
+			 * CONSUMED_MSG_SW_RDNV.
+			 */
+			wc->status = IBV_WC_TM_RNDV_INCOMPLETE;
+			wc->wc_flags |= IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID;
+		} else {
 			wc->wc_flags |= IBV_WC_TM_DATA_VALID;
 			if (e->roff + ROCE_TMH_LEN <= qp->mtu)	/* one packet */
 				wc->wc_flags |= IBV_WC_TM_MATCH;
+		}
+		/* tag information only with MATCH (tag_matching.md, as mlx5) */
+		if (wc->wc_flags & IBV_WC_TM_MATCH) {
+			ti.tag = t->msg_tag;
+			ti.app_ctx = t->msg_ctx;
 		}
 		ti.release = release_of(tm, handle_of(tm, t));
 		t->state = TMT_FREE;
