@@ -3,8 +3,9 @@
  * The drop-in libibverbs.so.1's entry points that droce does not implement,
  * so that every symbol@version of rdma-core v44's libibverbs resolves
  * (programs and providers are linked BIND_NOW). Each one fails the way its
- * man page says a failure looks, with errno EOPNOTSUPP (ENOSYS for the
- * IBVERBS_1.0 compatibility ABI); none crashes or pretends to succeed.
+ * man page says a failure looks, with errno EOPNOTSUPP (so that programs
+ * and test suites take it for "not supported" and skip, as they do with
+ * rdma-core's own libibverbs); none crashes or pretends to succeed.
  *
  * - IBVERBS_1.1+ verbs droce has no support for yet: CQ resize,
  *   MR re-registration, dmabuf MRs, object import, ECE, QP-ex.
@@ -158,39 +159,39 @@ compat_1_0(const char *name)
 	}
 
 /* pointer returns: NULL */
-COMPAT_1_0(void *, ibv_get_device_list, DROPIN_FAIL_PTR(ENOSYS))
-COMPAT_1_0(const char *, ibv_get_device_name, DROPIN_FAIL_PTR(ENOSYS))
-COMPAT_1_0(void *, ibv_open_device, DROPIN_FAIL_PTR(ENOSYS))
-COMPAT_1_0(void *, ibv_alloc_pd, DROPIN_FAIL_PTR(ENOSYS))
-COMPAT_1_0(void *, ibv_reg_mr, DROPIN_FAIL_PTR(ENOSYS))
-COMPAT_1_0(void *, ibv_create_cq, DROPIN_FAIL_PTR(ENOSYS))
-COMPAT_1_0(void *, ibv_create_srq, DROPIN_FAIL_PTR(ENOSYS))
-COMPAT_1_0(void *, ibv_create_qp, DROPIN_FAIL_PTR(ENOSYS))
-COMPAT_1_0(void *, ibv_create_ah, DROPIN_FAIL_PTR(ENOSYS))
+COMPAT_1_0(void *, ibv_get_device_list, DROPIN_FAIL_PTR(EOPNOTSUPP))
+COMPAT_1_0(const char *, ibv_get_device_name, DROPIN_FAIL_PTR(EOPNOTSUPP))
+COMPAT_1_0(void *, ibv_open_device, DROPIN_FAIL_PTR(EOPNOTSUPP))
+COMPAT_1_0(void *, ibv_alloc_pd, DROPIN_FAIL_PTR(EOPNOTSUPP))
+COMPAT_1_0(void *, ibv_reg_mr, DROPIN_FAIL_PTR(EOPNOTSUPP))
+COMPAT_1_0(void *, ibv_create_cq, DROPIN_FAIL_PTR(EOPNOTSUPP))
+COMPAT_1_0(void *, ibv_create_srq, DROPIN_FAIL_PTR(EOPNOTSUPP))
+COMPAT_1_0(void *, ibv_create_qp, DROPIN_FAIL_PTR(EOPNOTSUPP))
+COMPAT_1_0(void *, ibv_create_ah, DROPIN_FAIL_PTR(EOPNOTSUPP))
 /* a GUID: 0, no device */
-COMPAT_1_0(__be64, ibv_get_device_guid, errno = ENOSYS; return 0)
+COMPAT_1_0(__be64, ibv_get_device_guid, errno = EOPNOTSUPP; return 0)
 /* "0 on success, -1 on error" */
-COMPAT_1_0(int, ibv_get_async_event, DROPIN_FAIL_NEG(ENOSYS))
-COMPAT_1_0(int, ibv_get_cq_event, DROPIN_FAIL_NEG(ENOSYS))
-COMPAT_1_0(int, ibv_query_gid, DROPIN_FAIL_NEG(ENOSYS))
-COMPAT_1_0(int, ibv_query_pkey, DROPIN_FAIL_NEG(ENOSYS))
+COMPAT_1_0(int, ibv_get_async_event, DROPIN_FAIL_NEG(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_get_cq_event, DROPIN_FAIL_NEG(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_query_gid, DROPIN_FAIL_NEG(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_query_pkey, DROPIN_FAIL_NEG(EOPNOTSUPP))
 /* "0 on success, the value of errno on failure" */
-COMPAT_1_0(int, ibv_close_device, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_query_device, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_query_port, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_dealloc_pd, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_dereg_mr, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_resize_cq, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_destroy_cq, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_modify_srq, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_query_srq, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_destroy_srq, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_query_qp, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_modify_qp, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_destroy_qp, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_destroy_ah, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_attach_mcast, DROPIN_FAIL_INT(ENOSYS))
-COMPAT_1_0(int, ibv_detach_mcast, DROPIN_FAIL_INT(ENOSYS))
+COMPAT_1_0(int, ibv_close_device, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_query_device, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_query_port, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_dealloc_pd, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_dereg_mr, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_resize_cq, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_destroy_cq, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_modify_srq, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_query_srq, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_destroy_srq, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_query_qp, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_modify_qp, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_destroy_qp, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_destroy_ah, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_attach_mcast, DROPIN_FAIL_INT(EOPNOTSUPP))
+COMPAT_1_0(int, ibv_detach_mcast, DROPIN_FAIL_INT(EOPNOTSUPP))
 /* void: nothing was handed out, nothing to release */
 COMPAT_1_0_VOID(ibv_free_device_list)
 COMPAT_1_0_VOID(ibv_ack_async_event)
@@ -332,5 +333,5 @@ int ibv_read_ibdev_sysfs_file(char *buf, size_t size, void *sysfs_dev, const cha
 int
 ibv_read_ibdev_sysfs_file(char *buf, size_t size, void *sysfs_dev, const char *fnfmt, ...)
 {
-	DROPIN_FAIL_NEG(ENOSYS);
+	DROPIN_FAIL_NEG(EOPNOTSUPP);
 }

@@ -6,8 +6,8 @@
  * rdma_cm (/dev/infiniband/rdma_cm) and libibverbs' kernel-ABI internals.
  *
  * The connection manager is lib/rdmacm (linked whole into this library).
- * What it does not do yet fails here with errno ENOSYS, returning -1: the
- * rsocket API.
+ * What it does not do yet fails here with errno EOPNOTSUPP, returning -1:
+ * the rsocket API.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -18,8 +18,8 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rsocket.h>
 
-#define FAIL_NEG() do { errno = ENOSYS; return -1; } while (0)
-#define FAIL_PTR() do { errno = ENOSYS; return NULL; } while (0)
+#define FAIL_NEG() do { errno = EOPNOTSUPP; return -1; } while (0)
+#define FAIL_PTR() do { errno = EOPNOTSUPP; return NULL; } while (0)
 
 /* --- rsockets (RDMACM_1.0) --- */
 int
@@ -31,7 +31,7 @@ rsocket(int domain, int type, int protocol)
 #define RSOCK_STUB(ret, name, ...)						\
 	ret name(__VA_ARGS__)							\
 	{									\
-		errno = ENOSYS;							\
+		errno = EOPNOTSUPP;							\
 		return -1;							\
 	}
 
@@ -67,7 +67,7 @@ RSOCK_STUB(int, riounmap, int socket, void *buf, size_t len)
 size_t
 riowrite(int socket, const void *buf, size_t count, off_t offset, int flags)
 {
-	errno = ENOSYS;
+	errno = EOPNOTSUPP;
 	return (size_t)-1;
 }
 

@@ -347,6 +347,8 @@ test_create_qp_ex_refuses_what_droce_lacks(void)
 	EXPECT_NULL_ERRNO(qp_ex(pd_ops, IBV_QPT_RC, IBV_QP_EX_WITH_LOCAL_INV, 0), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(qp_ex(pd_ops, IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW, 0), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(qp_ex(pd_ops, IBV_QPT_RC, IBV_QP_EX_WITH_TSO, 0), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(qp_ex(pd_ops, IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE, 0), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(qp_ex(pd_ops, IBV_QPT_RC, IBV_QP_EX_WITH_SEND_WITH_INV, 0), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(qp_ex(pd_ops, IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE, 0), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(qp_ex(pd_ops, IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_READ, 0), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(qp_ex(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD, IBV_QPT_XRC_RECV, 0, 0),
@@ -432,6 +434,9 @@ test_srq_ex_basic_and_tm_work_xrc_refused(void)
 	TEST_ASSERT_EQ(ibv_destroy_srq(srq), 0);
 	sa.srq_type = IBV_SRQT_XRC;
 	EXPECT_NULL_ERRNO(ibv_create_srq_ex(a.ctx, &sa), EOPNOTSUPP);
+	sa.comp_mask |= IBV_SRQ_INIT_ATTR_XRCD;
+	EXPECT_NULL_ERRNO(ibv_create_srq_ex(a.ctx, &sa), EOPNOTSUPP);
+	sa.comp_mask &= ~IBV_SRQ_INIT_ATTR_XRCD;
 	/* TM SRQs need the TM attributes */
 	sa.srq_type = IBV_SRQT_TM;
 	EXPECT_NULL_ERRNO(ibv_create_srq_ex(a.ctx, &sa), EINVAL);
@@ -448,6 +453,98 @@ test_srq_ex_basic_and_tm_work_xrc_refused(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * Every verb droce does not have yet fails with EOPNOTSUPP (so that test
+ * suites and libraries skip), never EINVAL or ENOSYS, and the device claims
+ * none of it.
+ */
+static int
+test_unsupported_verbs_are_eopnotsupp(void)
+{
+	const unsigned int no_mw = IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2A |
+				   IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_MEM_MGT_EXTENSIONS;
+	struct ibv_td_init_attr ta = { 0 };
+	struct ibv_parent_domain_init_attr pda = { .pd = a.pd };
+	struct ibv_qp_open_attr oa = { .comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+		IBV_QP_OPEN_ATTR_TYPE, .qp_num = a.qp->qp_num, .qp_type = IBV_QPT_XRC_RECV };
+	struct ibv_wq_init_attr wa = { .wq_type = IBV_WQT_RQ, .max_wr = 4, .max_sge = 1,
+				       .pd = a.pd, .cq = a.rcq };
+	struct ibv_counters_init_attr ca = { 0 };
+	struct ibv_modify_cq_attr mca = { .attr_mask = IBV_CQ_ATTR_MODERATE,
+					  .moderate = { .cq_count = 1, .cq_period = 1 } };
+	struct ibv_values_ex rt = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct ibv_sge sge = { (uintptr_t)a.buf, 64, a.mr->lkey };
+	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq_attr srqa = { .max_wr = 8 };
+	struct ibv_device_attr_ex dx;
+	struct ibv_srq *srq;
+	struct ibv_mr *mr;
+
+	/* memory windows: none can be made, no MR may be bound to one */
+	EXPECT_NULL_ERRNO(ibv_alloc_mw(a.pd, IBV_MW_TYPE_1), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_alloc_mw(a.pd, IBV_MW_TYPE_2), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_alloc_mw(a.pd, (enum ibv_mw_type)3), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_reg_mr(a.pd, a.buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND),
+			  EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_reg_mr(a.pd, a.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+				     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_reg_mr(a.pd, a.buf, 4096, IBV_ACCESS_ZERO_BASED), EOPNOTSUPP);
+	/* on-demand paging, the implicit MR too */
+	EXPECT_NULL_ERRNO(ibv_reg_mr(a.pd, a.buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND),
+			  EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_reg_mr(a.pd, NULL, SIZE_MAX, IBV_ACCESS_LOCAL_WRITE |
+				     IBV_ACCESS_ON_DEMAND), EOPNOTSUPP);
+	TEST_ASSERT_EQ(ibv_advise_mr(a.pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+				     IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1), EOPNOTSUPP);
+	/* still invalid: an unknown bit, remote write without local write */
+	EXPECT_NULL_ERRNO(ibv_reg_mr(a.pd, a.buf, 4096, IBV_ACCESS_LOCAL_WRITE | (1 << 12)), EINVAL);
+	EXPECT_NULL_ERRNO(ibv_reg_mr(a.pd, a.buf, 4096, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND),
+			  EINVAL);
+	/* HUGETLB only says how the memory is backed */
+	mr = ibv_reg_mr(a.pd, a.buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_HUGETLB);
+	TEST_ASSERT(mr != NULL, "reg_mr(HUGETLB): %s", strerror(errno));
+	TEST_ASSERT_EQ(ibv_dereg_mr(mr), 0);
+	/* thread and parent domains, XRC QPs, WQs, flows' counters, CQ moderation, clocks */
+	EXPECT_NULL_ERRNO(ibv_alloc_td(a.ctx, &ta), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_alloc_parent_domain(a.ctx, &pda), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_open_qp(a.ctx, &oa), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_create_wq(a.ctx, &wa), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_create_counters(a.ctx, &ca), EOPNOTSUPP);
+	TEST_ASSERT_EQ(ibv_modify_cq(a.scq, &mca), EOPNOTSUPP);
+	TEST_ASSERT_EQ(ibv_query_rt_values_ex(a.ctx, &rt), EOPNOTSUPP);
+	/* SRQ resize */
+	srq = ibv_create_srq(a.pd, &sia);
+	TEST_ASSERT(srq != NULL, "create_srq: %s", strerror(errno));
+	TEST_ASSERT_EQ(ibv_modify_srq(srq, &srqa, IBV_SRQ_MAX_WR), EOPNOTSUPP);
+	TEST_ASSERT_EQ(ibv_destroy_srq(srq), 0);
+	/* and the device claims none of it */
+	TEST_ASSERT_EQ(ibv_query_device_ex(a.ctx, NULL, &dx), 0);
+	TEST_ASSERT_EQ(dx.orig_attr.device_cap_flags,
+		       IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT);
+	TEST_ASSERT_EQ(dx.device_cap_flags_ex, dx.orig_attr.device_cap_flags);
+	TEST_ASSERT_EQ(dx.orig_attr.device_cap_flags & (no_mw | IBV_DEVICE_XRC |
+		       IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_RESIZE_MAX_WR | IBV_DEVICE_N_NOTIFY_CQ), 0);
+	TEST_ASSERT_EQ(dx.orig_attr.max_mw, 0);
+	TEST_ASSERT_EQ(dx.odp_caps.general_caps, 0);
+	TEST_ASSERT_EQ(dx.odp_caps.per_transport_caps.rc_odp_caps |
+		       dx.odp_caps.per_transport_caps.uc_odp_caps |
+		       dx.odp_caps.per_transport_caps.ud_odp_caps | dx.xrc_odp_caps, 0);
+	TEST_ASSERT_EQ(dx.completion_timestamp_mask, 0);
+	TEST_ASSERT_EQ(dx.hca_core_clock, 0);
+	TEST_ASSERT_EQ(dx.tso_caps.max_tso, 0);
+	TEST_ASSERT_EQ(dx.rss_caps.supported_qpts, 0);
+	TEST_ASSERT_EQ(dx.max_wq_type_rq, 0);
+	TEST_ASSERT_EQ(dx.raw_packet_caps, 0);
+	TEST_ASSERT_EQ(dx.packet_pacing_caps.qp_rate_limit_max, 0);
+	TEST_ASSERT_EQ(dx.cq_mod_caps.max_cq_count, 0);
+	TEST_ASSERT_EQ(dx.max_dm_size, 0);
+	TEST_ASSERT_EQ(dx.pci_atomic_caps.fetch_add | dx.pci_atomic_caps.swap |
+		       dx.pci_atomic_caps.compare_swap, 0);
+	/* a descriptor to dup (rdma-core's shared-PD test), no command channel */
+	TEST_ASSERT(a.ctx->cmd_fd >= 0, "cmd_fd %d", a.ctx->cmd_fd);
+	return TEST_SUCCESS;
+}
+
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_send_imm_through_wr_api_read_through_cq_ex),
 	TEST_CASE(test_mixed_batch_completes_in_order),
@@ -459,6 +556,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_create_qp_ex_refuses_what_droce_lacks),
 	TEST_CASE(test_create_cq_ex_refuses_what_droce_lacks),
 	TEST_CASE(test_srq_ex_basic_and_tm_work_xrc_refused),
+	TEST_CASE(test_unsupported_verbs_are_eopnotsupp),
 };
 
 int

@@ -5,6 +5,7 @@
  * queries (events: verbs_event.c).
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,10 +275,16 @@ open_device(struct ibv_device *device)
 		goto err_free_ctx;
 	}
 	ctx->async_fd = dctx->async.fd;
+	/*
+	 * No kernel command channel, but a descriptor a program may dup (as
+	 * rdma-core's tests do before ibv_import_device, which then says
+	 * EOPNOTSUPP); -1 if even /dev/null cannot be opened.
+	 */
+	ctx->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	ret = d->rdev->ops->dev_open(d->rdev);
 	if (ret) {
 		errno = -ret;
-		goto err_fini_async;
+		goto err_close_fd;
 	}
 	__atomic_store_n(&d->rdev->comp_cb, droce_comp_fire, __ATOMIC_RELEASE);
 	__atomic_store_n(&d->rdev->async_cb, droce_async_raise, __ATOMIC_RELEASE);
@@ -285,7 +292,9 @@ open_device(struct ibv_device *device)
 	__atomic_store_n(&dev_opened, true, __ATOMIC_RELAXED);
 	return ctx;
 
-err_fini_async:
+err_close_fd:
+	if (ctx->cmd_fd >= 0)
+		close(ctx->cmd_fd);
 	droce_evq_fini(&dctx->async);
 err_free_ctx:
 	free(dctx);
@@ -307,6 +316,8 @@ ibv_close_device(struct ibv_context *context)
 	droce_ctx_del(dctx);
 	rdev->ops->dev_close(rdev);	/* the last one: no more events */
 	droce_evq_fini(&dctx->async);
+	if (context->cmd_fd >= 0)
+		close(context->cmd_fd);
 	free(dctx);
 	return 0;
 }
@@ -326,8 +337,11 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->vendor_part_id = DROCE_VENDOR_PART_ID;
 	a->max_qp = DROCE_MAX_QP;
 	a->max_qp_wr = DROCE_MAX_QP_WR;
-	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
-			      IBV_DEVICE_N_NOTIFY_CQ;
+	/*
+	 * Only what droce has: no memory windows, XRC, SRQ resize, or N_NOTIFY_CQ
+	 * (the kernel's ib_req_ncomp_notif, which no user verb reaches).
+	 */
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE;
 	a->max_cq = DROCE_MAX_CQ;

@@ -51,9 +51,12 @@ ibv_dealloc_pd(struct ibv_pd *ibpd)
 }
 
 /* --- MR --- */
+/* HUGETLB only says how the range is backed: the engine does not care. */
 #define MR_ACCESS_OK (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
-		      IBV_ACCESS_RELAXED_ORDERING)
+		      IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING)
+/* Known flags of what droce does not have yet: memory windows, ODP. */
+#define MR_ACCESS_NOTSUP (IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND)
 
 static struct ibv_mr *
 reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned int access)
@@ -64,11 +67,22 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned i
 	int ret;
 
 	access &= ~IBV_ACCESS_OPTIONAL_RANGE;
-	if ((access & ~MR_ACCESS_OK) ||
+	if ((access & ~(MR_ACCESS_OK | MR_ACCESS_NOTSUP)) ||
 	    /* IBA 10.6.3.1: remote write or atomic needs local write */
 	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
-	    (addr == NULL && length) || length > DROCE_MAX_MR_SIZE ||
+	     !(access & IBV_ACCESS_LOCAL_WRITE))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/*
+	 * As the kernel's ib_check_mr_access: a valid request droce cannot
+	 * serve (before the range checks: an implicit ODP MR has no address).
+	 */
+	if (access & MR_ACCESS_NOTSUP) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((addr == NULL && length) || length > DROCE_MAX_MR_SIZE ||
 	    /* a range past the end of the address space (the engine would wrap) */
 	    (uintptr_t)addr + length < (uintptr_t)addr || iova + length < iova) {
 		errno = EINVAL;

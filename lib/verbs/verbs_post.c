@@ -11,11 +11,24 @@
 
 #define SEND_FLAGS_OK (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE)
 
-/* Opcode allowed for the QP type (table in man ibv_post_send): 0, or an errno. */
+/*
+ * Opcode allowed for the QP type (table in man ibv_post_send): 0, or an
+ * errno: EINVAL for one the QP type does not allow (or no verb defines),
+ * EOPNOTSUPP for one it allows and droce does not have yet (memory windows
+ * and invalidation on RC/UC, ATOMIC_WRITE on RC, TSO on UD).
+ */
 static int
 check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
 {
 	switch (op) {
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+	case IBV_WR_SEND_WITH_INV:
+		return qp->type == IBV_QPT_UD ? EINVAL : EOPNOTSUPP;
+	case IBV_WR_ATOMIC_WRITE:
+		return qp->type == IBV_QPT_RC ? EOPNOTSUPP : EINVAL;
+	case IBV_WR_TSO:
+		return qp->type == IBV_QPT_UD ? EOPNOTSUPP : EINVAL;
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
 		return 0;
@@ -27,7 +40,7 @@ check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return qp->type == IBV_QPT_RC ? 0 : EINVAL;
 	default:
-		/* memory windows, invalidation, TSO and driver opcodes: none here */
+		/* driver opcodes and values no verb defines */
 		return EINVAL;
 	}
 }
