@@ -132,8 +132,9 @@ struct droce_tm_op {
 
 /*
  * A completion, as the CQ ring holds it: the work completion and, for a
- * tag-matching one, its tag and app_ctx (struct ibv_wc_tm_info) and the tag
- * handle that polling it gives back to the driver (0: none).
+ * tag-matching one, its tag and app_ctx (struct ibv_wc_tm_info; non-zero
+ * only with IBV_WC_TM_MATCH, as rdma-core's tag_matching.md has it) and the
+ * tag handle that polling it gives back to the driver (0: none).
  */
 struct droce_cqe_tm {
 	uint64_t tag;
