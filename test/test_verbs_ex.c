@@ -470,6 +470,7 @@ test_unsupported_verbs_are_eopnotsupp(void)
 	struct ibv_wq_init_attr wa = { .wq_type = IBV_WQT_RQ, .max_wr = 4, .max_sge = 1,
 				       .pd = a.pd, .cq = a.rcq };
 	struct ibv_counters_init_attr ca = { 0 };
+	struct ibv_alloc_dm_attr dma = { .length = 4096 };
 	struct ibv_modify_cq_attr mca = { .attr_mask = IBV_CQ_ATTR_MODERATE,
 					  .moderate = { .cq_count = 1, .cq_period = 1 } };
 	struct ibv_values_ex rt = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
@@ -504,12 +505,13 @@ test_unsupported_verbs_are_eopnotsupp(void)
 	mr = ibv_reg_mr(a.pd, a.buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_HUGETLB);
 	TEST_ASSERT(mr != NULL, "reg_mr(HUGETLB): %s", strerror(errno));
 	TEST_ASSERT_EQ(ibv_dereg_mr(mr), 0);
-	/* thread and parent domains, XRC QPs, WQs, flows' counters, CQ moderation, clocks */
+	/* thread and parent domains, XRC QPs, WQs, counters, device memory, CQ moderation, clocks */
 	EXPECT_NULL_ERRNO(ibv_alloc_td(a.ctx, &ta), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(ibv_alloc_parent_domain(a.ctx, &pda), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(ibv_open_qp(a.ctx, &oa), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(ibv_create_wq(a.ctx, &wa), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(ibv_create_counters(a.ctx, &ca), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_alloc_dm(a.ctx, &dma), EOPNOTSUPP);
 	TEST_ASSERT_EQ(ibv_modify_cq(a.scq, &mca), EOPNOTSUPP);
 	TEST_ASSERT_EQ(ibv_query_rt_values_ex(a.ctx, &rt), EOPNOTSUPP);
 	/* SRQ resize */
