@@ -17,7 +17,8 @@
 #       ADD, an expected eager message (MATCH | DATA_VALID, the payload
 #       without its TMH), an unexpected one (whole, in the SRQ WQE) and the
 #       SYNC after it, and a rendezvous: MATCH, the engine's RDMA READ of the
-#       sender's data, the FIN the sender receives, DATA_VALID.
+#       sender's data, the FIN the sender receives, DATA_VALID (the tag only
+#       with MATCH).
 #
 # Exit 0 if every step passed, 1 otherwise (the failing step is printed).
 import os
@@ -312,8 +313,9 @@ def tm_test(ctx, pd, gid):
     step = 'TM: unexpected eager message, then SYNC'
     msg = tmh(e.IBV_TMH_EAGER, 0x1234) + pattern(0x42, 100)
     send(msg)
-    wr_id, n, _, _ = tm_poll(cqx, step, e.IBV_WC_TM_RECV, 0)
-    if wr_id != 100 or n != len(msg) or mrb.read(len(msg), SIZE) != msg:
+    wr_id, n, _, tag = tm_poll(cqx, step, e.IBV_WC_TM_RECV, 0)
+    # tag information only with MATCH
+    if wr_id != 100 or n != len(msg) or tag != 0 or mrb.read(len(msg), SIZE) != msg:
         raise RuntimeError('%s: wr_id %d byte_len %d, or the SRQ WQE differs' % (step, wr_id, n))
     srq.post_srq_ops(OpsWr(wr_id=27, opcode=e.IBV_WR_TAG_SYNC, unexpected_cnt=1, recv_wr_id=27,
                            flags=e.IBV_OPS_SIGNALED | e.IBV_OPS_TM_SYNC))
@@ -327,14 +329,18 @@ def tm_test(ctx, pd, gid):
     qpa.post_recv(RecvWR(wr_id=55, num_sge=1, sg=[SGE(mra.buf + SIZE, 64, mra.lkey)]))
     rvh = (mra.buf + 1024).to_bytes(8, 'big') + mra.rkey.to_bytes(4, 'big') + (3000).to_bytes(4, 'big')
     send(tmh(e.IBV_TMH_RNDV, 8, 3) + rvh + bytes(32))
-    tm_poll(cqx, step + ' (MATCH)', e.IBV_WC_TM_RECV, e.IBV_WC_TM_MATCH)
+    wr_id, _, _, tag = tm_poll(cqx, step + ' (MATCH)', e.IBV_WC_TM_RECV, e.IBV_WC_TM_MATCH)
+    if wr_id != 2 or tag != 8:
+        raise RuntimeError('%s: MATCH wr_id %d tag %d' % (step, wr_id, tag))
     wc, = poll(cqa, step + ' (the FIN at the sender)')
     fin = mra.read(TMH, SIZE)
     if wc.wr_id != 55 or wc.byte_len != TMH or fin != tmh(e.IBV_TMH_FIN, 8, 3):
         raise RuntimeError('%s: FIN wr_id %d byte_len %d: %s' % (step, wc.wr_id, wc.byte_len, fin.hex()))
     wr_id, n, _, tag = tm_poll(cqx, step + ' (DATA_VALID)', e.IBV_WC_TM_RECV, e.IBV_WC_TM_DATA_VALID)
-    if wr_id != 2 or n != 3000 or mrb.read(3000, 0) != data:
-        raise RuntimeError('%s: wr_id %d byte_len %d, or the data differs' % (step, wr_id, n))
+    # DATA_VALID alone carries no tag (rdma-core's test_tm_rndv)
+    if wr_id != 2 or n != 3000 or tag != 0 or mrb.read(3000, 0) != data:
+        raise RuntimeError('%s: wr_id %d byte_len %d tag %d, or the data differs' %
+                           (step, wr_id, n, tag))
     say('ok   %s: MATCH, FIN at the sender, DATA_VALID with %d bytes read' % (step, n))
     for o in (qpa, qpb, srq, mra, mrb, cqa, cqx):
         o.close()
