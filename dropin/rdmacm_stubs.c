@@ -31,7 +31,7 @@ rsocket(int domain, int type, int protocol)
 #define RSOCK_STUB(ret, name, ...)						\
 	ret name(__VA_ARGS__)							\
 	{									\
-		errno = EOPNOTSUPP;							\
+		errno = EOPNOTSUPP;						\
 		return -1;							\
 	}
 
