@@ -343,6 +343,17 @@ test_no_tag_goes_whole_to_srq_and_is_not_counted(void)
 	TEST_ASSERT_EQ(w.byte_len, sizeof(struct ibv_tmh) + 200);
 	TEST_ASSERT(memcmp(srv.buf, cli.buf, sizeof(struct ibv_tmh) + 200) == 0,
 		    "SRQ WQE differs (TMH included)");
+	/* a FIN is no tagged message either: NO_TAG, as mlx5 reports it */
+	TRY(send_tm(IBV_TMH_FIN, 9, 3, 16, 6));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_NO_TAG);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.flags, 0);
+	TRY(no_tm_info(&w));
+	TEST_ASSERT_EQ(w.wr_id, 1001);
+	TEST_ASSERT_EQ(w.byte_len, sizeof(struct ibv_tmh) + 16);
+	TEST_ASSERT(memcmp(srv.buf + SLOT, cli.buf, sizeof(struct ibv_tmh) + 16) == 0,
+		    "SRQ WQE differs (FIN)");
 	/* still in phase: a tag matches without a sync */
 	TRY(add_tag(9, ~0ull, 1, 99, &h, NULL));
 	TRY(send_tm(IBV_TMH_EAGER, 9, 0, 10, 5));

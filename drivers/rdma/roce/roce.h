@@ -160,8 +160,8 @@ enum roce_tm_wqe {
 
 /* What the SEND in progress on a QP of a TM SRQ is. */
 enum roce_tm_kind {
-	ROCE_TM_PLAIN,			/* no TMH (shorter than one): an SRQ WQE, IBV_WC_RECV */
-	ROCE_TM_NO_TAG,			/* an SRQ WQE, IBV_WC_TM_NO_TAG */
+	ROCE_TM_PLAIN,			/* no TMH (shorter, or no TM opcode): IBV_WC_RECV */
+	ROCE_TM_NO_TAG,			/* NO_TAG or FIN: an SRQ WQE, IBV_WC_TM_NO_TAG */
 	ROCE_TM_UNEXPECTED,		/* an SRQ WQE, IBV_WC_TM_RECV without MATCH */
 	ROCE_TM_EXPECTED,		/* a tagged buffer */
 };

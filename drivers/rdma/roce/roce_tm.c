@@ -18,8 +18,9 @@
  *   - EAGER or RNDV without a match, or while software has not reported
  *     every unexpected message (phase sync): the whole message goes to an
  *     SRQ WQE, IBV_WC_TM_RECV without flags, and counts as unexpected;
- *   - NO_TAG: the whole message to an SRQ WQE, IBV_WC_TM_NO_TAG;
- *   - anything shorter than a TMH, or FIN: an SRQ WQE, IBV_WC_RECV.
+ *   - NO_TAG or FIN: the whole message to an SRQ WQE, IBV_WC_TM_NO_TAG;
+ *   - anything shorter than a TMH, or of another TMH opcode: an SRQ WQE,
+ *     IBV_WC_RECV.
  * Tag and app_ctx (ibv_wc_read_tm_info) are given only with MATCH, zero on
  * every other completion (DATA_VALID alone, unexpected, NO_TAG, ADD/DEL/SYNC).
  */
@@ -288,7 +289,12 @@ roce_tm_rcv_first(struct roce_dev *dev, struct roce_qp *qp, const struct roce_pk
 
 	roce_tm_ops_run(qp->srq);	/* the tags posted so far take part */
 	if (pkt->paylen >= ROCE_TMH_LEN) {
-		if (tmh_opcode(tmh) == IBV_TMH_NO_TAG) {
+		/*
+		 * A FIN (rendezvous done) is no tagged message either: mlx5 reports
+		 * it as a NO_TAG one (UCX's rc_mlx5 takes FINs from its NO_TAG
+		 * completions).
+		 */
+		if (tmh_opcode(tmh) == IBV_TMH_NO_TAG || tmh_opcode(tmh) == IBV_TMH_FIN) {
 			kind = ROCE_TM_NO_TAG;
 		} else if (tmh_opcode(tmh) == IBV_TMH_EAGER || tmh_opcode(tmh) == IBV_TMH_RNDV) {
 			kind = ROCE_TM_UNEXPECTED;
