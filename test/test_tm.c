@@ -9,7 +9,11 @@
  * sends the FIN; too big for the buffer: left to software),
  * handles given back on poll (never to a later SRQ in a destroyed one's
  * place), unexpected messages that fail or are cut short left uncounted, and
- * the errno and *bad_op of bad operations.
+ * the errno and *bad_op of bad operations. Every completion's opcode, flags,
+ * byte_len, immediate and tag are asserted: the tag and app_ctx only with
+ * IBV_WC_TM_MATCH, as tag_matching.md and mlx5 give them (rdma-core's
+ * test_tm_rndv reads 0 from a DATA_VALID alone); a FIN at the TM SRQ is a
+ * NO_TAG completion.
  */
 #include <errno.h>
 #include <poll.h>
