@@ -30,15 +30,6 @@
 /* ------------------------------------------------------------------------- */
 /* Helpers */
 
-static int
-post_recv1(struct ibv_qp *qp, uint64_t addr, uint32_t len, uint32_t lkey, uint64_t wr_id)
-{
-	struct ibv_sge g = { addr, len, lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &g, .num_sge = 1 }, *bad = NULL;
-
-	return ibv_post_recv(qp, &wr, &bad);
-}
-
 /* A SEND, or an RDMA WRITE or READ of [raddr, raddr + len) under @rkey. */
 static int
 post1(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t laddr, uint32_t len, uint32_t lkey,
@@ -135,8 +126,7 @@ send_and_hold(struct h_side *a, struct h_side *b, uint64_t first, uint32_t seq, 
 	struct ibv_wc wc[64];
 
 	for (int i = 0; i < n; i++) {
-		TEST_ASSERT_EQ(post_recv1(b->qp, BUF(b, (first + i) * 1024), 1024, b->mr->lkey,
-					  first + i), 0);
+		TEST_ASSERT_EQ(h_post_recv(b, (first + i) * 1024, 1024, first + i), 0);
 		TEST_ASSERT_EQ(post1(a->qp, IBV_WR_SEND, BUF(a, 0), msg_len(seq + i), a->mr->lkey,
 				     seq + i, 0, 0), 0);
 	}
@@ -241,8 +231,7 @@ resize_under_traffic(bool ex)
 
 		TEST_ASSERT(h_now_ms() - t0 < 60000, "stalled at %u of %u completions", got, ST_MSGS);
 		while (posted < ST_MSGS && posted - got < ST_WIN) {
-			TEST_ASSERT_EQ(post_recv1(b->qp, BUF(b, (posted % ST_WIN) * 1024), 1024,
-						  b->mr->lkey, posted), 0);
+			TEST_ASSERT_EQ(h_post_recv(b, (posted % ST_WIN) * 1024, 1024, posted), 0);
 			posted++;
 		}
 		while (sent < posted && sent - sdone < ST_WIN) {
@@ -315,6 +304,8 @@ test_rereg_translation(void)
 	struct h_qp_opts o = { .type = IBV_QPT_RC, .sq_sig_all = 1 };
 	struct h_side *a, *b;
 	uint8_t *old, *new, exp[4000];
+	struct ibv_sge rg;
+	struct ibv_recv_wr rwr = { .wr_id = 4, .sg_list = &rg, .num_sge = 1 }, *rbad = NULL;
 	enum ibv_wc_status st;
 	uint32_t lkey, rkey;
 	struct ibv_mr *mr;
@@ -356,7 +347,8 @@ test_rereg_translation(void)
 	TEST_ASSERT_EQ(wc.wr_id, 3);
 	ASSERT_BYTES(a->buf + 8192, exp, 4000);
 	/* the local key names the new region: a receive into it */
-	TEST_ASSERT_EQ(post_recv1(b->qp, (uintptr_t)new + 3, 1000, lkey, 4), 0);
+	rg = (struct ibv_sge){ (uintptr_t)new + 3, 1000, lkey };
+	TEST_ASSERT_EQ(ibv_post_recv(b->qp, &rwr, &rbad), 0);
 	TEST_ASSERT_EQ(post1(a->qp, IBV_WR_SEND, BUF(a, 0), 1000, a->mr->lkey, 5, 0, 0), 0);
 	POLL1(b->rcq, wc);
 	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
@@ -445,7 +437,7 @@ test_rereg_pd(void)
 	b = h_res_side(c1, &ob);
 	TEST_ASSERT(a != NULL && b != NULL, "sides");
 	TEST_ASSERT(h_connect(a, b, &o) == 0 && h_connect(b, a, &o) == 0, "connect");
-	TEST_ASSERT_EQ(post_recv1(a->qp, BUF(a, 0), 4096, a->mr->lkey, 1), 0);
+	TEST_ASSERT_EQ(h_post_recv(a, 0, 4096, 1), 0);
 	TEST_ASSERT_EQ(post1(b->qp, IBV_WR_SEND, (uintptr_t)buf, 100, mr->lkey, 2, 0, 0), 0);
 	POLL1(b->scq, wc);
 	ASSERT_STATUS(wc, IBV_WC_LOC_PROT_ERR);
