@@ -534,6 +534,88 @@ test_rereg_translation_pd_access(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * WRITEs and READs stream into an MR while it is re-registered again and
+ * again to what it already is (each kind of change and all three): the
+ * engine reads a whole new copy each time (with --lcore, concurrently), and
+ * every WR succeeds with its bytes where they belong.
+ */
+#define RT_WRS		2000
+#define RT_WIN		16
+
+static int
+test_rereg_under_traffic(void)
+{
+	static const int kinds[] = {
+		IBV_REREG_MR_CHANGE_ACCESS, IBV_REREG_MR_CHANGE_PD,
+		IBV_REREG_MR_CHANGE_TRANSLATION,
+		IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+		IBV_REREG_MR_CHANGE_ACCESS,
+	};
+	struct h_qp_opts o = { .type = IBV_QPT_RC, .sq_sig_all = 1, .max_send_wr = RT_WIN,
+			       .max_rd_atomic = 4, .max_dest_rd_atomic = 4 };
+	uint32_t sent = 0, done = 0, rereg = 0, key;
+	struct h_side *a, *b;
+	struct ibv_mr *mr;
+	struct ibv_wc wc[RT_WIN];
+	uint8_t *buf;
+	uint64_t t0 = h_now_ms();
+
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
+	mr = mr_new(b->pd, &buf, MR_LEN, RW);
+	TEST_ASSERT(mr != NULL, "MR");
+	key = mr->rkey;
+	/* WR i: a WRITE of slot i % 16 (1 KiB each), or a READ of the slot written before */
+	h_pattern(a->buf, 16 * 1024, 11);
+	while (done < RT_WRS) {
+		int n, k = kinds[rereg % 4];
+
+		TEST_ASSERT(h_now_ms() - t0 < 60000, "stalled at %u of %u WRs", done, RT_WRS);
+		while (sent < RT_WRS && sent - done < RT_WIN) {
+			uint32_t slot = sent % 16;
+			bool rd = sent % 3 == 2;
+
+			TEST_ASSERT_EQ(post1(a->qp, rd ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
+					     BUF(a, rd ? 65536 + slot * 1024 : slot * 1024),
+					     rd ? 1024 : msg_len(sent), a->mr->lkey, sent,
+					     (uintptr_t)buf + slot * 1024, key), 0);
+			sent++;
+		}
+		TEST_ASSERT_EQ(ibv_rereg_mr(mr, k, b->pd, buf, MR_LEN,
+					    k & IBV_REREG_MR_CHANGE_ACCESS ? RW : 0), 0);
+		rereg++;
+		n = h_poll(a->scq, wc, RT_WIN, 0);
+		TEST_ASSERT(n >= 0, "poll");
+		for (int i = 0; i < n; i++) {
+			ASSERT_STATUS(wc[i], IBV_WC_SUCCESS);
+			TEST_ASSERT_EQ(wc[i].wr_id, done + i);
+		}
+		done += n;
+	}
+	TEST_ASSERT_EQ(mr->rkey, key);
+	TEST_ASSERT_EQ(mr->lkey, key);
+	/*
+	 * Every WRITE of a slot copies a prefix of the same source bytes: the
+	 * slot holds the last one's, and its last READ brought back at least
+	 * what the WRITE before that READ had put there.
+	 */
+	for (uint32_t slot = 0; slot < 16; slot++) {
+		uint32_t w = RT_WRS - 1 - (RT_WRS - 1 - slot) % 16, r = w;
+
+		while (w % 3 == 2)
+			w -= 16;
+		ASSERT_BYTES(buf + slot * 1024, a->buf + slot * 1024, msg_len(w));
+		while (r % 3 != 2)
+			r -= 16;
+		for (w = r - 16; w % 3 == 2; w -= 16)
+			;
+		ASSERT_BYTES(a->buf + 65536 + slot * 1024, a->buf + slot * 1024, msg_len(w));
+	}
+	ASSERT_QUIET(a->scq, 1);
+	printf("  %u WRs across %u re-registrations\n", done, rereg);
+	return TEST_SUCCESS;
+}
+
 /* A failed rereg: its code, errno EINVAL, and the MR as it was, still working. */
 #define REREG_FAILS(mr, code, fl, p, ad, ln, acc) do { \
 	errno = 0; \
@@ -602,6 +684,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_rereg_pd),
 	TEST_CASE(test_rereg_access),
 	TEST_CASE(test_rereg_translation_pd_access),
+	TEST_CASE(test_rereg_under_traffic),
 	TEST_CASE(test_rereg_bad_args),
 };
 
