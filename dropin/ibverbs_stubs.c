@@ -7,8 +7,8 @@
  * and test suites take it for "not supported" and skip, as they do with
  * rdma-core's own libibverbs); none crashes or pretends to succeed.
  *
- * - IBVERBS_1.1+ verbs droce has no support for yet: CQ resize,
- *   MR re-registration, dmabuf MRs, object import, ECE, QP-ex.
+ * - IBVERBS_1.1+ verbs droce has no support for yet: dmabuf MRs, object
+ *   import, ECE, QP-ex.
  * - IBVERBS_1.0 duplicates: the pre-2006 ABI (struct ibv_*_1_0 wrappers).
  *   Bound with the symver attribute; the IBVERBS_1.1 definitions are the
  *   defaults every program built since links to.
@@ -29,22 +29,6 @@
 #define DROPIN_FAIL_PTR(err) do { errno = (err); return NULL; } while (0)
 
 /* --- IBVERBS_1.1 .. 1.14 verbs droce does not support --- */
-
-/* man ibv_resize_cq: 0 or the value of errno */
-int
-ibv_resize_cq(struct ibv_cq *cq, int cqe)
-{
-	DROPIN_FAIL_INT(EOPNOTSUPP);
-}
-
-/* man ibv_rereg_mr: IBV_REREG_MR_ERR_CMD = the old MR is still valid */
-int
-ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
-	     size_t length, int access)
-{
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_CMD;
-}
 
 struct ibv_mr *
 ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,

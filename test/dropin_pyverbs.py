@@ -9,7 +9,9 @@
 #
 #   RC: PD, MR, CQ, two RC QPs (ibv_create_qp) taken to RTS against each other
 #       through GID 0 (::ffff:<ip>); SEND with and without immediate data,
-#       RDMA WRITE and RDMA READ; every completion successful, bytes compared.
+#       RDMA WRITE and RDMA READ; every completion successful, bytes compared;
+#       CQ.resize with completions held (EINVAL below them, then all in
+#       order) and MR.rereg taking remote write away (same rkey, refused).
 #   UD: two UD QPs (RTS through QP(pd, init_attr, qp_attr)), an AH on GID 0,
 #       SEND with immediate; the receive buffer holds the 40-byte GRH first.
 #   TM: tag matching as rdma-core's own tests drive it: an extended CQ with
@@ -21,6 +23,7 @@
 #       with MATCH).
 #
 # Exit 0 if every step passed, 1 otherwise (the failing step is printed).
+import errno
 import os
 import sys
 import time
@@ -34,6 +37,7 @@ from pyverbs.srq import SRQ, SrqInitAttrEx, OpsWr
 from pyverbs.qp import QP, QPInitAttr, QPAttr, QPCap
 from pyverbs.wr import SendWR, RecvWR, SGE
 from pyverbs.addr import AH, AHAttr, GlobalRoute
+from pyverbs.pyverbs_error import PyverbsRDMAError
 import pyverbs.enums as e
 
 DEV = os.environ.get('PYVERBS_DEV', 'droce0')
@@ -175,6 +179,48 @@ def rc_test(ctx, pd, gid):
     if mra.read(2500, 7) != data:
         raise RuntimeError('%s: read bytes differ' % step)
     say('ok   %s: wc byte_len %d' % (step, wc.byte_len))
+
+    # ibv_resize_cq: qpb's CQ holds three receive completions; shrinking
+    # below them is EINVAL, to exactly them keeps them, in order
+    step = 'RC: CQ.resize with 3 completions held'
+    for i in range(3):
+        qpb.post_recv(RecvWR(wr_id=10 + i, num_sge=1, sg=[SGE(mrb.buf, SIZE, mrb.lkey)]))
+        qpa.post_send(SendWR(wr_id=20 + i, opcode=e.IBV_WR_SEND, num_sge=1,
+                             sg=[SGE(mra.buf, 100 + i, mra.lkey)], send_flags=e.IBV_SEND_SIGNALED))
+    poll(cqa, step + ' (send completions)', 3)
+    try:
+        cqb.resize(2)
+        raise RuntimeError('%s: resize(2) succeeded' % step)
+    except PyverbsRDMAError as ex:
+        if ex.error_code != errno.EINVAL:
+            raise
+    cqb.resize(3)
+    wcs = poll(cqb, step + ' (receive completions)', 3)
+    if [(w.wr_id, w.byte_len) for w in wcs] != [(10, 100), (11, 101), (12, 102)]:
+        raise RuntimeError('%s: completions %s' % (step, [(w.wr_id, w.byte_len) for w in wcs]))
+    say('ok   %s: EINVAL below them, then all three in order' % step)
+
+    # ibv_rereg_mr: remote write taken away, the same rkey then refused
+    step = 'RC: MR.rereg(IBV_REREG_MR_CHANGE_ACCESS)'
+    rkey = mrb.rkey
+    mrb.rereg(e.IBV_REREG_MR_CHANGE_ACCESS, pd, 0, 0,
+              e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_READ)
+    if mrb.rkey != rkey:
+        raise RuntimeError('%s: rkey 0x%x became 0x%x' % (step, rkey, mrb.rkey))
+    wr = SendWR(wr_id=5, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(mra.buf, 8, mra.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(mrb.rkey, mrb.buf)
+    qpa.post_send(wr)
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        npolled, got = cqa.poll()
+        if npolled:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError('%s: no completion' % step)
+    if got[0].status != e.IBV_WC_REM_ACCESS_ERR:
+        raise RuntimeError('%s: WRITE status %d' % (step, got[0].status))
+    say('ok   %s: same rkey, a WRITE gets IBV_WC_REM_ACCESS_ERR' % step)
     for o in (qpa, qpb, mra, mrb, cqa, cqb):
         o.close()
 

@@ -140,7 +140,10 @@ def call(lib, name, restype, *args):
 r, e = call(ibv, "ibv_import_device", ctypes.c_void_p, -1)
 check("ibv_import_device -> NULL, EOPNOTSUPP", r is None and e == errno.EOPNOTSUPP)
 r, e = call(ibv, "ibv_resize_cq", ctypes.c_int, None, 0)
-check("ibv_resize_cq -> EOPNOTSUPP", r == errno.EOPNOTSUPP and e == errno.EOPNOTSUPP)
+check("ibv_resize_cq (the facade's) to 0 entries -> EINVAL", r == errno.EINVAL)
+r, e = call(ibv, "ibv_rereg_mr", ctypes.c_int, None, 1 << 3, None, None, 0, 0)
+check("ibv_rereg_mr (the facade's) with an unknown flag -> IBV_REREG_MR_ERR_INPUT, EINVAL",
+      r == -1 and e == errno.EINVAL)
 r, e = call(ibv, "ibv_attach_mcast", ctypes.c_int, None, None, 0)
 check("ibv_attach_mcast (the facade's) without a QP -> EINVAL", r == errno.EINVAL and e == errno.EINVAL)
 r, e = call(ibv, "ibv_cmd_alloc_pd", ctypes.c_int)

@@ -149,7 +149,10 @@ struct droce_cqe {
 
 struct droce_rdev;
 
-/* A CQ. The facade reads all of it; one poller at a time dequeues. */
+/*
+ * A CQ. The facade reads all of it; one poller at a time dequeues. The
+ * cq_resize op replaces @ring while no poller runs.
+ */
 struct droce_rdev_cq {
 	struct rte_ring *ring;		/* struct droce_cqe elements */
 	struct droce_rdev *dev;

@@ -68,12 +68,29 @@ struct droce_rdev_ops {
 	int (*mr_reg)(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova,
 		      int access, struct droce_rdev_mr **mr, uint32_t *key);
 	void (*mr_dereg)(struct droce_rdev_mr *mr);
+	/*
+	 * ibv_rereg_mr, checked by the facade: @flags are IBV_REREG_MR_CHANGE_*
+	 * bits, and only the attributes they name are taken (@pd; @addr,
+	 * @length and @iova; @access). The key stays. *@mr is replaced: once
+	 * this returns, the engine checks every remote access and every WQE
+	 * it starts against the new attributes. -ENOMEM leaves the MR as it was.
+	 */
+	int (*mr_rereg)(struct droce_rdev_mr **mr, int flags, struct droce_rdev_pd *pd,
+			void *addr, uint64_t length, uint64_t iova, int access);
 
 	/* @events: completion events may be asked for (a channel) */
 	int (*cq_create)(struct droce_rdev *dev, uint32_t cqe, bool events, void *user,
 			 struct droce_rdev_cq **cq);
 	/* -EBUSY while a QP or tag-matching SRQ completes into it */
 	int (*cq_destroy)(struct droce_rdev_cq *cq);
+	/*
+	 * ibv_resize_cq (@cqe checked by the facade): the CQ holds @cqe
+	 * completions from now on, those it held kept, in order, while the
+	 * engine goes on completing into it. The caller keeps pollers out
+	 * (the ring is swapped). -EINVAL if it holds more than @cqe, -ENOMEM;
+	 * either way the CQ is unchanged.
+	 */
+	int (*cq_resize)(struct droce_rdev_cq *cq, uint32_t cqe);
 	/* ibv_req_notify_cq: 1 next completion, 2 next solicited or error one */
 	void (*cq_arm)(struct droce_rdev_cq *cq, uint32_t how);
 

@@ -58,6 +58,30 @@ ibv_dealloc_pd(struct ibv_pd *ibpd)
 /* Known flags of what droce does not have yet: memory windows, ODP. */
 #define MR_ACCESS_NOTSUP (IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND)
 
+/*
+ * 0, EINVAL, or EOPNOTSUPP for a valid request droce cannot serve (as the
+ * kernel's ib_check_mr_access answers ON_DEMAND without ODP): checked before
+ * the range, since an implicit ODP MR has no address.
+ */
+static int
+mr_access_check(unsigned int access)
+{
+	if ((access & ~(MR_ACCESS_OK | MR_ACCESS_NOTSUP)) ||
+	    /* IBA 10.6.3.1: remote write or atomic needs local write */
+	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IBV_ACCESS_LOCAL_WRITE)))
+		return EINVAL;
+	return access & MR_ACCESS_NOTSUP ? EOPNOTSUPP : 0;
+}
+
+static bool
+mr_range_ok(const void *addr, size_t length, uint64_t iova)
+{
+	return !(addr == NULL && length) && length <= DROCE_MAX_MR_SIZE &&
+		/* a range past the end of the address space (the engine would wrap) */
+		(uintptr_t)addr + length >= (uintptr_t)addr && iova + length >= iova;
+}
+
 static struct ibv_mr *
 reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned int access)
 {
@@ -67,25 +91,11 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned i
 	int ret;
 
 	access &= ~IBV_ACCESS_OPTIONAL_RANGE;
-	if ((access & ~(MR_ACCESS_OK | MR_ACCESS_NOTSUP)) ||
-	    /* IBA 10.6.3.1: remote write or atomic needs local write */
-	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	     !(access & IBV_ACCESS_LOCAL_WRITE))) {
-		errno = EINVAL;
-		return NULL;
-	}
-	/*
-	 * As the kernel's ib_check_mr_access: a valid request droce cannot
-	 * serve (before the range checks: an implicit ODP MR has no address).
-	 */
-	if (access & MR_ACCESS_NOTSUP) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if ((addr == NULL && length) || length > DROCE_MAX_MR_SIZE ||
-	    /* a range past the end of the address space (the engine would wrap) */
-	    (uintptr_t)addr + length < (uintptr_t)addr || iova + length < iova) {
-		errno = EINVAL;
+	ret = mr_access_check(access);
+	if (ret == 0 && !mr_range_ok(addr, length, iova))
+		ret = EINVAL;
+	if (ret) {
+		errno = ret;
 		return NULL;
 	}
 	mr = calloc(1, sizeof(*mr));
@@ -137,6 +147,65 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
 
 	mr->dev->ops->mr_dereg(mr->mr);
 	free(mr);
+	return 0;
+}
+
+/*
+ * man ibv_rereg_mr: an IBV_REREG_MR_ERR_* code, errno set. The checks
+ * libibverbs makes give ERR_INPUT; those its provider and the kernel make
+ * (rxe: ib_uverbs_rereg_mr, rxe_rereg_user_mr) give ERR_CMD, and so does a
+ * failure of the driver, which then leaves the MR as it was: it stays usable
+ * (the man page allows no more than "shouldn't be used"). The keys stay.
+ * WRs posted before the call and still outstanding are the application's
+ * to avoid, as with ibv_dereg_mr; those the engine had already started keep
+ * the old translation of their local buffers, and every packet a peer sends
+ * afterwards is checked against the new attributes (doc/guides/user.md).
+ */
+int
+ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, size_t length,
+	     int access)
+{
+	struct droce_mr *mr = to_dmr(ibmr);
+	struct droce_pd *pd = NULL;
+	int ret;
+
+	/* libibverbs' own checks (verbs.c ibv_rereg_mr) */
+	if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (addr == NULL || length == 0)) ||
+	    (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		/* a PD of this context (the kernel looks it up in the caller's file) */
+		if (ibpd == NULL || ibpd->context != ibmr->context) {
+			errno = EINVAL;
+			return IBV_REREG_MR_ERR_CMD;
+		}
+		pd = to_dpd(ibpd);
+	}
+	access &= ~IBV_ACCESS_OPTIONAL_RANGE;
+	ret = flags & IBV_REREG_MR_CHANGE_ACCESS ? mr_access_check(access) : 0;
+	if (ret == 0 && (flags == 0 || ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) &&
+					!mr_range_ok(addr, length, (uintptr_t)addr))))
+		ret = EINVAL;
+	if (ret) {
+		errno = ret;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	/* a new translation is at its own address (rdma-core passes addr as hca_va) */
+	ret = mr->dev->ops->mr_rereg(&mr->mr, flags, pd ? pd->pd : NULL, addr, length,
+				     (uintptr_t)addr, access);
+	if (ret) {
+		errno = -ret;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		ibmr->pd = ibpd;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		ibmr->addr = addr;
+		ibmr->length = length;
+	}
 	return 0;
 }
 
@@ -192,6 +261,31 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	struct droce_cq *cq = droce_cq_create(context, cqe, cq_context, channel, comp_vector);
 
 	return cq ? &cq->ibcq : NULL;
+}
+
+/*
+ * man ibv_resize_cq: 0 or an errno value. The CQ gets exactly @cqe entries,
+ * shrinking too; EINVAL when it holds more completions than that (as rxe),
+ * the CQ then unchanged. Pollers wait meanwhile; an engine keeps completing.
+ * For a CQ from ibv_create_cq_ex too (ibv_cq_ex_to_cq).
+ */
+int
+ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct droce_cq *cq = to_dcq(ibcq);
+	int ret;
+
+	if (cqe < 1 || cqe > DROCE_MAX_CQE)
+		return EINVAL;
+	/* the ring is replaced: no poller may be dequeuing from it */
+	if (!cq->single_threaded)
+		pthread_mutex_lock(&cq->poll_lock);
+	ret = -cq->dev->ops->cq_resize(cq->fp, cqe);
+	if (ret == 0)
+		ibcq->cqe = cqe;
+	if (!cq->single_threaded)
+		pthread_mutex_unlock(&cq->poll_lock);
+	return ret;
 }
 
 int

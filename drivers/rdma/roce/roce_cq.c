@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Completion queue: the engine side, and arming for completion events. */
 #include <rte_errno.h>
+#include <rte_pause.h>
 
 #include "roce_loc.h"
 
@@ -81,6 +82,41 @@ roce_cq_arm(struct droce_rdev_cq *fp, uint32_t how)
 		roce_wake_kick(cq->dev);
 }
 
+/*
+ * ibv_resize_cq, on the side that produces completions (the engine, or the
+ * holder of the inline lock): move what the CQ holds to its new ring, in
+ * order, and complete into that ring from now on. The engine is the ring's
+ * only producer and the poller is held off, so the count is exact and the
+ * move is all or nothing; no lock, no allocation.
+ */
+static void
+cq_resize_apply(struct roce_cq *cq)
+{
+	struct rte_ring *old = cq->fp.ring, *new = cq->resize_to;
+	struct droce_cqe c[32];
+	unsigned int n;
+
+	/* rxe_cq_chk_attr: fewer entries than completions held is EINVAL */
+	if (rte_ring_count(old) > rte_ring_free_count(new)) {
+		cq->resize_ret = -EINVAL;
+		return;
+	}
+	while ((n = rte_ring_dequeue_burst_elem(old, c, sizeof(c[0]), RTE_DIM(c), NULL)) != 0)
+		rte_ring_enqueue_bulk_elem(new, c, sizeof(c[0]), n, NULL);
+	cq->fp.ring = new;
+	cq->resize_ret = 0;
+}
+
+/* The engine, at the start of an iteration, when dev->cq_resize is set. */
+void
+roce_cq_resize_run(struct roce_dev *dev)
+{
+	struct roce_cq *cq = __atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE);
+
+	cq_resize_apply(cq);
+	__atomic_store_n(&dev->cq_resize, NULL, __ATOMIC_RELEASE);
+}
+
 /* --- CQ objects (the interface's cq_* ops) --- */
 int
 roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
@@ -122,6 +158,51 @@ err_free_cq:
 err_count:
 	roce_dev_obj_drop(dev, &dev->nb_cq);
 	return ret;
+}
+
+/*
+ * The facade holds the CQ's pollers off. The completions held move to a new
+ * ring where they are produced, so none is lost or reordered while the
+ * engine keeps completing: inline, under the inline lock; with an engine
+ * lcore, by the engine between two iterations while this waits (as
+ * roce_dev_quiesce does).
+ */
+int
+roce_cq_resize(struct droce_rdev_cq *fp, uint32_t cqe)
+{
+	struct roce_cq *cq = to_roce_cq(fp);
+	struct roce_dev *dev = cq->dev;
+	char name[RTE_RING_NAMESIZE];
+	struct rte_ring *old = fp->ring, *new;
+	int ret;
+
+	snprintf(name, sizeof(name), "droce_cq_%p", (void *)cq);
+	new = roce_ring_alloc(name, sizeof(struct droce_cqe), cqe, SOCKET_ID_ANY,
+			      RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (new == NULL)
+		return rte_errno == EINVAL ? -EINVAL : -ENOMEM;
+	pthread_mutex_lock(&dev->cq_resize_lock);
+	cq->resize_to = new;
+	if (dev->engine == NULL) {
+		roce_inline_lock(dev);
+		cq_resize_apply(cq);
+		roce_inline_unlock(dev);
+	} else {
+		__atomic_store_n(&dev->cq_resize, cq, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL)
+			rte_pause();
+	}
+	ret = cq->resize_ret;
+	cq->resize_to = NULL;
+	pthread_mutex_unlock(&dev->cq_resize_lock);
+	if (ret) {
+		roce_ring_release(new);
+		return ret;
+	}
+	/* the engine completes into the new ring only: the old one is ours */
+	roce_ring_release(old);
+	fp->cqe = cqe;
+	return 0;
 }
 
 int

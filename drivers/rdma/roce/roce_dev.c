@@ -400,6 +400,7 @@ roce_probe(struct rte_vdev_device *vdev)
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->port_lock, NULL);
 	pthread_mutex_init(&dev->mcast_lock, NULL);
+	pthread_mutex_init(&dev->cq_resize_lock, NULL);
 
 	ret = rte_eth_dev_get_port_by_name(a.ethdev, &dev->port_id);
 	if (ret) {

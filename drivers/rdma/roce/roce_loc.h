@@ -285,6 +285,8 @@ int roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *use
 		   struct droce_rdev_cq **out);
 int roce_cq_destroy(struct droce_rdev_cq *fp);
 void roce_cq_arm(struct droce_rdev_cq *fp, uint32_t how);
+int roce_cq_resize(struct droce_rdev_cq *fp, uint32_t cqe);
+void roce_cq_resize_run(struct roce_dev *dev);
 
 /* roce_port.c */
 bool roce_port_check(struct roce_dev *dev);
@@ -326,6 +328,8 @@ void roce_pd_free(struct droce_rdev_pd *pd);
 int roce_mr_reg(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova, int access,
 		struct droce_rdev_mr **out, uint32_t *key);
 void roce_mr_dereg(struct droce_rdev_mr *mr);
+int roce_mr_rereg(struct droce_rdev_mr **io, int flags, struct droce_rdev_pd *pd, void *addr,
+		  uint64_t length, uint64_t iova, int access);
 
 /* roce_srq.c */
 struct droce_recv_wqe *roce_srq_get(struct roce_dev *dev, struct roce_srq *srq);

@@ -179,3 +179,40 @@ roce_mr_dereg(struct droce_rdev_mr *mr)
 	roce_dev_quiesce(dev);
 	free(mr);
 }
+
+/*
+ * ibv_rereg_mr (the facade checked the arguments): the MR's attributes are
+ * replaced as a whole, read-copy-update with the engine iteration as the
+ * read side, so the engine never sees half a change. The key stays, as the
+ * kernel's rxe keeps it (rxe_rereg_user_mr) and mlx5 does when it can:
+ * peers need no new rkey, and an access through the old range or the old
+ * rights fails the engine's bounds and access checks.
+ */
+int
+roce_mr_rereg(struct droce_rdev_mr **io, int flags, struct droce_rdev_pd *pd, void *addr,
+	      uint64_t length, uint64_t iova, int access)
+{
+	struct droce_rdev_mr *old = *io, *mr = malloc(sizeof(*mr));
+	struct roce_dev *dev = old->pd->dev;
+
+	if (mr == NULL)
+		return -ENOMEM;
+	*mr = *old;
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		mr->pd = pd;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr->host = addr;
+		mr->length = length;
+		mr->iova = iova;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		mr->access = access;
+	pthread_mutex_lock(&dev->lock);
+	__atomic_store_n(&dev->mr_tbl[mr->key >> ROCE_MR_GEN_BITS], mr, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
+	/* no iteration still reads the old attributes */
+	roce_dev_quiesce(dev);
+	free(old);
+	*io = mr;
+	return 0;
+}

@@ -54,6 +54,9 @@ roce_dev_poll(struct roce_dev *dev)
 		dev->clock += RTE_MIN(now - dev->clock_tsc, dev->clock_gap_max);
 		dev->clock_tsc = now;
 	}
+	/* before anything completes in this iteration: it goes to the new ring */
+	if (unlikely(__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL))
+		roce_cq_resize_run(dev);
 	/*
 	 * Up to RX_BURSTS bursts while the port has more: the requesters below
 	 * may send a burst per QP each round, and a receiver that took one
