@@ -331,33 +331,34 @@ test_unexpected_then_phase_sync(void)
 	return tm_none();
 }
 
+/* A message of TMH opcode @op and @len more bytes: whole in SRQ WQE @k, NO_TAG. */
+static int
+no_tag_whole_in_srq(uint8_t op, uint32_t len, int k)
+{
+	struct tmwc w;
+
+	TRY(send_tm(op, 9, 3, len, 4 + k));
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_NO_TAG);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.flags, 0);
+	TRY(no_tm_info(&w));
+	TEST_ASSERT_EQ(w.wr_id, 1000 + k);
+	TEST_ASSERT_EQ(w.byte_len, sizeof(struct ibv_tmh) + len);
+	TEST_ASSERT(memcmp(srv.buf + k * SLOT, cli.buf, sizeof(struct ibv_tmh) + len) == 0,
+		    "SRQ WQE differs (TMH included)");
+	return TEST_SUCCESS;
+}
+
 static int
 test_no_tag_goes_whole_to_srq_and_is_not_counted(void)
 {
 	uint32_t h;
 	struct tmwc w;
 
-	TRY(send_tm(IBV_TMH_NO_TAG, 9, 0, 200, 4));
-	TEST_ASSERT_EQ(tm_poll(&w), 0);
-	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_NO_TAG);
-	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
-	TEST_ASSERT_EQ(w.flags, 0);
-	TRY(no_tm_info(&w));
-	TEST_ASSERT_EQ(w.wr_id, 1000);
-	TEST_ASSERT_EQ(w.byte_len, sizeof(struct ibv_tmh) + 200);
-	TEST_ASSERT(memcmp(srv.buf, cli.buf, sizeof(struct ibv_tmh) + 200) == 0,
-		    "SRQ WQE differs (TMH included)");
+	TRY(no_tag_whole_in_srq(IBV_TMH_NO_TAG, 200, 0));
 	/* a FIN is no tagged message either: NO_TAG, as mlx5 reports it */
-	TRY(send_tm(IBV_TMH_FIN, 9, 3, 16, 6));
-	TEST_ASSERT_EQ(tm_poll(&w), 0);
-	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_NO_TAG);
-	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
-	TEST_ASSERT_EQ(w.flags, 0);
-	TRY(no_tm_info(&w));
-	TEST_ASSERT_EQ(w.wr_id, 1001);
-	TEST_ASSERT_EQ(w.byte_len, sizeof(struct ibv_tmh) + 16);
-	TEST_ASSERT(memcmp(srv.buf + SLOT, cli.buf, sizeof(struct ibv_tmh) + 16) == 0,
-		    "SRQ WQE differs (FIN)");
+	TRY(no_tag_whole_in_srq(IBV_TMH_FIN, 16, 1));
 	/* still in phase: a tag matches without a sync */
 	TRY(add_tag(9, ~0ull, 1, 99, &h, NULL));
 	TRY(send_tm(IBV_TMH_EAGER, 9, 0, 10, 5));
