@@ -13,6 +13,7 @@
 
 #include "droce.h"
 #include "droce_test.h"
+#include "eal_dir.h"
 #include "harness.h"
 
 static bool inl;
@@ -50,6 +51,7 @@ h_eal_init(const char *argv0, const char *tag, const char *lcores, const char *c
 		fprintf(stderr, "rte_eal_init failed\n");
 		return -1;
 	}
+	eal_dir_remove_at_exit();
 	return 0;
 }
 
