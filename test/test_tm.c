@@ -5,15 +5,15 @@
  * server RC QP on droce1 attached to a TM SRQ. Checked: expected eager
  * messages land in the tagged buffer without the TMH (one and several
  * packets), unexpected and NO_TAG ones whole in an SRQ WQE, phase sync,
- * first-posted-wins and masks, DEL, rendezvous (the engine READs the data and
- * sends the FIN; too big for the buffer: left to software),
- * handles given back on poll (never to a later SRQ in a destroyed one's
- * place), unexpected messages that fail or are cut short left uncounted, and
- * the errno and *bad_op of bad operations. Every completion's opcode, flags,
- * byte_len, immediate and tag are asserted: the tag and app_ctx only with
- * IBV_WC_TM_MATCH, as tag_matching.md and mlx5 give them (rdma-core's
- * test_tm_rndv reads 0 from a DATA_VALID alone); a FIN at the TM SRQ is a
- * NO_TAG completion.
+ * first-posted-wins and masks, DEL (failing, it completes only if
+ * signaled), rendezvous (the engine READs the data and sends the FIN; too
+ * big for the buffer: left to software), handles given back on poll (never
+ * to a later SRQ in a destroyed one's place), unexpected messages that fail
+ * or are cut short left uncounted, and the errno and *bad_op of bad
+ * operations. Every completion's opcode, flags, byte_len, immediate and tag
+ * are asserted: the tag and app_ctx only with IBV_WC_TM_MATCH, as
+ * tag_matching.md and mlx5 give them (rdma-core's test_tm_rndv reads 0 from
+ * a DATA_VALID alone); a FIN at the TM SRQ is a NO_TAG completion.
  */
 #include <errno.h>
 #include <poll.h>
@@ -422,6 +422,68 @@ test_del_removes_tag_and_fails_once_consumed(void)
 	TEST_ASSERT_EQ(w.status, IBV_WC_TM_ERR);
 	TEST_ASSERT_EQ(w.wr_id, 31);
 	return no_tm_info(&w);
+}
+
+/*
+ * man ibv_post_srq_ops: an operation completes when IBV_OPS_SIGNALED asks,
+ * failed or not (mlx5 requests a CQE for signaled ones only). An unsignaled
+ * DEL of a tag consumed meanwhile, or of a handle not posted, fails
+ * silently; the consumed tag's completion returns its handle, once.
+ */
+static int
+test_unsignaled_del_that_fails_completes_nothing(void)
+{
+	struct ibv_ops_wr sync = { .wr_id = 28, .opcode = IBV_WR_TAG_SYNC,
+				   .flags = IBV_OPS_SIGNALED };
+	struct ibv_ops_wr del = { .wr_id = 32, .opcode = IBV_WR_TAG_DEL, .next = &sync };
+	struct ibv_sge sge = { (uintptr_t)srv.buf + TAGBUF, SLOT, srv.mr->lkey };
+	struct ibv_ops_wr add[TAGS + 1], *bad = NULL;
+	uint32_t h;
+	struct tmwc w;
+
+	TRY(add_tag(9, ~0ull, 0, 90, &h, NULL));
+	/* consumed (the sender has its ACK), its completion not yet polled: then DEL */
+	TRY(send_tm(IBV_TMH_EAGER, 9, 0x99, 16, 11));
+	del.tm.handle = h;
+	sync.tm.unexpected_cnt = unexp;
+	TEST_ASSERT_EQ(post_op(&del), 0);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_RECV);
+	TEST_ASSERT_EQ(w.wr_id, 90);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID),
+		       IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID);
+	TEST_ASSERT_EQ(w.byte_len, 16);
+	/* the SYNC posted after the DEL: no TM_DEL completion before it */
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT(w.opcode == IBV_WC_TM_SYNC, "opcode %d wr_id %" PRIu64 " status %s: "
+		    "an unsignaled DEL completed", w.opcode, w.wr_id, ibv_wc_status_str(w.status));
+	TEST_ASSERT_EQ(w.wr_id, 28);
+	TEST_ASSERT(w.status == IBV_WC_SUCCESS, "%s", ibv_wc_status_str(w.status));
+	TRY(tm_none());
+	/* the handle is free now: an unsignaled DEL of it fails silently too ... */
+	TEST_ASSERT_EQ(post_op(&del), 0);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_SYNC);
+	TEST_ASSERT_EQ(w.wr_id, 28);
+	/* ... and a signaled one reports the failure */
+	del.flags = IBV_OPS_SIGNALED;
+	del.next = NULL;
+	TEST_ASSERT_EQ(post_op(&del), 0);
+	TEST_ASSERT_EQ(tm_poll(&w), 0);
+	TEST_ASSERT_EQ(w.opcode, IBV_WC_TM_DEL);
+	TEST_ASSERT_EQ(w.wr_id, 32);
+	TEST_ASSERT_EQ(w.status, IBV_WC_TM_ERR);
+	TRY(tm_none());
+	/* every handle free exactly once: TAGS ADDs take them, the next is ENOMEM */
+	for (int i = 0; i <= TAGS; i++)
+		add[i] = (struct ibv_ops_wr){ .wr_id = 600 + i, .opcode = IBV_WR_TAG_ADD,
+			.next = i < TAGS ? &add[i + 1] : NULL,
+			.tm = { .add = { .recv_wr_id = 600 + i, .sg_list = &sge, .num_sge = 1,
+					 .tag = 600 + i, .mask = ~0ull } } };
+	TEST_ASSERT_EQ(ibv_post_srq_ops(srq, add, &bad), ENOMEM);
+	TEST_ASSERT_PTR_EQ(bad, &add[TAGS]);
+	return tm_none();
 }
 
 /* The client asks for a rendezvous of @len bytes at cli.buf + 65536 (rkey @rkey). */
@@ -967,6 +1029,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_no_tag_goes_whole_to_srq_and_is_not_counted),
 	TEST_CASE(test_first_posted_wins_and_mask_applies),
 	TEST_CASE(test_del_removes_tag_and_fails_once_consumed),
+	TEST_CASE(test_unsignaled_del_that_fails_completes_nothing),
 	TEST_CASE(test_rndv_engine_reads_data_and_sends_fin),
 	TEST_CASE(test_rndv_too_big_is_handed_to_software),
 	TEST_CASE(test_rndv_bad_rkey_completes_tag_with_error),

@@ -39,6 +39,7 @@
 #include <rte_mempool.h>
 
 #include "droce.h"
+#include "eal_dir.h"
 #include "frame.h"
 #include "fuzz_common.h"
 
@@ -288,11 +289,14 @@ eal_init(const char *argv0)
 		"--log-level=lib.verbs:crit", "--log-level=pmd.net.ring:crit", NULL,
 	};
 
-	/* no shared config: nothing left behind; a prefix of its own all the same */
+	/* no shared config; a prefix of its own, its directory removed at exit */
 	snprintf(prefix, sizeof(prefix), "--file-prefix=fz%d", (int)getpid());
 	args[0] = (char *)(uintptr_t)argv0;
 	/* EAL keeps pointers into argv: static storage */
-	return rte_eal_init((int)RTE_DIM(args) - 1, args);
+	if (rte_eal_init((int)RTE_DIM(args) - 1, args) < 0)
+		return -1;
+	eal_dir_remove_at_exit();
+	return 0;
 }
 
 static void

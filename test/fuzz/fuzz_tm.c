@@ -16,9 +16,16 @@
  *
  * Checked per completion of the TM CQ: a tag completes only while posted
  * or matched, what it reports matches its tag under its mask and fits its
- * buffer; at the end of each input, after the QPs are back: no tag is left
- * matched, the SRQ's count of unexpected messages equals what software saw,
- * and every handle not posted is back in the free ring.
+ * buffer; list operations complete only when signaled, in the order posted,
+ * each with its wr_id and opcode, ADD and SYNC successfully, a DEL of a
+ * handle not posted with TM_ERR. A DEL of a posted tag races with the
+ * tag's consumption (a rendezvous request of several packets takes its tag
+ * at the first and completes at the last), so the tag lives on as a ghost:
+ * its DEL succeeds only if no completion ever names it, fails only if one
+ * ends it; at the end of each input, after the QPs are back: no tag or
+ * ghost is left matched, every ghost whose DEL failed has ended, the SRQ's
+ * count of unexpected messages equals what software saw, and every handle
+ * not posted is back in the free ring.
  *
  * CTRL records: byte 0 the action, byte 1 a selector:
  *   0 post a send WR on a QP     1 force a QP to ERR     2 bring it back
@@ -27,6 +34,7 @@
  *   5 SYNC with a count off by an int8 from the right one
  *   6 re-register an MR
  */
+#include <inttypes.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <infiniband/tm_types.h>
@@ -38,10 +46,33 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define ALL_REMOTE (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define NT		8	/* canonical tags */
 #define MAX_TAGS	16	/* the SRQ's max_num_tags: room for the fuzzer's ADDs */
-#define TAG_TAG		0x7aull	/* recv_wr_id top byte of a tagged buffer */
+#define TAG_TAG		0x7aull	/* recv_wr_id top byte of a tagged buffer, then a
+				 * generation (bits 8-55) and the slot (bits 0-7) */
 #define OPS_TAG		0x0bull	/* wr_id top byte of a list operation */
+#define NOPS		1024	/* signaled list operations not yet completed, at most */
+#define NGHOST		512	/* DELs of posted tags per input, at most (records: 256) */
 
 enum { T_FREE, T_POSTED, T_BUSY };
+
+/* A signaled list operation, as its completion must be. */
+struct op_exp {
+	uint64_t wr_id;
+	enum ibv_wc_opcode opcode;
+	int ghost;			/* a DEL of a posted tag: its ghost, else -1 */
+};
+
+/*
+ * A tag whose DEL was posted. The engine may have consumed it first: its
+ * completions then still come, and the DEL fails (TM_ERR if signaled).
+ */
+struct ghost {
+	uint64_t wr_id;			/* its recv_wr_id; 0 once deleted for sure */
+	uint64_t tag, mask;
+	uint32_t cap;
+	bool matched;			/* a MATCH completion: the one ending it is owed */
+	bool ended;			/* a completion ended it: consumed before the DEL */
+	bool failed;			/* its DEL failed: a completion ending it is owed */
+};
 
 static struct {
 	struct ibv_cq_ex *cq;
@@ -50,6 +81,7 @@ static struct {
 	struct fz_srq *fsrq;
 	struct fz_rbuf tb;		/* tagged buffers, NT of them, shared by the slots */
 	struct {
+		uint64_t wr_id;		/* recv_wr_id of its latest ADD */
 		uint64_t tag, mask;
 		uint32_t handle;
 		int state;
@@ -57,8 +89,13 @@ static struct {
 		uint32_t cap;		/* bytes its buffer takes (0: none) */
 	} t[MAX_TAGS];
 	uint32_t unexp;			/* unexpected messages software has seen */
-	uint32_t ops_out;		/* signaled list operations not completed */
+	struct op_exp ops[NOPS];	/* signaled list operations not completed, in order */
+	uint32_t ops_head;
+	uint32_t ops_out;
 	uint32_t ops_seq;
+	uint64_t gen;			/* ADDs posted */
+	struct ghost gh[NGHOST];
+	int ng;
 	bool dirty;
 } tm;
 
@@ -70,6 +107,16 @@ post_op(struct ibv_ops_wr *op)
 	struct ibv_ops_wr *bad = NULL;
 
 	return ibv_post_srq_ops(tm.srq, op, &bad);
+}
+
+/* @op was posted: if signaled, its completion is due after those before it. */
+static void
+op_posted(const struct ibv_ops_wr *op, enum ibv_wc_opcode opcode, int ghost)
+{
+	if (!(op->flags & IBV_OPS_SIGNALED))
+		return;
+	FZ_CHECK(tm.ops_out < NOPS);
+	tm.ops[(tm.ops_head + tm.ops_out++) % NOPS] = (struct op_exp){ op->wr_id, opcode, ghost };
 }
 
 #define ADD_NO_SGE	1	/* tag_add's @how: a tag without a buffer */
@@ -86,27 +133,30 @@ tag_add(int k, uint64_t tag, uint64_t mask, int buf, unsigned int flags, int how
 		.opcode = IBV_WR_TAG_ADD,
 		.flags = flags,
 		.tm = { .unexpected_cnt = tm.unexp,
-			.add = { .recv_wr_id = TAG_TAG << 56 | (uint64_t)k, .sg_list = &sge,
+			.add = { .recv_wr_id = TAG_TAG << 56 | (tm.gen & ((1ull << 48) - 1)) << 8 |
+					       (uint64_t)k,
+				 .sg_list = &sge,
 				 .num_sge = how & ADD_NO_SGE ? 0 : 1, .tag = tag, .mask = mask } },
 	};
 	int ret;
 
-	if (tm.t[k].state != T_FREE)
+	if (tm.t[k].state != T_FREE || ((flags & IBV_OPS_SIGNALED) && tm.ops_out == NOPS))
 		return EBUSY;
 	ret = post_op(&op);
 	if (ret != 0)
 		return ret;
-	tm.t[k] = (typeof(tm.t[k])){ .tag = tag, .mask = mask, .handle = op.tm.handle,
-				     .state = T_POSTED, .buf = buf,
+	tm.gen++;
+	tm.t[k] = (typeof(tm.t[k])){ .wr_id = op.tm.add.recv_wr_id, .tag = tag, .mask = mask,
+				     .handle = op.tm.handle, .state = T_POSTED, .buf = buf,
 				     .cap = how & ADD_NO_SGE ? 0 : tm.tb.len[buf] };
-	if (flags & IBV_OPS_SIGNALED)
-		tm.ops_out++;
+	op_posted(&op, IBV_WC_TM_ADD, -1);
 	return 0;
 }
 
 /*
- * TAG_DEL of @handle. A posted tag's goes (completing if signaled); any
- * other handle fails, with a completion signaled or not.
+ * TAG_DEL of @handle, completing only if signaled. A posted tag's slot is
+ * free again; the tag becomes a ghost, as the engine may have consumed it
+ * meanwhile. Any other handle fails.
  */
 static int
 tag_del(uint32_t handle, unsigned int flags)
@@ -117,19 +167,60 @@ tag_del(uint32_t handle, unsigned int flags)
 		.flags = flags,
 		.tm = { .handle = handle },
 	};
-	int k, ret;
+	int k, ret, g = -1;
 
 	for (k = 0; k < MAX_TAGS; k++)
 		if (tm.t[k].state == T_POSTED && tm.t[k].handle == handle)
 			break;
+	if ((k < MAX_TAGS && tm.ng == NGHOST) ||
+	    ((flags & IBV_OPS_SIGNALED) && tm.ops_out == NOPS))
+		return EBUSY;
 	ret = post_op(&op);
 	if (ret != 0)
 		return ret;
-	if (k < MAX_TAGS)
+	if (k < MAX_TAGS) {
+		g = tm.ng++;
+		tm.gh[g] = (struct ghost){ .wr_id = tm.t[k].wr_id, .tag = tm.t[k].tag,
+					   .mask = tm.t[k].mask, .cap = tm.t[k].cap };
 		tm.t[k].state = T_FREE;
-	if (k == MAX_TAGS || (flags & IBV_OPS_SIGNALED))
-		tm.ops_out++;
+	}
+	op_posted(&op, IBV_WC_TM_DEL, g);
 	return 0;
+}
+
+/* A list operation's completion: the oldest signaled one not completed. */
+static void
+op_wc(const struct ibv_wc *wc)
+{
+	const struct op_exp *x = &tm.ops[tm.ops_head % NOPS];
+	struct ghost *g;
+
+	if (tm.ops_out == 0 || wc->wr_id != x->wr_id || wc->opcode != x->opcode)
+		fprintf(stderr, "fuzz: list operation completion: opcode %d status %d (%s) "
+			"wr_id %#" PRIx64 " wc_flags %#x; %u outstanding, the oldest "
+			"wr_id %#" PRIx64 " opcode %d\n", wc->opcode, wc->status,
+			ibv_wc_status_str(wc->status), wc->wr_id, wc->wc_flags, tm.ops_out,
+			tm.ops_out ? x->wr_id : 0, tm.ops_out ? (int)x->opcode : -1);
+	FZ_CHECK(tm.ops_out > 0 && wc->wr_id == x->wr_id && wc->opcode == x->opcode);
+	tm.ops_head++;
+	tm.ops_out--;
+	if (wc->opcode != IBV_WC_TM_DEL || x->ghost < 0) {
+		/* a DEL of a handle not posted fails */
+		FZ_CHECK(wc->status == (wc->opcode == IBV_WC_TM_DEL ? IBV_WC_TM_ERR :
+					IBV_WC_SUCCESS));
+		return;
+	}
+	g = &tm.gh[x->ghost];
+	if (wc->status == IBV_WC_SUCCESS) {
+		/* deleted before anything matched it: no completion names it, ever */
+		FZ_CHECK(!g->matched && !g->ended);
+		g->wr_id = 0;
+		tm.dirty = true;	/* its handle comes back with this poll */
+	} else {
+		/* consumed first: its completions end it (or have) */
+		FZ_CHECK(wc->status == IBV_WC_TM_ERR);
+		g->failed = true;
+	}
 }
 
 static struct fz_qp *
@@ -155,18 +246,16 @@ tm_wc(void)
 		.wc_flags = ibv_wc_read_wc_flags(cq),
 	};
 	struct ibv_wc_tm_info info;
+	struct ghost *g = NULL;
+	uint64_t tag, mask;
+	uint32_t cap;
+	bool match_only;
 	int k;
 
 	ibv_wc_read_tm_info(cq, &info);
 	if (wc.opcode == IBV_WC_TM_ADD || wc.opcode == IBV_WC_TM_DEL || wc.opcode == IBV_WC_TM_SYNC) {
-		FZ_CHECK(wc.wr_id >> 56 == OPS_TAG && tm.ops_out > 0);
-		tm.ops_out--;
 		FZ_CHECK(info.tag == 0 && info.priv == 0);
-		FZ_CHECK(wc.status == IBV_WC_SUCCESS || (wc.opcode == IBV_WC_TM_DEL &&
-							wc.status == IBV_WC_TM_ERR));
-		/* a signaled DEL that succeeded: the tag's handle comes back with this poll */
-		if (wc.opcode == IBV_WC_TM_DEL && wc.status == IBV_WC_SUCCESS)
-			tm.dirty = true;
+		op_wc(&wc);
 		return;
 	}
 	if (wc.wr_id >> 56 != TAG_TAG) {
@@ -183,22 +272,40 @@ tm_wc(void)
 		}
 		return;
 	}
-	/* a tagged buffer */
+	/* a tagged buffer: a posted or matched tag's, or a ghost's */
 	k = wc.wr_id & 0xff;
-	FZ_CHECK(k < MAX_TAGS && (tm.t[k].state == T_POSTED || tm.t[k].state == T_BUSY));
+	if (k >= MAX_TAGS || wc.wr_id != tm.t[k].wr_id ||
+	    (tm.t[k].state != T_POSTED && tm.t[k].state != T_BUSY)) {
+		for (int i = 0; i < tm.ng && g == NULL; i++)
+			if (tm.gh[i].wr_id == wc.wr_id && !tm.gh[i].ended)
+				g = &tm.gh[i];
+		if (g == NULL)
+			fprintf(stderr, "fuzz: tagged buffer completion: wr_id %#" PRIx64
+				" status %d flags %#x, no such tag posted or matched\n",
+				wc.wr_id, wc.status, wc.wc_flags);
+		FZ_CHECK(g != NULL);
+	}
 	FZ_CHECK(wc.opcode == IBV_WC_TM_RECV);
 	tm.dirty = true;
+	tag = g ? g->tag : tm.t[k].tag;
+	mask = g ? g->mask : tm.t[k].mask;
+	cap = g ? g->cap : tm.t[k].cap;
 	if (wc.status == IBV_WC_SUCCESS || wc.status == IBV_WC_TM_RNDV_INCOMPLETE) {
 		if (wc.wc_flags & IBV_WC_TM_MATCH)
-			FZ_CHECK((info.tag & tm.t[k].mask) == tm.t[k].tag);
+			FZ_CHECK((info.tag & mask) == tag);
 		else	/* tag information only with MATCH */
 			FZ_CHECK(info.tag == 0 && info.priv == 0);
 		if (wc.wc_flags & IBV_WC_TM_DATA_VALID)
-			FZ_CHECK(wc.byte_len <= tm.t[k].cap);
+			FZ_CHECK(wc.byte_len <= cap);
 	}
 	/* MATCH alone: more of the message (or the rendezvous data) is to come */
-	if (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_TM_MATCH) &&
-	    !(wc.wc_flags & IBV_WC_TM_DATA_VALID)) {
+	match_only = wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_TM_MATCH) &&
+		     !(wc.wc_flags & IBV_WC_TM_DATA_VALID);
+	if (g != NULL) {
+		FZ_CHECK(!(match_only && g->matched));
+		g->matched |= match_only;
+		g->ended = !match_only;
+	} else if (match_only) {
 		FZ_CHECK(tm.t[k].state == T_POSTED);
 		tm.t[k].state = T_BUSY;
 	} else {
@@ -231,13 +338,16 @@ tm_restore(void)
 		.wr_id = OPS_TAG << 56 | tm.ops_seq++, .opcode = IBV_WR_TAG_SYNC,
 		.flags = IBV_OPS_SIGNALED | IBV_OPS_TM_SYNC, .tm = { .unexpected_cnt = 0 },
 	};
+	uint32_t seen = 0;
 	int posted = 0;
 
 	poll_tm();
 	/* with the QPs back in shape, nothing is half-received */
 	for (int k = 0; k < MAX_TAGS; k++)
 		FZ_CHECK(tm.t[k].state != T_BUSY);
-	if (!tm.dirty && tm.ops_out == 0 && rtm->sw_cnt == tm.unexp &&
+	for (int i = 0; i < tm.ng; i++)
+		FZ_CHECK(!tm.gh[i].matched || tm.gh[i].ended);
+	if (!tm.dirty && tm.ops_out == 0 && tm.ng == 0 && rtm->sw_cnt == tm.unexp &&
 	    __atomic_load_n(&rtm->hw_cnt, __ATOMIC_RELAXED) == tm.unexp)
 		return;
 	for (int k = 0; k < MAX_TAGS; k++)
@@ -245,9 +355,22 @@ tm_restore(void)
 			FZ_CHECK(tag_del(tm.t[k].handle, 0) == 0);
 	sync.tm.unexpected_cnt = tm.unexp;
 	FZ_CHECK(post_op(&sync) == 0);
-	tm.ops_out++;
+	op_posted(&sync, IBV_WC_TM_SYNC, -1);
 	fz_poll();
 	poll_tm();
+	FZ_CHECK(tm.ops_out == 0);
+	/*
+	 * Every handle free, each once; back in order, so that tag k gets
+	 * handle k and a handle an input names is the same tag's whatever ran
+	 * before it.
+	 */
+	FZ_CHECK(rte_ring_count(rtm->free) == rtm->max_tags && rtm->max_tags == MAX_TAGS);
+	for (void *h; rte_ring_dequeue(rtm->free, &h) == 0; ) {
+		FZ_CHECK((uintptr_t)h < MAX_TAGS && !(seen & 1u << (uintptr_t)h));
+		seen |= 1u << (uintptr_t)h;
+	}
+	for (uintptr_t h = 0; h < MAX_TAGS; h++)
+		FZ_CHECK(rte_ring_enqueue(rtm->free, (void *)h) == 0);
 	for (int k = 0; k < NT; k++) {
 		uint64_t tag = k < 6 ? 0x100u + k : k == 6 ? 0xab00 : 0;
 		uint64_t mask = k < 6 ? ~0ull : k == 6 ? 0xff00 : 0;
@@ -258,6 +381,10 @@ tm_restore(void)
 	fz_poll();
 	poll_tm();
 	FZ_CHECK(tm.ops_out == 0);
+	/* a DEL that failed lost to the tag's consumption, which has completed */
+	for (int i = 0; i < tm.ng; i++)
+		FZ_CHECK(!tm.gh[i].failed || tm.gh[i].ended);
+	tm.ng = 0;
 	/* phase: the SRQ counted exactly the unexpected messages software saw */
 	FZ_CHECK(rtm->sw_cnt == tm.unexp && __atomic_load_n(&rtm->hw_cnt, __ATOMIC_RELAXED) == tm.unexp);
 	/* no handle lost: all but the posted ones are free */
@@ -327,8 +454,8 @@ ctrl(const uint8_t *b, uint32_t n)
 		};
 
 		tm.dirty = true;
-		if (post_op(&op) == 0 && (op.flags & IBV_OPS_SIGNALED))
-			tm.ops_out++;
+		if (tm.ops_out < NOPS && post_op(&op) == 0)
+			op_posted(&op, IBV_WC_TM_SYNC, -1);
 		break;
 	}
 	default: {

@@ -238,6 +238,11 @@ def tm_seeds():
                         v4(TMREQ, 0, SEND_ONLY, data=tmh + pay(8), mult=3) + ctrl(4, 0, 1) +
                         ctrl(4, 9, 1))
     s['tag_del_bad'] = ctrl(4, 12, 1, 15) + ctrl(4, 12, 0, 200)
+    # a DEL racing with its tag's consumption: a rendezvous request of two
+    # packets takes tag 3 at the first; the DEL fails (silently if unsignaled)
+    for sig in (0, 1):
+        s[f'tag_del_mid_rndv{sig}'] = (v4(TMREQ | F_MTU, 0, SEND_FIRST, data=tmh, mult=1 | 3 << 2) +
+                                       ctrl(4, 3, sig) + v4(REQ, 0, SEND_LAST, data=pay(9)))
     s['tag_no_sge'] = (ctrl(4, 0, 0) + ctrl(3, 0, 8 | 1, 0, 1) +
                        v4(TMREQ, 0, SEND_ONLY, data=tmh + pay(8), mult=3))
     s['tag_bad_lkey'] = (ctrl(4, 0, 0) + ctrl(3, 0, 16 | 1, 0, 1) +

@@ -149,7 +149,13 @@ roce_tm_ops_run(struct roce_srq *srq)
 				st = IBV_WC_TM_ERR;	/* consumed (or never added) */
 			}
 		}
-		if (st != IBV_WC_SUCCESS || (op.flags & IBV_OPS_SIGNALED))
+		/*
+		 * man ibv_post_srq_ops: a completion only when IBV_OPS_SIGNALED
+		 * asks for one, failed or not (mlx5 requests a CQE for signaled
+		 * operations only). An unsignaled DEL that fails has lost the race
+		 * to its tag's consumption, whose own completion returns the handle.
+		 */
+		if (op.flags & IBV_OPS_SIGNALED)
 			op_complete(tm, &op, st, release);
 	}
 }
