@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "droce.h"
 #include "droce_config.h"
@@ -502,6 +503,154 @@ test_post_in_err_accepted_and_flushed(void)
 	return 0;
 }
 
+/*
+ * Drive progress for @ms without taking a completion (ibv_poll_cq of 0
+ * entries progresses inline), so that completions pile up in the CQs.
+ */
+static void
+drive(struct ibv_cq *cq, int ms)
+{
+	struct ibv_wc wc;
+	uint64_t end = h_now_ms() + (uint64_t)ms;
+
+	while (h_now_ms() < end) {
+		ibv_poll_cq(cq, 0, &wc);
+		usleep(200);
+	}
+}
+
+/* A second RC QP on @s's PD and CQs. */
+static struct ibv_qp *
+qp_on_cqs_of(const struct h_side *s)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = s->scq, .recv_cq = s->rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(s->pd, &qa);
+}
+
+/*
+ * RESET takes the QP's completions still held in its CQs away (mlx5 does,
+ * rdma-core's test_mr_rereg_* count on it: a QP brought back from ERR must
+ * not meet the flushes of its past), and only those: another QP's
+ * completions in the same CQs stay, in their order. ibv_destroy_qp does
+ * the same. a2/b2 share a's and b's CQs.
+ */
+static int
+test_reset_purges_the_qps_completions_only(void)
+{
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
+	struct h_side a2 = a, b2 = b;
+	struct ibv_wc wc[8];
+	uint64_t r1, r2, rf;
+	int got;
+
+	a2.qp = qp_on_cqs_of(&a);
+	b2.qp = qp_on_cqs_of(&b);
+	TEST_ASSERT(a2.qp != NULL && b2.qp != NULL, "ibv_create_qp: %s", strerror(errno));
+	TEST_ASSERT_EQ(h_to_init(a2.qp, IBV_QPT_RC), 0);
+	TEST_ASSERT_EQ(h_to_init(b2.qp, IBV_QPT_RC), 0);
+	TEST_ASSERT_EQ(vp_to_rtr(a2.qp, IBV_QPT_RC, &b2, IBV_MTU_1024), 0);
+	TEST_ASSERT_EQ(vp_to_rtr(b2.qp, IBV_QPT_RC, &a2, IBV_MTU_1024), 0);
+	TEST_ASSERT_EQ(vp_to_rts(a2.qp, IBV_QPT_RC), 0);
+	TEST_ASSERT_EQ(vp_to_rts(b2.qp, IBV_QPT_RC), 0);
+	/* a2 -> b2 once; then a and b flush; then a2 -> b2 again: nothing polled */
+	CHECK(vp_recv1(&b2, NULL, SLOT, &r1));
+	CHECK(vp_send1(&a2, &b2, NULL, 0, MSG, 0x201, IBV_SEND_SIGNALED));
+	drive(a.scq, 100);
+	CHECK(vp_recv1(&b, NULL, SLOT, &rf));
+	TEST_ASSERT_EQ(ibv_modify_qp(a.qp, &at, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(ibv_modify_qp(b.qp, &at, IBV_QP_STATE), 0);
+	CHECK(vp_send1(&a, &b, NULL, 0, MSG, 0x1f1, IBV_SEND_SIGNALED));
+	CHECK(vp_send1(&a, &b, NULL, 0, MSG, 0x1f2, 0));
+	drive(a.scq, 100);
+	CHECK(vp_recv1(&b2, NULL, SLOT, &r2));
+	CHECK(vp_send1(&a2, &b2, NULL, 0, MSG, 0x202, IBV_SEND_SIGNALED));
+	drive(a.scq, 100);
+	/* a's two send flushes and b's receive flush go with RESET */
+	TEST_ASSERT_EQ(vp_to_reset(a.qp), 0);
+	TEST_ASSERT_EQ(vp_to_reset(b.qp), 0);
+	memset(wc, 0, sizeof(wc));
+	got = h_poll(a.scq, wc, 8, QUIET_MS);
+	TEST_ASSERT_EQ(got, 2);
+	TEST_ASSERT_EQ(wc[0].wr_id, 0x201);
+	TEST_ASSERT_EQ(wc[1].wr_id, 0x202);
+	for (int i = 0; i < 2; i++) {
+		TEST_ASSERT_EQ(wc[i].status, IBV_WC_SUCCESS);
+		TEST_ASSERT_EQ(wc[i].qp_num, a2.qp->qp_num);
+	}
+	memset(wc, 0, sizeof(wc));
+	got = h_poll(b.rcq, wc, 8, QUIET_MS);
+	TEST_ASSERT_EQ(got, 2);
+	TEST_ASSERT_EQ(wc[0].wr_id, r1);
+	TEST_ASSERT_EQ(wc[1].wr_id, r2);
+	for (int i = 0; i < 2; i++) {
+		TEST_ASSERT_EQ(wc[i].status, IBV_WC_SUCCESS);
+		TEST_ASSERT_EQ(wc[i].qp_num, b2.qp->qp_num);
+		TEST_ASSERT_EQ(wc[i].byte_len, MSG);
+	}
+	/* a and b, brought back, meet nothing of their past */
+	CHECK(vp_reconnect(&a, &b, IBV_QPT_RC, IBV_MTU_1024));
+	CHECK(vp_reconnect(&b, &a, IBV_QPT_RC, IBV_MTU_1024));
+	CHECK(vp_recv1(&b, NULL, SLOT, &r1));
+	CHECK(vp_send1(&a, &b, NULL, 0, MSG, 0x301, IBV_SEND_SIGNALED));
+	CHECK(vp_expect_send(&a, 0x301, IBV_WC_SEND));
+	CHECK(vp_expect_recv(&b, a.buf, MSG, 0, r1));
+	/* destroy: a2's completion held in a.scq goes with it */
+	CHECK(vp_recv1(&b2, NULL, SLOT, &r2));
+	CHECK(vp_send1(&a2, &b2, NULL, 0, MSG, 0x203, IBV_SEND_SIGNALED));
+	drive(a.scq, 100);
+	TEST_ASSERT_EQ(ibv_destroy_qp(a2.qp), 0);
+	TEST_ASSERT_EQ(ibv_destroy_qp(b2.qp), 0);
+	CHECK(vp_expect_none(a.scq, b.rcq, QUIET_MS));
+	return 0;
+}
+
+/*
+ * ibv_dealloc_pd of a PD that an MR, a QP, an SRQ or an AH still uses is
+ * EBUSY, as the kernel answers (uverbs_free_pd), and frees nothing: each
+ * object still works; once the last is gone the PD goes.
+ */
+static int
+test_dealloc_pd_in_use_ebusy(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .dgid = b.gid } };
+	struct ibv_qp_init_attr qa = {
+		.send_cq = a.scq, .recv_cq = a.rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_pd *pd = ibv_alloc_pd(a.ctx);
+	static uint8_t buf[4096];
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct ibv_srq *s;
+	struct ibv_ah *h;
+
+	TEST_ASSERT(pd != NULL, "ibv_alloc_pd");
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	TEST_ASSERT(mr != NULL, "ibv_reg_mr");
+	TEST_ASSERT_EQ(ibv_dealloc_pd(pd), EBUSY);
+	TEST_ASSERT_EQ(ibv_dereg_mr(mr), 0);
+	qp = ibv_create_qp(pd, &qa);
+	TEST_ASSERT(qp != NULL, "ibv_create_qp");
+	TEST_ASSERT_EQ(ibv_dealloc_pd(pd), EBUSY);
+	TEST_ASSERT_EQ(h_to_init(qp, IBV_QPT_RC), 0);	/* still usable */
+	TEST_ASSERT_EQ(ibv_destroy_qp(qp), 0);
+	s = ibv_create_srq(pd, &sa);
+	TEST_ASSERT(s != NULL, "ibv_create_srq");
+	TEST_ASSERT_EQ(ibv_dealloc_pd(pd), EBUSY);
+	TEST_ASSERT_EQ(ibv_destroy_srq(s), 0);
+	h = ibv_create_ah(pd, &aa);
+	TEST_ASSERT(h != NULL, "ibv_create_ah");
+	TEST_ASSERT_EQ(ibv_dealloc_pd(pd), EBUSY);
+	TEST_ASSERT_EQ(ibv_destroy_ah(h), 0);
+	TEST_ASSERT_EQ(ibv_dealloc_pd(pd), 0);
+	return 0;
+}
+
 /* --- ibv_modify_qp --- */
 
 static int
@@ -875,6 +1024,8 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_post_send_before_rts_einval_bad_is_1st),
 	TEST_CASE(test_post_send_in_sqd_queued_until_rts),
 	TEST_CASE(test_post_in_err_accepted_and_flushed),
+	TEST_CASE(test_reset_purges_the_qps_completions_only),
+	TEST_CASE(test_dealloc_pd_in_use_ebusy),
 	TEST_CASE(test_modify_rejected_on_rts_changes_nothing),
 	TEST_CASE(test_modify_missing_required_attr_changes_nothing),
 	TEST_CASE(test_modify_reset_to_err_einval),

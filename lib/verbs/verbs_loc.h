@@ -48,7 +48,16 @@ struct droce_pd {
 	struct ibv_pd ibpd;
 	struct droce_rdev *dev;
 	struct droce_rdev_pd *pd;
+	uint32_t users;		/* MRs, QPs, SRQs, AHs on it (atomic): ibv_dealloc_pd is EBUSY */
 };
+
+/* An object on @ibpd was created (+1) or destroyed (-1). */
+static inline void
+droce_pd_use(struct ibv_pd *ibpd, int d)
+{
+	__atomic_fetch_add(&container_of(ibpd, struct droce_pd, ibpd)->users, (uint32_t)d,
+			   __ATOMIC_RELAXED);
+}
 
 struct droce_mr {
 	struct ibv_mr ibmr;

@@ -45,6 +45,9 @@ ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct droce_pd *pd = to_dpd(ibpd);
 
+	/* as the kernel (uverbs_free_pd): EBUSY while an MR, QP, SRQ or AH uses it */
+	if (__atomic_load_n(&pd->users, __ATOMIC_RELAXED) != 0)
+		return EBUSY;
 	pd->dev->ops->pd_free(pd->pd);
 	free(pd);
 	return 0;
@@ -117,6 +120,7 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned i
 	mr->ibmr.handle = key;
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
+	droce_pd_use(ibpd, 1);
 	return &mr->ibmr;
 }
 
@@ -146,6 +150,7 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
 	struct droce_mr *mr = to_dmr(ibmr);
 
 	mr->dev->ops->mr_dereg(mr->mr);
+	droce_pd_use(ibmr->pd, -1);
 	free(mr);
 	return 0;
 }
@@ -200,8 +205,11 @@ ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, si
 		errno = -ret;
 		return IBV_REREG_MR_ERR_CMD;
 	}
-	if (flags & IBV_REREG_MR_CHANGE_PD)
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		droce_pd_use(ibpd, 1);
+		droce_pd_use(ibmr->pd, -1);
 		ibmr->pd = ibpd;
+	}
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		ibmr->addr = addr;
 		ibmr->length = length;
@@ -337,6 +345,7 @@ ibv_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 	pthread_cond_init(&srq->ibsrq.cond, NULL);
 	/* man ibv_create_srq: the limit given at creation is not armed */
 	attr->attr.max_sge = srq->fp->rq.max_sge;
+	droce_pd_use(ibpd, 1);
 	return &srq->ibsrq;
 }
 
@@ -375,6 +384,7 @@ ibv_destroy_srq(struct ibv_srq *ibsrq)
 	ret = srq->fp->dev->ops->srq_destroy(srq->fp);
 	if (ret)
 		return -ret;
+	droce_pd_use(ibsrq->pd, -1);
 	free(srq);
 	return 0;
 }
@@ -400,6 +410,7 @@ ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 	}
 	ah->ibah.context = ibpd->context;
 	ah->ibah.pd = ibpd;
+	droce_pd_use(ibpd, 1);
 	return &ah->ibah;
 }
 
@@ -409,6 +420,7 @@ ibv_destroy_ah(struct ibv_ah *ah)
 	struct droce_rdev *dev = to_dpd(ah->pd)->dev;
 
 	dev->ops->ah_destroy(dev);
+	droce_pd_use(ah->pd, -1);
 	free(to_dah(ah));
 	return 0;
 }
@@ -472,6 +484,7 @@ qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, bool gsi)
 	qp->ibqp.qp_type = attr->qp_type;
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
+	droce_pd_use(ibpd, 1);
 	return qp;
 }
 
@@ -500,6 +513,39 @@ droce_gsi_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	return qp ? &qp->ibqp : NULL;
 }
 
+/*
+ * A QP going to RESET or destroyed loses the completions its CQs still
+ * hold (the driver purges them, as mlx5 does): their pollers wait meanwhile.
+ * Both CQs' locks, in address order; none for a single-threaded CQ.
+ */
+static void
+qp_cqs_hold(struct ibv_qp *ibqp, bool lock)
+{
+	struct droce_cq *c[2] = {
+		ibqp->send_cq ? to_dcq(ibqp->send_cq) : NULL,
+		ibqp->recv_cq ? to_dcq(ibqp->recv_cq) : NULL,
+	};
+
+	if (c[0] == c[1])
+		c[1] = NULL;
+	if (c[0] != NULL && c[1] != NULL && (uintptr_t)c[0] > (uintptr_t)c[1]) {
+		struct droce_cq *t = c[0];
+
+		c[0] = c[1];
+		c[1] = t;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct droce_cq *cq = c[lock ? i : 1 - i];
+
+		if (cq == NULL || cq->single_threaded)
+			continue;
+		if (lock)
+			pthread_mutex_lock(&cq->poll_lock);
+		else
+			pthread_mutex_unlock(&cq->poll_lock);
+	}
+}
+
 int
 ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
@@ -520,8 +566,13 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		ret = -droce_qp_attr_values_check(fp->type, attr, mask, 1, DROCE_PKEY_TBL_LEN,
 						  DROCE_MAX_RD_ATOMIC, DROCE_MAX_RD_ATOMIC);
 	/* EINVAL for an address that is not a RoCEv2 IPv4 GID */
-	if (ret == 0)
+	if (ret == 0) {
+		if (next == IBV_QPS_RESET)
+			qp_cqs_hold(ibqp, true);
 		ret = -fp->dev->ops->qp_modify(fp, attr, mask);
+		if (next == IBV_QPS_RESET)
+			qp_cqs_hold(ibqp, false);
+	}
 	if (ret == 0)
 		ibqp->state = next;
 out:
@@ -564,7 +615,10 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct droce_qp *qp = to_dqp(ibqp);
 
+	qp_cqs_hold(ibqp, true);
 	qp->fp->dev->ops->qp_destroy(qp->fp);
+	qp_cqs_hold(ibqp, false);
+	droce_pd_use(ibqp->pd, -1);
 	droce_wr_batch_free(qp);
 	pthread_mutex_destroy(&qp->modify_lock);
 	free(qp);

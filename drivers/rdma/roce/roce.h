@@ -113,8 +113,14 @@ struct roce_cq {
 	struct droce_rdev_cq fp;	/* what the facade sees */
 	struct roce_dev *dev;
 	bool has_channel;		/* completion events may be asked for */
-	/* ibv_resize_cq, under the device's cq_resize_lock (roce_cq_resize) */
-	struct rte_ring *resize_to;	/* the new ring the engine moves completions to */
+	/*
+	 * A job the engine runs on the CQ between two iterations, under the
+	 * device's cq_resize_lock (cq_job): ibv_resize_cq, or the purge of a
+	 * QP's completions when it goes to RESET or is destroyed.
+	 */
+	struct rte_ring *resize_to;	/* resize: the new ring the engine moves completions to */
+	uint32_t purge_qpn;		/* purge (resize_to NULL): this QP's completions go, */
+	bool purge_recv;		/* its receive completions too */
 	int resize_ret;			/* the engine's answer: 0 or -EINVAL (too many held) */
 	/* written by the application, read by the engine */
 	uint32_t armed __rte_cache_aligned;	/* 0, IBV_SOLICITED-only (2) or any (1) */
@@ -361,7 +367,7 @@ struct roce_dev {
 	bool mc_allmulti;		/* droce put the port in allmulticast (no filter list) */
 
 	uint32_t announce;		/* set: the engine sends a gratuitous ARP */
-	/* set: the engine moves this CQ to its new ring, then clears it (roce_cq_resize) */
+	/* set: the engine runs this CQ's job (a resize or a purge), then clears it (cq_job) */
 	struct roce_cq *cq_resize;
 	pthread_mutex_t cq_resize_lock;	/* one resize at a time */
 

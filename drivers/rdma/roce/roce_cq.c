@@ -107,14 +107,95 @@ cq_resize_apply(struct roce_cq *cq)
 	cq->resize_ret = 0;
 }
 
+/*
+ * The purge of one QP's completions, on the producing side like a resize:
+ * every completion held goes round the ring once, those of @cq->purge_qpn
+ * dropped (its receive completions only if @cq->purge_recv), the others
+ * back in their order (the pollers are held off and
+ * nothing else is produced meanwhile, so each goes back where it fits). A
+ * tag-matching completion that hands a tag's handle back when polled stays.
+ */
+static void
+cq_purge_apply(struct roce_cq *cq)
+{
+	struct rte_ring *r = cq->fp.ring;
+	unsigned int left = rte_ring_count(r), n, kept;
+	struct droce_cqe c[32];
+
+	while (left != 0) {
+		n = rte_ring_dequeue_burst_elem(r, c, sizeof(c[0]), RTE_MIN(left, RTE_DIM(c)), NULL);
+		if (n == 0)
+			break;
+		left -= n;
+		kept = 0;
+		for (unsigned int i = 0; i < n; i++)
+			if (c[i].wc.qp_num != cq->purge_qpn || c[i].tm.release != 0 ||
+			    (!cq->purge_recv && (c[i].wc.opcode & IBV_WC_RECV)))
+				c[kept++] = c[i];
+		rte_ring_enqueue_bulk_elem(r, c, sizeof(c[0]), kept, NULL);
+	}
+	cq->resize_ret = 0;
+}
+
 /* The engine, at the start of an iteration, when dev->cq_resize is set. */
 void
 roce_cq_resize_run(struct roce_dev *dev)
 {
 	struct roce_cq *cq = __atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE);
 
-	cq_resize_apply(cq);
+	if (cq->resize_to != NULL)
+		cq_resize_apply(cq);
+	else
+		cq_purge_apply(cq);
 	__atomic_store_n(&dev->cq_resize, NULL, __ATOMIC_RELEASE);
+}
+
+/*
+ * Run the job set in @cq (resize_to, or purge_qpn) where completions are
+ * produced: inline, under the inline lock; with an engine lcore, by the
+ * engine between two iterations while this waits. Under cq_resize_lock;
+ * the caller holds the CQ's pollers off. Returns the job's answer.
+ */
+static int
+cq_job(struct roce_cq *cq)
+{
+	struct roce_dev *dev = cq->dev;
+
+	if (dev->engine == NULL) {
+		roce_inline_lock(dev);
+		if (cq->resize_to != NULL)
+			cq_resize_apply(cq);
+		else
+			cq_purge_apply(cq);
+		roce_inline_unlock(dev);
+	} else {
+		__atomic_store_n(&dev->cq_resize, cq, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL)
+			rte_pause();
+	}
+	return cq->resize_ret;
+}
+
+/*
+ * A QP goes to RESET or is destroyed: its completions still held in @cq go
+ * too (as mlx5 cleans its CQs, mlx5_cq_clean), so that a QP brought back
+ * from ERR does not meet the flush completions of its past; its receive
+ * completions only if @recv. The facade
+ * holds the CQ's pollers off; the QP completes nothing more (quiesced).
+ */
+void
+roce_cq_purge_qp(struct roce_cq *cq, uint32_t qpn, bool recv)
+{
+	struct roce_dev *dev = cq->dev;
+
+	if (rte_ring_count(cq->fp.ring) == 0)
+		return;
+	pthread_mutex_lock(&dev->cq_resize_lock);
+	cq->resize_to = NULL;
+	cq->purge_qpn = qpn;
+	cq->purge_recv = recv;
+	cq_job(cq);
+	pthread_mutex_unlock(&dev->cq_resize_lock);
 }
 
 /* --- CQ objects (the interface's cq_* ops) --- */
@@ -162,10 +243,8 @@ err_count:
 
 /*
  * The facade holds the CQ's pollers off. The completions held move to a new
- * ring where they are produced, so none is lost or reordered while the
- * engine keeps completing: inline, under the inline lock; with an engine
- * lcore, by the engine between two iterations while this waits (as
- * roce_dev_quiesce does).
+ * ring where they are produced (cq_job), so none is lost or reordered while
+ * the engine keeps completing.
  */
 int
 roce_cq_resize(struct droce_rdev_cq *fp, uint32_t cqe)
@@ -183,16 +262,7 @@ roce_cq_resize(struct droce_rdev_cq *fp, uint32_t cqe)
 		return rte_errno == EINVAL ? -EINVAL : -ENOMEM;
 	pthread_mutex_lock(&dev->cq_resize_lock);
 	cq->resize_to = new;
-	if (dev->engine == NULL) {
-		roce_inline_lock(dev);
-		cq_resize_apply(cq);
-		roce_inline_unlock(dev);
-	} else {
-		__atomic_store_n(&dev->cq_resize, cq, __ATOMIC_RELEASE);
-		while (__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL)
-			rte_pause();
-	}
-	ret = cq->resize_ret;
+	ret = cq_job(cq);
 	cq->resize_to = NULL;
 	pthread_mutex_unlock(&dev->cq_resize_lock);
 	if (ret) {

@@ -329,6 +329,21 @@ apply_attr(struct roce_qp *qp, const struct ibv_qp_attr *a, int mask)
 }
 
 /*
+ * RESET or destroy, once the QP completes nothing more: its completions
+ * still held in its CQs go (mlx5 does the same). The receive completions of
+ * a QP on an SRQ stay: each took an SRQ WQE, whose buffer the application
+ * gets back only through that completion.
+ */
+static void
+qp_purge_completions(struct roce_qp *qp)
+{
+	if (qp->scq != NULL)
+		roce_cq_purge_qp(qp->scq, qp->fp.qpn, qp->rcq == qp->scq && qp->srq == NULL);
+	if (qp->rcq != NULL && qp->rcq != qp->scq && qp->srq == NULL)
+		roce_cq_purge_qp(qp->rcq, qp->fp.qpn, true);
+}
+
+/*
  * A modify the facade has checked (transition, mask and values, against the
  * state it read); the change itself. -EINVAL for an address that is not a
  * RoCEv2 IPv4 GID.
@@ -354,6 +369,7 @@ roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mas
 		__atomic_store_n(&qp->fp.state, IBV_QPS_RESET, __ATOMIC_SEQ_CST);
 		roce_dev_quiesce(dev);
 		roce_qp_reset_engine(qp);
+		qp_purge_completions(qp);
 		memset(&qp->attr, 0, sizeof(qp->attr));
 		qp->attr.cap = cap;
 		memset(&qp->av, 0, sizeof(qp->av));
@@ -421,6 +437,7 @@ roce_qp_destroy(struct droce_rdev_qp *fp)
 	pthread_mutex_unlock(&dev->lock);
 	roce_dev_quiesce(dev);
 	roce_qp_reset_engine(qp);
+	qp_purge_completions(qp);
 	roce_ring_release(qp->tm_pool);
 	roce_wq_fini(&qp->fp.sq);
 	if (qp->srq == NULL)
