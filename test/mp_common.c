@@ -241,6 +241,24 @@ mp_tcp_accept(int lfd, unsigned int timeout)
 	return fd;
 }
 
+/*
+ * A connect() retried towards a local port nobody listens on can be given
+ * that very port as its source and connect to itself (TCP simultaneous
+ * open); the server then cannot listen. Such a socket is closed and the
+ * connect retried.
+ */
+static bool
+self_connected(int fd)
+{
+	struct sockaddr_in me, peer;
+	socklen_t lm = sizeof(me), lp = sizeof(peer);
+
+	if (getsockname(fd, (struct sockaddr *)&me, &lm) != 0 ||
+	    getpeername(fd, (struct sockaddr *)&peer, &lp) != 0)
+		return false;
+	return me.sin_port == peer.sin_port && me.sin_addr.s_addr == peer.sin_addr.s_addr;
+}
+
 int
 mp_tcp_connect(const char *addr, const char *port, double deadline, unsigned int timeout)
 {
@@ -253,7 +271,7 @@ mp_tcp_connect(const char *addr, const char *port, double deadline, unsigned int
 		die("bad --peer address %s", addr);
 	for (;;) {
 		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && !self_connected(fd))
 			break;
 		close(fd);
 		if (now_s() > deadline)

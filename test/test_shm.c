@@ -14,6 +14,8 @@
  *    the port that then claims the other side drops them (rx_stale_dropped);
  *  - a full ring (1024 slots) takes no more, loses nothing and keeps order;
  *  - a third port on a held link fails to start (-EBUSY) until a side frees;
+ *    a side whose holder has exited but is not yet reaped (a zombie, as a
+ *    SIGKILLed process whose parent has not waited) is free;
  *  - a receiver short of mbufs leaves the frames it cannot take in the ring;
  *  - droce on a net_shm port whose peer reads nothing holds its frames back
  *    (tx_busy) instead of dropping them (tx_drop_full): every PSN arrives
@@ -27,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,6 +46,7 @@
 #include "droce.h"
 #include "droce_config.h"
 #include "droce_test.h"
+#include "eal_dir.h"
 #include "harness.h"
 #include "roce_hdr.h"
 
@@ -647,6 +652,102 @@ test_third_port_busy_then_takes_side(void)
 }
 
 /*
+ * A holder that exited without giving its side back and was not reaped yet:
+ * a process of its own (this program run as "--hold-side <link>") takes
+ * side 1 and leaves with _exit(), which runs no release; until this process
+ * waits for it, it is a zombie whose pid still answers kill(pid, 0), like a
+ * SIGKILLed process whose parent has not waited yet. Port c takes side 1
+ * all the same, and exchanges frames with a.
+ */
+static int
+test_zombie_holder_side_taken(void)
+{
+	char self[4096];
+	uint16_t a, c;
+	int status = -1, i;
+	ssize_t n;
+	pid_t child;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	TEST_ASSERT(n > 0, "/proc/self/exe");
+	self[n] = '\0';
+	CHECK(port_new("a", big_pool, &a));
+	CHECK(port_new("c", big_pool, &c));
+	CHECK(rte_eth_dev_start(a));
+	TEST_ASSERT_EQ(xstat(a, "side"), 0);
+	child = fork();
+	TEST_ASSERT(child >= 0, "fork");
+	if (child == 0) {
+		execl(self, self, "--hold-side", link_name, (char *)NULL);
+		_exit(127);
+	}
+	/* it has exited once it is a zombie (state Z); it is not reaped */
+	for (i = 0; i < 1000; i++) {
+		char path[64], buf[256], *p;
+		FILE *fp;
+		size_t len;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
+		fp = fopen(path, "r");
+		TEST_ASSERT(fp != NULL, "child's /proc entry");
+		len = fread(buf, 1, sizeof(buf) - 1, fp);
+		fclose(fp);
+		buf[len] = '\0';
+		p = strrchr(buf, ')');
+		if (p != NULL && p[1] == ' ' && p[2] == 'Z')
+			break;
+		usleep(10000);
+	}
+	TEST_ASSERT(i < 1000, "the holder exited within 10 s");
+	TEST_ASSERT_EQ(kill(child, 0), 0);	/* its pid still answers */
+	TEST_ASSERT_EQ(xstat(a, "peer_attached"), 0);	/* a zombie holds nothing */
+	CHECK(rte_eth_dev_start(c));
+	TEST_ASSERT_EQ(xstat(c, "side"), 1);
+	TEST_ASSERT_EQ(link_up(c), 1);
+	CHECK(pass(a, c, 10, 600, 0));
+	CHECK(pass(c, a, 10, 600, 10));
+	TEST_ASSERT_EQ(waitpid(child, &status, 0), child);
+	/* its EAL directory, next to ours */
+	snprintf(self, sizeof(self), "%s", rte_eal_get_runtime_dir());
+	if (strrchr(self, '/') != NULL) {
+		snprintf(strrchr(self, '/') + 1, 32, "tsh%d", (int)child);
+		eal_dir_remove(self);
+	}
+	/* 0: the holder did take side 1 before it left */
+	TEST_ASSERT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
+	return TEST_SUCCESS;
+}
+
+/*
+ * The holder of test_zombie_holder_side_taken, in a process of its own:
+ * takes side 1 of @link (side 0 is the test's) and leaves without giving
+ * it back. Exit status 0 if it held side 1.
+ */
+static int
+hold_side(const char *self, const char *link)
+{
+	char prefix[64], vdev[160];
+	char *eal[] = { (char *)(uintptr_t)self, "-l", "0", "--no-huge", "-m", "64", "--no-pci",
+			"--no-telemetry", "--no-shconf", prefix, vdev,
+			"--log-level=pmd.net.shm:error", NULL };
+	struct rte_eth_conf conf = { 0 };
+	struct rte_mempool *mp;
+	uint16_t port;
+
+	snprintf(prefix, sizeof(prefix), "--file-prefix=tsh%d", (int)getpid());
+	snprintf(vdev, sizeof(vdev), "--vdev=net_shm0,link=%s", link);
+	if (rte_eal_init((int)RTE_DIM(eal) - 1, eal) < 0)
+		_exit(2);
+	mp = rte_pktmbuf_pool_create("hold", 511, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+	if (mp == NULL || rte_eth_dev_get_port_by_name("net_shm0", &port) != 0 ||
+	    rte_eth_dev_configure(port, 1, 1, &conf) != 0 ||
+	    rte_eth_rx_queue_setup(port, 0, 256, 0, NULL, mp) != 0 ||
+	    rte_eth_tx_queue_setup(port, 0, 256, 0, NULL) != 0 || rte_eth_dev_start(port) != 0)
+		_exit(3);
+	_exit(xstat(port, "side") == 1 ? 0 : 4);
+}
+
+/*
  * A receiver whose pool is nearly empty: rx_burst returns what it could
  * allocate for, counts rx_nombuf, and leaves the other frames in the ring,
  * to be received later, in order; a frame that needs a chain the pool cannot
@@ -1003,6 +1104,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_alone_up_stale_dropped),
 	TEST_CASE(test_ring_full_exact_in_order),
 	TEST_CASE(test_third_port_busy_then_takes_side),
+	TEST_CASE(test_zombie_holder_side_taken),
 	TEST_CASE(test_rx_pool_exhausted_frames_wait),
 	TEST_CASE(test_droce_holds_back_when_port_full),
 };
@@ -1012,7 +1114,8 @@ main(int argc, char **argv)
 {
 	int rc;
 
-	RTE_SET_USED(argc);
+	if (argc == 3 && strcmp(argv[1], "--hold-side") == 0)
+		return hold_side(argv[0], argv[2]);
 	if (h_eal_init(argv[0], "ts", "0",
 		       (const char *const[]){ "--log-level=pmd.rdma.roce:error",
 					      "--log-level=lib.ethdev:warning",

@@ -271,15 +271,21 @@ shm_rx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
  * The segment and its sides (control path).
  */
 
-/* A process's start time in clock ticks since boot, 0 if unknown. */
+/*
+ * A process's start time in clock ticks since boot (0 if unknown) and
+ * whether it has exited: a zombie, or one being torn down, holds no side
+ * even though its pid still answers kill(pid, 0) until it is reaped.
+ */
 static uint64_t
-proc_start(pid_t pid)
+proc_start(pid_t pid, bool *exited)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start = 0;
 	FILE *f;
 	size_t n;
 
+	if (exited != NULL)
+		*exited = false;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "r");
 	if (f == NULL)
@@ -289,8 +295,11 @@ proc_start(pid_t pid)
 	buf[n] = '\0';
 	/* the command name may hold spaces and parentheses: fields follow the last ')' */
 	p = strrchr(buf, ')');
-	if (p == NULL)
+	if (p == NULL || p[1] != ' ')
 		return 0;
+	/* field 3, the state: Z zombie, X dead */
+	if (exited != NULL)
+		*exited = p[2] == 'Z' || p[2] == 'X' || p[2] == 'x';
 	/* field 22 is the start time; after ')' comes field 3 */
 	for (int field = 3; field < 22 && p != NULL; field++)
 		p = strchr(p + 1, ' ');
@@ -304,12 +313,15 @@ side_alive(const struct shm_side *s)
 {
 	int32_t pid = __atomic_load_n(&s->pid, __ATOMIC_ACQUIRE);
 	uint64_t start;
+	bool exited;
 
 	if (pid <= 0)
 		return false;
 	if (kill(pid, 0) != 0 && errno == ESRCH)
 		return false;
-	start = proc_start(pid);
+	start = proc_start(pid, &exited);
+	if (exited && (s->start == 0 || start == s->start))
+		return false;
 	/* the pid now names another process: the holder is gone */
 	return s->start == 0 || start == 0 || start == s->start;
 }
@@ -500,7 +512,7 @@ shm_attach(struct rte_eth_dev *dev)
 	}
 	peer = 1 - side;
 	me = &h->side[side];
-	me->start = proc_start(getpid());
+	me->start = proc_start(getpid(), NULL);
 	me->gen++;
 	__atomic_store_n(&me->pid, (int32_t)getpid(), __ATOMIC_RELEASE);
 
