@@ -1,13 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * droce-perf: SEND/RECV latency (ping-pong) and streaming bandwidth between
- * two RC QPs, or (-m post) what posting a WR costs. With no arguments it runs
- * on the embedded default: two droce devices joined by a net_ring pair in
- * this process, no hugepages, the engine on a worker lcore when there is one.
+ * droce-perf: perftest's tests over droce (perf_tests.c: send_lat,
+ * write_lat, read_lat, atomic_lat, ud_lat, send_bw, write_bw, read_bw,
+ * atomic_bw, srq_bw, ud_bw), or (-m post) what posting a WR costs. With no
+ * arguments it runs on the embedded default (two droce devices joined by a
+ * net_ring pair in this process, no hugepages, the engine on a worker lcore
+ * when there is one) a short sweep of the main tests.
  *
- *   droce-perf [EAL args --] [-m latbw|post] [-s size] [-b bw size] [-n iters]
- *              [-d depth] [-p inline|lcore] [-L loss] [-t timeout]
+ *   droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S] [-n iters]
+ *              [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline]
+ *              [-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss]
+ *              [-t timeout] [-j]
+ *   droce-perf [EAL args --] -m post [-s size] [-d depth] [-p inline|lcore]
  *              [-T threads,...] [-D seconds] [-B batch] [-a]
+ *
+ * Tests are named as arguments ("main", the default: send_lat write_lat
+ * read_lat atomic_lat send_bw write_bw read_bw). -s: sizes (K and M
+ * suffixes), -S: every power of two from 2 to the largest -s; -n: iterations
+ * (latency 2000, bandwidth 20000) or -D seconds a figure; -j: JSON instead
+ * of the table (devtools/plot draws it).
  *
  * -L wraps both ports of the embedded default in net_impair with drop=<loss>
  * (a probability, e.g. 0.001), to measure goodput and latency under loss.
@@ -71,6 +82,7 @@
 #include <rte_lcore.h>
 
 #include "droce.h"
+#include "perf_tests.h"
 
 struct side {
 	struct ibv_context *ctx;
@@ -86,52 +98,11 @@ struct side {
 	struct ibv_wc last_recv;
 };
 
-static size_t size = 64, bw_size = 65536;
-static unsigned int iters = 10000, depth = 64, qp_timeout = 14;
+static size_t size = 64;
+static unsigned int depth = 128, qp_timeout = 14;
 static const char *loss;
 
 #define die(...) do { fprintf(stderr, "droce-perf: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
-
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static void
-side_open(struct side *s, struct ibv_device *dev, size_t bufsz)
-{
-	struct ibv_qp_init_attr qa = { 0 };
-	struct ibv_port_attr pa;
-
-	s->ctx = ibv_open_device(dev);
-	if (s->ctx == NULL)
-		die("cannot open %s: %s", ibv_get_device_name(dev), strerror(errno));
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->buf = aligned_alloc(4096, bufsz);
-	memset(s->buf, 0, bufsz);
-	s->mr = ibv_reg_mr(s->pd, s->buf, bufsz, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	s->cq = ibv_create_cq(s->ctx, 2 * depth + 2, NULL, NULL, 0);
-	if (!s->pd || !s->mr || !s->cq)
-		die("resource creation failed: %s", strerror(errno));
-	qa.send_cq = s->cq;
-	qa.recv_cq = s->cq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = depth;
-	qa.cap.max_recv_wr = depth;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
-	qa.cap.max_inline_data = 64;
-	s->qp = ibv_create_qp(s->pd, &qa);
-	if (s->qp == NULL)
-		die("ibv_create_qp: %s", strerror(errno));
-	if (ibv_query_gid(s->ctx, 1, 0, &s->gid) || ibv_query_port(s->ctx, 1, &pa))
-		die("query gid/port failed");
-	s->mtu = pa.active_mtu;
-}
 
 static void
 connect_qp(struct side *s, const struct side *peer)
@@ -170,29 +141,6 @@ connect_qp(struct side *s, const struct side *peer)
 }
 
 static void
-post_recv(struct side *s, size_t off, size_t len, uint64_t id)
-{
-	struct ibv_sge sge = { (uintptr_t)s->buf + off, len, s->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
-
-	if (ibv_post_recv(s->qp, &wr, &bad))
-		die("ibv_post_recv failed");
-}
-
-static void
-post_send(struct side *s, size_t off, size_t len, uint64_t id, bool signaled)
-{
-	struct ibv_sge sge = { (uintptr_t)s->buf + off, len, s->mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_SEND, .send_flags = signaled ? IBV_SEND_SIGNALED : 0 }, *bad;
-
-	if (len <= 64)
-		wr.send_flags |= IBV_SEND_INLINE;
-	if (ibv_post_send(s->qp, &wr, &bad))
-		die("ibv_post_send failed");
-}
-
-static void
 dump_stats(void)
 {
 	static const char *const devs[] = { "droce0", "droce1" };
@@ -208,131 +156,6 @@ dump_stats(void)
 				fprintf(stderr, " %s=%" PRIu64, names[i], vals[i]);
 		fputc('\n', stderr);
 	}
-}
-
-/* Wait for one completion of @op on @s, failing on any error status; other
- * completions polled meanwhile are counted for later waits. */
-static void
-wait_wc(struct side *s, enum ibv_wc_opcode op, struct ibv_wc *out)
-{
-	double deadline = now_us() + 10e6;
-	unsigned int *done = op == IBV_WC_RECV ? &s->recvs_done : &s->sends_done;
-	struct ibv_wc wc;
-
-	for (;;) {
-		int n;
-
-		if (*done) {
-			(*done)--;
-			if (out)
-				*out = s->last_recv;
-			return;
-		}
-		n = ibv_poll_cq(s->cq, 1, &wc);
-
-		if (n < 0)
-			die("ibv_poll_cq failed");
-		if (n == 0) {
-			if (now_us() > deadline) {
-				dump_stats();
-				die("no completion within 10 s");
-			}
-			continue;
-		}
-		if (wc.status != IBV_WC_SUCCESS)
-			die("completion error: %s (wr_id %" PRIu64 ")", ibv_wc_status_str(wc.status), wc.wr_id);
-		if (wc.opcode == IBV_WC_RECV) {
-			s->last_recv = wc;
-			s->recvs_done++;
-		} else {
-			s->sends_done++;
-		}
-	}
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static void
-run_latency(struct side *a, struct side *b)
-{
-	double *lat = calloc(iters, sizeof(*lat)), sum = 0;
-	struct ibv_wc wc;
-
-	post_recv(a, 0, size, 1);
-	post_recv(b, 0, size, 1);
-	for (unsigned int i = 0; i < iters; i++) {
-		double t0 = now_us();
-
-		a->buf[0] = (uint8_t)i;
-		post_send(a, 0, size, 2, true);
-		wait_wc(b, IBV_WC_RECV, &wc);
-		if (wc.byte_len != size || b->buf[0] != (uint8_t)i)
-			die("ping %u: got %u bytes, first byte %u", i, wc.byte_len, b->buf[0]);
-		post_recv(b, 0, size, 1);
-		post_send(b, 0, size, 2, true);
-		wait_wc(a, IBV_WC_RECV, &wc);
-		post_recv(a, 0, size, 1);
-		wait_wc(a, IBV_WC_SEND, NULL);
-		wait_wc(b, IBV_WC_SEND, NULL);
-		lat[i] = (now_us() - t0) / 2;
-		sum += lat[i];
-	}
-	/* consume b's outstanding receive so the streaming run starts clean */
-	post_send(a, 0, size, 3, true);
-	wait_wc(b, IBV_WC_RECV, NULL);
-	wait_wc(a, IBV_WC_SEND, NULL);
-	qsort(lat, iters, sizeof(*lat), cmp_double);
-	printf("latency  size %6zu B  iters %u  avg %.2f us  p50 %.2f us  p99 %.2f us  (half round trip)\n",
-	       size, iters, sum / iters, lat[iters / 2], lat[(size_t)(iters * 0.99)]);
-	free(lat);
-}
-
-static void
-run_bandwidth(struct side *a, struct side *b)
-{
-	unsigned int n = iters, posted = 0, done = 0, recvd = 0;
-	uint64_t bytes = 0;
-	struct ibv_wc wc[32];
-	double t0, dt;
-
-	/* drain the receives left from the latency run */
-	for (unsigned int i = 0; i < depth; i++)
-		post_recv(b, (i % depth) * bw_size, bw_size, i);
-	t0 = now_us();
-	while (recvd < n) {
-		while (posted < n && posted - done < depth) {
-			post_send(a, (posted % depth) * bw_size, bw_size, posted, true);
-			posted++;
-		}
-		int k = ibv_poll_cq(a->cq, 32, wc);
-
-		for (int i = 0; i < k; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS)
-				die("send completion error: %s", ibv_wc_status_str(wc[i].status));
-			if (wc[i].opcode == IBV_WC_SEND)
-				done++;
-		}
-		k = ibv_poll_cq(b->cq, 32, wc);
-		for (int i = 0; i < k; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS || wc[i].byte_len != bw_size)
-				die("recv completion error: %s, %u bytes",
-				    ibv_wc_status_str(wc[i].status), wc[i].byte_len);
-			if (wc[i].opcode != IBV_WC_RECV)
-				continue;
-			bytes += wc[i].byte_len;
-			recvd++;
-			post_recv(b, (wc[i].wr_id % depth) * bw_size, bw_size, wc[i].wr_id);
-		}
-	}
-	dt = now_us() - t0;
-	printf("bandwidth size %6zu B  msgs %u  %.3f Gbit/s  %.3f Mmsg/s\n",
-	       bw_size, n, bytes * 8 / dt / 1e3, n / dt);
 }
 
 /*
@@ -991,9 +814,27 @@ main(int argc, char **argv)
 	char prefix[64], *dflt[16];
 	int nd = 0, opt, ret;
 	bool embedded = true, inl = false;
-	const char *prog = "lcore", *mode = "latbw";
+	const char *prog = "lcore", *mode = "tests", *sizes = NULL;
+	struct perf_opts po = { .tests = "main", .transport = IBV_QPT_RC, .qps = 1, .post_list = 1,
+				.cq_mod = 1 };
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "sweep", no_argument, NULL, 'S' },
+		{ "transport", required_argument, NULL, 'c' },
+		{ "qps", required_argument, NULL, 'q' },
+		{ "post-list", required_argument, NULL, 'l' },
+		{ "inline", required_argument, NULL, 'I' },
+		{ "cq-mod", required_argument, NULL, 'Q' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "size", required_argument, NULL, 's' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "loss", required_argument, NULL, 'L' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool sweep = false, dur_set = false;
+	char tests_buf[512] = "";
 	struct ibv_device **list;
-	struct side a = { 0 }, b = { 0 };
 	int ndev;
 
 	for (int i = 1; i < argc; i++)
@@ -1008,29 +849,72 @@ main(int argc, char **argv)
 		argv += ret;
 	}
 	optind = 1;
-	while ((opt = getopt(argc, argv, "s:n:d:p:b:L:t:m:T:D:B:a")) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:n:d:p:L:t:m:T:D:B:ac:q:l:I:Q:Sj", longopts,
+				  NULL)) != -1) {
 		switch (opt) {
-		case 's': size = strtoul(optarg, NULL, 0); break;
-		case 'b': bw_size = strtoul(optarg, NULL, 0); break;
-		case 'n': iters = strtoul(optarg, NULL, 0); break;
+		case 's': sizes = optarg; break;
+		case 'n': po.iters = strtoul(optarg, NULL, 0); break;
 		case 'd': depth = strtoul(optarg, NULL, 0); depth_set = true; break;
 		case 'p': prog = optarg; break;
 		case 'L': loss = optarg; break;
 		case 't': qp_timeout = strtoul(optarg, NULL, 0); break;
 		case 'm': mode = optarg; break;
 		case 'T': post_threads = optarg; break;
-		case 'D': post_secs = strtod(optarg, NULL); break;
+		case 'D': post_secs = po.duration = strtod(optarg, NULL); dur_set = true; break;
 		case 'B': post_batch = strtoul(optarg, NULL, 0); break;
 		case 'a': post_all_cpus = true; break;
-		default: die("usage: droce-perf [EAL args --] [-m latbw|post] [-s size] [-b bw size] [-n iters] [-d depth] [-p inline|lcore] [-L loss] [-t timeout] [-T threads,...] [-D seconds] [-B batch] [-a]");
+		case 'c':
+			po.transport_set = true;
+			if (strcasecmp(optarg, "rc") == 0)
+				po.transport = IBV_QPT_RC;
+			else if (strcasecmp(optarg, "uc") == 0)
+				po.transport = IBV_QPT_UC;
+			else if (strcasecmp(optarg, "ud") == 0)
+				po.transport = IBV_QPT_UD;
+			else
+				die("-c: rc, uc or ud");
+			break;
+		case 'q': po.qps = strtoul(optarg, NULL, 0); break;
+		case 'l': po.post_list = strtoul(optarg, NULL, 0); break;
+		case 'I': po.inline_size = strtoul(optarg, NULL, 0); break;
+		case 'Q': po.cq_mod = strtoul(optarg, NULL, 0); break;
+		case 'S': sweep = true; break;
+		case 'j': po.json = true; break;
+		default:
+			die("usage: droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S|--sweep] "
+			    "[-n iters] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline] "
+			    "[-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss] [-t timeout] "
+			    "[-j|--json]\n"
+			    "       droce-perf [EAL args --] -m post [-s size] [-d depth] [-p inline|lcore] "
+			    "[-T threads,...] [-D seconds] [-B batch] [-a]\ntests: %s", perf_test_names);
 		}
 	}
 	if (strcmp(mode, "post") == 0) {
 		if (!depth_set)
 			depth = POST_QD;
+		if (sizes)
+			size = strtoul(sizes, NULL, 0);
 		post_args_check();
-	} else if (strcmp(mode, "latbw") != 0) {
-		die("-m: latbw (latency and bandwidth, the default) or post");
+	} else if (strcmp(mode, "tests") == 0 || strcmp(mode, "latbw") == 0) {
+		for (int i = optind; i < argc; i++) {
+			size_t l = strlen(tests_buf);
+
+			snprintf(tests_buf + l, sizeof(tests_buf) - l, "%s%s", l ? "," : "", argv[i]);
+		}
+		if (tests_buf[0])
+			po.tests = tests_buf;
+		if ((sizes || sweep) && perf_sizes_parse(&po, sizes ? sizes : "65536", sweep) != 0)
+			die("-s: sizes from 0 to 64M, comma-separated, K and M suffixes: %s", sizes);
+		if (po.qps < 1 || po.qps > 64 || po.post_list < 1 || po.post_list > 64 ||
+		    po.cq_mod < 1 || po.cq_mod > 1024 || depth < 1 || depth > 4096 ||
+		    po.post_list > depth || po.inline_size > 1024 || (dur_set && !(po.duration > 0)))
+			die("-q 1..64, -l 1..64 and at most -d, -Q 1..1024, -d 1..4096, -I up to 1024, "
+			    "-D > 0");
+		po.depth = depth;
+		po.qp_timeout = qp_timeout;
+		po.loss = loss;
+	} else {
+		die("-m: tests (the default) or post");
 	}
 	if (embedded) {
 		snprintf(prefix, sizeof(prefix), "--file-prefix=droce-perf-%d", getpid());
@@ -1063,8 +947,9 @@ main(int argc, char **argv)
 		    droce_dev_create("droce1", loss ? "ethdev=net_impair1,ip=10.0.0.2,mtu=4200" :
 				     "ethdev=net_ring_b,ip=10.0.0.2,mtu=4200"))
 			die("cannot create the embedded net_ring topology");
-		printf("embedded default: droce0 (10.0.0.1) <-> net_ring pair <-> droce1 (10.0.0.2), %s progress, loss %s\n",
-		       inl ? "inline" : "engine lcore", loss ? loss : "0");
+		fprintf(po.json ? stderr : stdout,
+			"embedded default: droce0 (10.0.0.1) <-> net_ring pair <-> droce1 (10.0.0.2), %s progress, loss %s\n",
+			inl ? "inline" : "engine lcore", loss ? loss : "0");
 	}
 	if (embedded)
 		atexit(runtime_dir_remove);
@@ -1076,12 +961,8 @@ main(int argc, char **argv)
 		ibv_free_device_list(list);
 		return 0;
 	}
-	side_open(&a, list[0], depth * RTE_MAX(bw_size, size));
-	side_open(&b, list[1], depth * RTE_MAX(bw_size, size));
-	connect_qp(&a, &b);
-	connect_qp(&b, &a);
-	run_latency(&a, &b);
-	run_bandwidth(&a, &b);
+	po.progress = !embedded ? "the devargs'" : inl ? "inline" : "engine lcore";
+	perf_tests_run(list[0], list[1], &po);
 	ibv_free_device_list(list);
 	return 0;
 }

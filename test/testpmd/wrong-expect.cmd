@@ -1,0 +1,2 @@
+create pd 0
+expect EINVAL
