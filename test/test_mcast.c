@@ -442,6 +442,65 @@ test_own_device_members_receive(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * A UD QP created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB: its datagrams to a
+ * group are not looped back to its own device (neither to itself nor to the
+ * device's other members) and still reach the wire's; what other QPs send
+ * reaches it as before. Its QP shares a's PD and CQs.
+ */
+static int
+test_block_self_mcast_lb(void)
+{
+	struct ibv_ah *ah;
+	struct h_side *a = sender(&ah), *a2 = ud_side(0, H_QKEY), *b = ud_side(1, H_QKEY);
+	union ibv_gid g = gid_v4(GROUP_IP);
+	struct ibv_qp_init_attr_ex qa = {
+		.qp_type = IBV_QPT_UD,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+		.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = H_QKEY };
+	struct ibv_qp *blk, *own;
+
+	TEST_ASSERT(a && a2 && b, "sides");
+	qa.pd = a->pd;
+	qa.send_cq = a->scq;
+	qa.recv_cq = a->rcq;
+	blk = ibv_create_qp_ex(a->ctx, &qa);
+	TEST_ASSERT(blk != NULL, "ibv_create_qp_ex(BLOCK_SELF_MCAST_LB): %s", strerror(errno));
+	TEST_ASSERT_EQ(ibv_modify_qp(blk, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				     IBV_QP_QKEY), 0);
+	at.qp_state = IBV_QPS_RTR;
+	TEST_ASSERT_EQ(ibv_modify_qp(blk, &at, IBV_QP_STATE), 0);
+	at.qp_state = IBV_QPS_RTS;
+	at.sq_psn = 0;
+	TEST_ASSERT_EQ(ibv_modify_qp(blk, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	/* a's QP is no member: blk stands in its place on a's CQs */
+	own = a->qp;
+	a->qp = blk;
+	CHECK(member(a, &g, 4));
+	CHECK(member(a2, &g, 4));
+	CHECK(member(b, &g, 4));
+	CHECK(send_group(a, ah, 7, H_QKEY));
+	CHECK(expect_msg(b, a, GROUP_IP, 7));
+	CHECK(expect_nothing(a2, 200));
+	CHECK(expect_nothing(a, 0));
+	/* another QP's datagram reaches blk as before */
+	CHECK(send_group(a2, group_ah(a2, GROUP_IP), 8, H_QKEY));
+	CHECK(expect_msg(a, a2, GROUP_IP, 8));
+	CHECK(expect_msg(a2, a2, GROUP_IP, 8));
+	CHECK(expect_msg(b, a2, GROUP_IP, 8));
+	TEST_ASSERT_EQ(ibv_detach_mcast(blk, &g, 0), 0);
+	a->qp = own;
+	TEST_ASSERT_EQ(ibv_destroy_qp(blk), 0);
+	/* an RC QP may not ask for it */
+	qa.qp_type = IBV_QPT_RC;
+	TEST_ASSERT(ibv_create_qp_ex(a->ctx, &qa) == NULL && errno == EOPNOTSUPP,
+		    "RC QP with BLOCK_SELF_MCAST_LB: not EOPNOTSUPP");
+	return TEST_SUCCESS;
+}
+
 /* ENOMEM past max_mcast_qp_attach and max_mcast_grp; room again after a detach. */
 static int
 test_group_limits(void)
@@ -614,6 +673,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_groups_are_separate),
 	TEST_CASE(test_destroyed_qp_leaves_group),
 	TEST_CASE(test_own_device_members_receive),
+	TEST_CASE(test_block_self_mcast_lb),
 	TEST_CASE(test_group_limits),
 	TEST_CASE(test_attach_detach_race_a_stream),
 };

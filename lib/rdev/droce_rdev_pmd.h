@@ -34,6 +34,7 @@ struct droce_rdev_qp_init {
 	struct ibv_qp_cap cap;		/* in: checked by the facade; out: what was made */
 	bool sq_sig_all;
 	bool gsi;			/* the device's QP1: UD, one per device (-EBUSY) */
+	bool mc_noloop;			/* UD: its multicast sends not looped back to this device */
 	void *user;
 };
 

@@ -503,17 +503,24 @@ create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	/* XRC domains, TSO, RSS, creation flags, send ops droce lacks */
+	/*
+	 * XRC domains, TSO, RSS, creation flags, send ops droce lacks. A UD
+	 * QP may ask for BLOCK_SELF_MCAST_LB: droce never loops a multicast
+	 * send back to the device that sent it, so it holds already.
+	 */
 	if ((mask & (IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
 		     IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH)) ||
-	    ((mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags) ||
+	    ((mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     (attr->create_flags & ~(attr->qp_type == IBV_QPT_UD ?
+				     (uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB : 0u))) ||
 	    ((mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	     (attr->send_ops_flags & ~send_ops_supported(attr->qp_type)))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	/* ibv_qp_init_attr_ex begins with the fields of ibv_qp_init_attr */
-	qp = droce_qp_create(attr->pd, (struct ibv_qp_init_attr *)attr);
+	qp = droce_qp_create(attr->pd, (struct ibv_qp_init_attr *)attr,
+			     mask & IBV_QP_INIT_ATTR_CREATE_FLAGS ? attr->create_flags : 0);
 	if (qp == NULL)
 		return NULL;
 	if (mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {

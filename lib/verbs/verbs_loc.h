@@ -187,7 +187,8 @@ void droce_wr_batch_free(struct droce_qp *qp);
 /* verbs_obj.c */
 struct droce_cq *droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 				 struct ibv_comp_channel *channel, int comp_vector);
-struct droce_qp *droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr);
+struct droce_qp *droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr,
+				 uint32_t create_flags);
 int droce_query_port(struct ibv_context *context, uint8_t port_num,
 		     struct ibv_port_attr *attr, size_t attr_len);
 

@@ -427,7 +427,7 @@ ibv_destroy_ah(struct ibv_ah *ah)
 
 /* --- QP --- */
 static struct droce_qp *
-qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, bool gsi)
+qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, bool gsi, uint32_t create_flags)
 {
 	struct droce_pd *pd = to_dpd(ibpd);
 	struct ibv_qp_cap *cap = &attr->cap;
@@ -461,6 +461,7 @@ qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, bool gsi)
 		.cap = *cap,
 		.sq_sig_all = attr->sq_sig_all,
 		.gsi = gsi,
+		.mc_noloop = create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB,
 		.user = &qp->ibqp,
 	};
 	/* EINVAL for a tag-matching SRQ under a QP that is not RC; EBUSY: a second QP1 */
@@ -488,11 +489,14 @@ qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, bool gsi)
 	return qp;
 }
 
-/* ibv_create_qp and the create_qp_ex op: NULL with errno set on failure. */
+/*
+ * ibv_create_qp and the create_qp_ex op (@create_flags checked there): NULL
+ * with errno set on failure.
+ */
 struct droce_qp *
-droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, uint32_t create_flags)
 {
-	return qp_create(ibpd, attr, false);
+	return qp_create(ibpd, attr, false, create_flags);
 }
 
 /*
@@ -509,7 +513,7 @@ droce_gsi_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	qp = qp_create(ibpd, attr, true);
+	qp = qp_create(ibpd, attr, true, 0);
 	return qp ? &qp->ibqp : NULL;
 }
 
@@ -605,7 +609,7 @@ ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 struct ibv_qp *
 ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 {
-	struct droce_qp *qp = droce_qp_create(ibpd, attr);
+	struct droce_qp *qp = droce_qp_create(ibpd, attr, 0);
 
 	return qp ? &qp->ibqp : NULL;
 }

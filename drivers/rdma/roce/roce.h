@@ -289,6 +289,7 @@ struct roce_qp {
 	uint32_t mtu;			/* path MTU in bytes */
 	uint64_t tmo_tsc;		/* local ACK timeout in timer cycles, 0 = infinite */
 	uint16_t sport;			/* UDP source port */
+	bool mc_noloop;			/* UD: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 
 
 	/* written by the engine */

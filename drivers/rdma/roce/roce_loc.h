@@ -230,6 +230,8 @@ bool roce_tx_room(struct roce_dev *dev, uint16_t n);
 void roce_xmit(struct roce_dev *dev, struct rte_mbuf *m);
 int roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 		 uint16_t sport, uint8_t tos, uint8_t ttl);
+int roce_ip_xmit_mc(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
+		    uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop);
 
 /*
  * Staging slots that data (requests, READ responses) leaves free, so that

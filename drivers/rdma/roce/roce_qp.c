@@ -241,6 +241,7 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	qp->fp.qpn = init->gsi ? DROCE_GSI_QPN : DROCE_QPN_BASE + idx;
 	qp->fp.type = init->type;
 	qp->fp.sq_sig_all = init->sq_sig_all;
+	qp->mc_noloop = init->mc_noloop;
 	qp->fp.max_inline = cap->max_inline_data;
 	qp->fp.max_ud_len = dev->ib_mtu;
 	qp->fp.state = IBV_QPS_RESET;

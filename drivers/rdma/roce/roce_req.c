@@ -179,7 +179,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	else
 		roce_copy_from_sge(p, wqe->sge, e->cur_off, pay);
 	memset(p + pay, 0, pad);
-	if (roce_ip_xmit(dev, m, av->dip, qp->sport, av->tos, av->ttl) != 0)
+	if (roce_ip_xmit_mc(dev, m, av->dip, qp->sport, av->tos, av->ttl, qp->mc_noloop) != 0)
 		return -EAGAIN;
 	if (ackreq)
 		e->pkts_since_ackreq = 0;

@@ -103,12 +103,14 @@ mcast_loop(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t group)
  * Fill in Ethernet, IPv4 and UDP in front of the RoCE packet already in @m
  * (BTH at the start of the data) and queue it. Frames to our own IP go to the
  * loopback ring; frames to a multicast group to the group's MAC, without
- * ARP. Returns -EAGAIN (mbuf freed) when the peer's MAC is unknown yet; an
- * ARP request is then on its way.
+ * ARP, and looped back to this device's members unless @mc_noloop (a UD
+ * QP created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB). Returns -EAGAIN (mbuf
+ * freed) when the peer's MAC is unknown yet; an ARP request is then on its
+ * way.
  */
 int
-roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
-	     uint16_t sport, uint8_t tos, uint8_t ttl)
+roce_ip_xmit_mc(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
+		uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop)
 {
 	struct rte_ether_hdr *eth;
 	struct rte_ipv4_hdr *ip;
@@ -157,8 +159,15 @@ roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 		}
 		return 0;
 	}
-	if (unlikely(mc))
+	if (unlikely(mc) && !mc_noloop)
 		mcast_loop(dev, m, dip);
 	roce_xmit(dev, m);
 	return 0;
+}
+
+int
+roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
+	     uint16_t sport, uint8_t tos, uint8_t ttl)
+{
+	return roce_ip_xmit_mc(dev, m, dip, sport, tos, ttl, false);
 }
