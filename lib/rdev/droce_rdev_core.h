@@ -25,6 +25,8 @@
 
 #include "droce_config.h"
 
+struct droce_rdev_alloc;
+
 #define DROCE_QPN_MASK	0xffffffU	/* QPNs are 24 bits on the wire */
 #define DROCE_GSI_QPN	1		/* QP1: management datagrams (the CM's) */
 #define DROCE_GSI_QKEY	0x80010000U	/* QP1's well-known Q_Key (IBA 13.4.6.2) */
@@ -114,7 +116,26 @@ struct droce_wq {
 	struct rte_ring *free;
 	struct rte_ring *posted;
 	pthread_mutex_t post_lock;
+	bool no_lock;		/* a thread domain's QP: one thread posts, no post_lock */
+	/* the slots came from this application allocator (a parent domain's) */
+	const struct droce_rdev_alloc *alloc;
+	uint64_t alloc_type;
 };
+
+/* @wq's post_lock, unless a thread domain makes it needless */
+static inline void
+droce_wq_lock(struct droce_wq *wq)
+{
+	if (!wq->no_lock)
+		pthread_mutex_lock(&wq->post_lock);
+}
+
+static inline void
+droce_wq_unlock(struct droce_wq *wq)
+{
+	if (!wq->no_lock)
+		pthread_mutex_unlock(&wq->post_lock);
+}
 
 /* A tag list operation, handed from ibv_post_srq_ops() to the driver. */
 struct droce_tm_op {

@@ -26,6 +26,19 @@ struct droce_rdev_port {
 	uint32_t speed_mbps;		/* the ethdev link's, 0 unknown */
 };
 
+/*
+ * An application's allocator for a queue's memory (a parent domain's,
+ * ibv_alloc_parent_domain(3)): @alloc returns 0 and sets *@p to memory of
+ * @size bytes aligned to @align, or to NULL when droce's own allocator is
+ * to be used; -ENOMEM when it failed. @type is a DROCE_RES_TYPE_* of
+ * droce.h. The facade keeps it alive while objects use it.
+ */
+struct droce_rdev_alloc {
+	int (*alloc)(void *arg, size_t size, size_t align, uint64_t type, void **p);
+	void (*free)(void *arg, void *p, uint64_t type);
+	void *arg;
+};
+
 struct droce_rdev_qp_init {
 	enum ibv_qp_type type;
 	struct droce_rdev_cq *send_cq;
@@ -35,6 +48,9 @@ struct droce_rdev_qp_init {
 	bool sq_sig_all;
 	bool gsi;			/* the device's QP1: UD, one per device (-EBUSY) */
 	bool mc_noloop;			/* UD: its multicast sends not looped back to this device */
+	/* on a parent domain: its work queues' WQE slots from there, or NULL */
+	const struct droce_rdev_alloc *alloc;
+	bool single_threaded;		/* a thread domain's: posts take no lock */
 	void *user;
 };
 
@@ -79,9 +95,12 @@ struct droce_rdev_ops {
 	int (*mr_rereg)(struct droce_rdev_mr **mr, int flags, struct droce_rdev_pd *pd,
 			void *addr, uint64_t length, uint64_t iova, int access);
 
-	/* @events: completion events may be asked for (a channel) */
+	/*
+	 * @events: completion events may be asked for (a channel); @alloc: a
+	 * parent domain's allocator for its ring (on resize too), or NULL
+	 */
 	int (*cq_create)(struct droce_rdev *dev, uint32_t cqe, bool events, void *user,
-			 struct droce_rdev_cq **cq);
+			 const struct droce_rdev_alloc *alloc, struct droce_rdev_cq **cq);
 	/* -EBUSY while a QP or tag-matching SRQ completes into it */
 	int (*cq_destroy)(struct droce_rdev_cq *cq);
 	/*

@@ -34,6 +34,18 @@ int droce_dev_create(const char *name, const char *args);
 /** Remove a device created with droce_dev_create(); 0 or a negative errno. */
 int droce_dev_destroy(const char *name);
 
+/**
+ * The resource_type a parent domain's allocator is called with
+ * (struct ibv_parent_domain_init_attr's alloc and free): the memory of a
+ * QP's send queue WQEs, of its receive queue WQEs, and of a CQ's ring of
+ * completions. An allocator may answer IBV_ALLOCATOR_USE_DEFAULT for any.
+ */
+enum {
+	DROCE_RES_TYPE_SQ = 1,
+	DROCE_RES_TYPE_RQ = 2,
+	DROCE_RES_TYPE_CQ = 3,
+};
+
 /** Per-device counters, by cause; see doc/guides. */
 struct droce_dev_stats {
 	uint64_t rx_pkts, tx_pkts, rx_bytes, tx_bytes;

@@ -87,6 +87,7 @@ cq_read_tm_info(struct ibv_cq_ex *c, struct ibv_wc_tm_info *info)
 static struct ibv_cq_ex *
 create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 {
+	struct droce_pd *pdom = NULL;
 	struct droce_cq *cq;
 	struct ibv_cq_ex *x;
 
@@ -95,21 +96,35 @@ create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	/* parent domains, overrun-ignoring CQs, timestamps, flow tags, VLANs */
-	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ||
-	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	/* a CQ on a parent domain: one that is a parent domain of this context */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		if (attr->parent_domain == NULL || attr->parent_domain->context != context ||
+		    to_dpd(attr->parent_domain)->parent == NULL) {
+			errno = EINVAL;
+			return NULL;
+		}
+		pdom = to_dpd(attr->parent_domain);
+	}
+	/* overrun-ignoring CQs, timestamps, flow tags, VLANs */
+	if (((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
 	    (attr->wc_flags & ~(uint64_t)CQ_EX_WC_FLAGS)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	cq = droce_cq_create(context, attr->cqe, attr->cq_context, attr->channel,
-			     attr->comp_vector);
+			     attr->comp_vector, pdom != NULL ? droce_pd_alloc(pdom) : NULL);
 	if (cq == NULL)
 		return NULL;
 	cq->wc_flags = attr->wc_flags;
-	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	/* a thread domain's CQ is polled by one thread at a time too */
+	cq->single_threaded = ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+			       (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
+			      (pdom != NULL && pdom->td != NULL);
+	if (pdom != NULL) {
+		cq->pdom = pdom;
+		droce_pd_use(&pdom->ibpd, 1);
+	}
 	x = &cq->ibcq_ex;
 	x->start_poll = cq_start_poll;
 	x->next_poll = cq_next;
@@ -386,7 +401,7 @@ wr_start(struct ibv_qp_ex *qpx)
 	struct droce_qp *qp = to_dqp_ex(qpx);
 	struct droce_wr_batch *b = qp->batch;
 
-	pthread_mutex_lock(&qp->fp->sq.post_lock);
+	droce_wq_lock(&qp->fp->sq);
 	b->n = 0;
 	b->err = 0;
 	b->cur = NULL;
@@ -398,7 +413,7 @@ wr_abort(struct ibv_qp_ex *qpx)
 	struct droce_qp *qp = to_dqp_ex(qpx);
 
 	qp->batch->n = 0;
-	pthread_mutex_unlock(&qp->fp->sq.post_lock);
+	droce_wq_unlock(&qp->fp->sq);
 }
 
 /*
@@ -421,7 +436,7 @@ wr_complete(struct ibv_qp_ex *qpx)
 	for (uint32_t i = 0; ret == 0 && i < b->n; i++)
 		ret = droce_send_wr_enqueue(qp, &b->wr[i]);
 	b->n = 0;
-	pthread_mutex_unlock(&qp->sq.post_lock);
+	droce_wq_unlock(&qp->sq);
 	verbs_progress(qp->dev);
 	return ret;
 }
@@ -666,7 +681,7 @@ post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op, struct ibv_ops_wr **b
 		*bad_op = op;
 		return EINVAL;		/* not a tag-matching SRQ */
 	}
-	pthread_mutex_lock(&srq->rq.post_lock);
+	droce_wq_lock(&srq->rq);
 	for (; op != NULL; op = op->next) {
 		ret = post_one_op(srq, op);
 		if (ret) {
@@ -674,7 +689,7 @@ post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op, struct ibv_ops_wr **b
 			break;
 		}
 	}
-	pthread_mutex_unlock(&srq->rq.post_lock);
+	droce_wq_unlock(&srq->rq);
 	verbs_progress(srq->dev);
 	return ret;
 }
@@ -712,4 +727,5 @@ droce_ex_ops_set(struct verbs_context *vctx)
 	vctx->create_qp_ex = create_qp_ex;
 	vctx->create_srq_ex = create_srq_ex;
 	vctx->post_srq_ops = post_srq_ops;
+	droce_domain_ops_set(vctx);
 }

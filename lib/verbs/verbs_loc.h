@@ -47,9 +47,24 @@ struct droce_comp_channel {
 struct droce_pd {
 	struct ibv_pd ibpd;
 	struct droce_rdev *dev;
-	struct droce_rdev_pd *pd;
+	struct droce_rdev_pd *pd;	/* a parent domain's: its PD's */
 	uint32_t users;		/* MRs, QPs, SRQs, AHs on it (atomic): ibv_dealloc_pd is EBUSY */
+	/* a parent domain (verbs_domain.c): the PD it stands for, else NULL */
+	struct droce_pd *parent;
+	struct ibv_td *td;		/* its thread domain, or NULL */
+	void *(*app_alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+			   uint64_t resource_type);	/* NULL: no allocators */
+	void (*app_free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;
+	struct droce_rdev_alloc alloc;	/* the driver's view of app_alloc/app_free */
 };
+
+/* The allocator objects on @pd take their queues' memory from, or NULL. */
+static inline const struct droce_rdev_alloc *
+droce_pd_alloc(const struct droce_pd *pd)
+{
+	return pd->app_alloc != NULL ? &pd->alloc : NULL;
+}
 
 /* An object on @ibpd was created (+1) or destroyed (-1). */
 static inline void
@@ -75,7 +90,8 @@ struct droce_cq {
 	struct ibv_wc cur;		/* ibv_start_poll/next_poll: the current one */
 	struct ibv_wc_tm_info cur_tm;	/* its tag and app_ctx */
 	pthread_mutex_t poll_lock;	/* held from ibv_start_poll to ibv_end_poll */
-	bool single_threaded;		/* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: no lock */
+	bool single_threaded;		/* IBV_CREATE_CQ_ATTR_SINGLE_THREADED, or a TD's: no lock */
+	struct droce_pd *pdom;		/* the parent domain it was created on, or NULL */
 	uint64_t wc_flags;		/* ibv_create_cq_ex: the fields it may read */
 	struct droce_comp_channel *chan;
 };
@@ -186,7 +202,8 @@ void droce_wr_batch_free(struct droce_qp *qp);
 
 /* verbs_obj.c */
 struct droce_cq *droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
-				 struct ibv_comp_channel *channel, int comp_vector);
+				 struct ibv_comp_channel *channel, int comp_vector,
+				 const struct droce_rdev_alloc *alloc);
 struct droce_qp *droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr,
 				 uint32_t create_flags);
 int droce_query_port(struct ibv_context *context, uint8_t port_num,
@@ -202,5 +219,9 @@ int droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 int droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
 int droce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+
+/* verbs_domain.c */
+void droce_parent_domain_free(struct droce_pd *pd);
+void droce_domain_ops_set(struct verbs_context *vctx);
 
 #endif /* VERBS_LOC_H */

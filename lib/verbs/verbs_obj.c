@@ -45,9 +45,16 @@ ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct droce_pd *pd = to_dpd(ibpd);
 
-	/* as the kernel (uverbs_free_pd): EBUSY while an MR, QP, SRQ or AH uses it */
+	/*
+	 * as the kernel (uverbs_free_pd): EBUSY while an MR, QP, SRQ, AH or
+	 * parent domain uses it
+	 */
 	if (__atomic_load_n(&pd->users, __ATOMIC_RELAXED) != 0)
 		return EBUSY;
+	if (pd->parent != NULL) {
+		droce_parent_domain_free(pd);
+		return 0;
+	}
 	pd->dev->ops->pd_free(pd->pd);
 	free(pd);
 	return 0;
@@ -221,7 +228,8 @@ ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, si
 /* ibv_create_cq and the create_cq_ex op: NULL with errno set on failure. */
 struct droce_cq *
 droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
-		struct ibv_comp_channel *channel, int comp_vector)
+		struct ibv_comp_channel *channel, int comp_vector,
+		const struct droce_rdev_alloc *alloc)
 {
 	struct droce_rdev *dev = DEV_OF(context);
 	struct droce_cq *cq;
@@ -237,7 +245,7 @@ droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = dev->ops->cq_create(dev, cqe, channel != NULL, &cq->ibcq, &cq->fp);
+	ret = dev->ops->cq_create(dev, cqe, channel != NULL, &cq->ibcq, alloc, &cq->fp);
 	if (ret) {
 		free(cq);
 		errno = -ret;
@@ -266,7 +274,7 @@ struct ibv_cq *
 ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	      struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct droce_cq *cq = droce_cq_create(context, cqe, cq_context, channel, comp_vector);
+	struct droce_cq *cq = droce_cq_create(context, cqe, cq_context, channel, comp_vector, NULL);
 
 	return cq ? &cq->ibcq : NULL;
 }
@@ -308,6 +316,8 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 		return -ret;
 	if (ibcq->channel)
 		__atomic_fetch_sub(&ibcq->channel->refcnt, 1, __ATOMIC_RELAXED);
+	if (cq->pdom != NULL)
+		droce_pd_use(&cq->pdom->ibpd, -1);
 	pthread_mutex_destroy(&cq->poll_lock);
 	free(cq);
 	return 0;
@@ -462,6 +472,8 @@ qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, bool gsi, uint32_t
 		.sq_sig_all = attr->sq_sig_all,
 		.gsi = gsi,
 		.mc_noloop = create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB,
+		.alloc = droce_pd_alloc(pd),
+		.single_threaded = pd->td != NULL,
 		.user = &qp->ibqp,
 	};
 	/* EINVAL for a tag-matching SRQ under a QP that is not RC; EBUSY: a second QP1 */

@@ -171,7 +171,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 		*bad = wr;
 		return EINVAL;
 	}
-	pthread_mutex_lock(&qp->sq.post_lock);
+	droce_wq_lock(&qp->sq);
 	for (; wr != NULL; wr = wr->next) {
 		ret = droce_send_wr_check(qp, wr);
 		if (ret == 0)
@@ -181,7 +181,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 			break;
 		}
 	}
-	pthread_mutex_unlock(&qp->sq.post_lock);
+	droce_wq_unlock(&qp->sq);
 	verbs_progress(qp->dev);
 	return ret;
 }
@@ -219,7 +219,7 @@ post_recv_list(struct droce_rdev *dev, struct droce_wq *wq, struct ibv_recv_wr *
 		*bad = NULL;
 		return EINVAL;
 	}
-	pthread_mutex_lock(&wq->post_lock);
+	droce_wq_lock(wq);
 	for (; wr != NULL; wr = wr->next) {
 		ret = post_one_recv(wq, wr);
 		if (ret) {
@@ -227,7 +227,7 @@ post_recv_list(struct droce_rdev *dev, struct droce_wq *wq, struct ibv_recv_wr *
 			break;
 		}
 	}
-	pthread_mutex_unlock(&wq->post_lock);
+	droce_wq_unlock(wq);
 	verbs_progress(dev);
 	return ret;
 }

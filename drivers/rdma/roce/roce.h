@@ -122,6 +122,8 @@ struct roce_cq {
 	uint32_t purge_qpn;		/* purge (resize_to NULL): this QP's completions go, */
 	bool purge_recv;		/* its receive completions too */
 	int resize_ret;			/* the engine's answer: 0 or -EINVAL (too many held) */
+	const struct droce_rdev_alloc *alloc;	/* a parent domain's, for the ring; or NULL */
+	bool ring_app;			/* the ring's memory came from @alloc */
 	/* written by the application, read by the engine */
 	uint32_t armed __rte_cache_aligned;	/* 0, IBV_SOLICITED-only (2) or any (1) */
 	/* written by the engine */

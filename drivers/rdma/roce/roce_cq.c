@@ -3,6 +3,7 @@
 #include <rte_errno.h>
 #include <rte_pause.h>
 
+#include "droce.h"
 #include "roce_loc.h"
 
 /*
@@ -201,7 +202,7 @@ roce_cq_purge_qp(struct roce_cq *cq, uint32_t qpn, bool recv)
 /* --- CQ objects (the interface's cq_* ops) --- */
 int
 roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
-	       struct droce_rdev_cq **out)
+	       const struct droce_rdev_alloc *alloc, struct droce_rdev_cq **out)
 {
 	struct roce_dev *dev = to_roce_dev(rdev);
 	char name[RTE_RING_NAMESIZE];
@@ -220,8 +221,10 @@ roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
 	 * Any number of threads may poll one CQ (ibv_alloc_td(3)); the facade
 	 * lets one at a time dequeue, so the ring has one consumer.
 	 */
-	cq->fp.ring = roce_ring_alloc(name, sizeof(struct droce_cqe), cqe, SOCKET_ID_ANY,
-				      RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	cq->alloc = alloc;
+	cq->fp.ring = roce_ring_alloc_from(alloc, DROCE_RES_TYPE_CQ, name, sizeof(struct droce_cqe),
+					   cqe, SOCKET_ID_ANY, RING_F_SC_DEQ | RING_F_EXACT_SZ,
+					   &cq->ring_app);
 	if (cq->fp.ring == NULL) {
 		ret = rte_errno == EINVAL ? -EINVAL : -ENOMEM;
 		goto err_free_cq;
@@ -253,11 +256,12 @@ roce_cq_resize(struct droce_rdev_cq *fp, uint32_t cqe)
 	struct roce_dev *dev = cq->dev;
 	char name[RTE_RING_NAMESIZE];
 	struct rte_ring *old = fp->ring, *new;
+	bool old_app = cq->ring_app, new_app;
 	int ret;
 
 	snprintf(name, sizeof(name), "droce_cq_%p", (void *)cq);
-	new = roce_ring_alloc(name, sizeof(struct droce_cqe), cqe, SOCKET_ID_ANY,
-			      RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	new = roce_ring_alloc_from(cq->alloc, DROCE_RES_TYPE_CQ, name, sizeof(struct droce_cqe),
+				   cqe, SOCKET_ID_ANY, RING_F_SC_DEQ | RING_F_EXACT_SZ, &new_app);
 	if (new == NULL)
 		return rte_errno == EINVAL ? -EINVAL : -ENOMEM;
 	pthread_mutex_lock(&dev->cq_resize_lock);
@@ -266,11 +270,12 @@ roce_cq_resize(struct droce_rdev_cq *fp, uint32_t cqe)
 	cq->resize_to = NULL;
 	pthread_mutex_unlock(&dev->cq_resize_lock);
 	if (ret) {
-		roce_ring_release(new);
+		roce_queue_free(cq->alloc, DROCE_RES_TYPE_CQ, new, new_app);
 		return ret;
 	}
 	/* the engine completes into the new ring only: the old one is ours */
-	roce_ring_release(old);
+	roce_queue_free(cq->alloc, DROCE_RES_TYPE_CQ, old, old_app);
+	cq->ring_app = new_app;
 	fp->cqe = cqe;
 	return 0;
 }
@@ -299,7 +304,7 @@ roce_cq_destroy(struct droce_rdev_cq *fp)
 	/* the engine no longer completes into it */
 	if (cq->has_channel && __atomic_exchange_n(&cq->armed, 0, __ATOMIC_ACQ_REL) != 0)
 		__atomic_fetch_sub(&dev->wake_armed, 1, __ATOMIC_RELEASE);
-	roce_ring_release(cq->fp.ring);
+	roce_queue_free(cq->alloc, DROCE_RES_TYPE_CQ, cq->fp.ring, cq->ring_app);
 	roce_free(cq);
 	return 0;
 }

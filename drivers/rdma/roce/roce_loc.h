@@ -284,6 +284,7 @@ void roce_tm_release(struct droce_rdev *rdev, uint32_t release);
 void roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, const struct droce_cqe_tm *tm,
 		  bool solicited);
 int roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
+		   const struct droce_rdev_alloc *alloc,
 		   struct droce_rdev_cq **out);
 int roce_cq_destroy(struct droce_rdev_cq *fp);
 void roce_cq_arm(struct droce_rdev_cq *fp, uint32_t how);
@@ -349,7 +350,14 @@ struct rte_ring *roce_ring_alloc(const char *name, unsigned int esize, unsigned 
 				 int socket, unsigned int flags);
 void roce_ring_release(struct rte_ring *r);
 int roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
-		 uint32_t max_sge, size_t slot_size, int socket);
+		 uint32_t max_sge, size_t slot_size, int socket,
+		 const struct droce_rdev_alloc *a, uint64_t type, bool no_lock);
+void *roce_queue_zalloc(const struct droce_rdev_alloc *a, uint64_t type, const char *name,
+			size_t size, int socket, bool *app);
+void roce_queue_free(const struct droce_rdev_alloc *a, uint64_t type, void *p, bool app);
+struct rte_ring *roce_ring_alloc_from(const struct droce_rdev_alloc *a, uint64_t type,
+				      const char *name, unsigned int esize, unsigned int count,
+				      int socket, unsigned int flags, bool *app);
 void roce_wq_fini(struct droce_wq *wq);
 void roce_wq_drain(struct droce_wq *wq);
 void roce_qp_reset_engine(struct roce_qp *qp);

@@ -6,6 +6,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+#include "droce.h"
 #include "roce_loc.h"
 
 /*
@@ -50,6 +51,42 @@ roce_free(void *p)
 }
 
 /*
+ * Memory for a queue, zeroed: from the application's allocator @a (a parent
+ * domain's) when it gives some, *@app then set; else roce_zmalloc. NULL when
+ * the allocator failed or there is no memory. roce_queue_free gives it back
+ * where it came from.
+ */
+void *
+roce_queue_zalloc(const struct droce_rdev_alloc *a, uint64_t type, const char *name,
+		  size_t size, int socket, bool *app)
+{
+	void *p = NULL;
+
+	*app = false;
+	if (a != NULL) {
+		if (a->alloc(a->arg, size, RTE_CACHE_LINE_SIZE, type, &p) != 0)
+			return NULL;
+		if (p != NULL) {
+			memset(p, 0, size);
+			*app = true;
+			return p;
+		}
+	}
+	return roce_zmalloc(name, size, RTE_CACHE_LINE_SIZE, socket);
+}
+
+void
+roce_queue_free(const struct droce_rdev_alloc *a, uint64_t type, void *p, bool app)
+{
+	if (p == NULL)
+		return;
+	if (app)
+		a->free(a->arg, p, type);
+	else
+		roce_free(p);
+}
+
+/*
  * A ring in rte_malloc memory instead of a memzone of its own: a QP has
  * four rings, an SRQ two, a CQ one, and DPDK 22.11 allows RTE_MAX_MEMZONE
  * (2560 in Debian's build, fixed at build time) memzones in the whole
@@ -61,23 +98,35 @@ struct rte_ring *
 roce_ring_alloc(const char *name, unsigned int esize, unsigned int count, int socket,
 		unsigned int flags)
 {
+	bool app;
+
+	return roce_ring_alloc_from(NULL, 0, name, esize, count, socket, flags, &app);
+}
+
+/* The same, its memory from @a as roce_queue_zalloc has it (*@app). */
+struct rte_ring *
+roce_ring_alloc_from(const struct droce_rdev_alloc *a, uint64_t type, const char *name,
+		     unsigned int esize, unsigned int count, int socket, unsigned int flags,
+		     bool *app)
+{
 	ssize_t sz = rte_ring_get_memsize_elem(esize, (flags & RING_F_EXACT_SZ) ?
 					       rte_align32pow2(count + 1) : count);
 	struct rte_ring *r;
 	int ret;
 
+	*app = false;
 	if (sz < 0) {
 		rte_errno = (int)-sz;
 		return NULL;
 	}
-	r = roce_zmalloc(name, sz, RTE_CACHE_LINE_SIZE, socket);
+	r = roce_queue_zalloc(a, type, name, sz, socket, app);
 	if (r == NULL) {
 		rte_errno = ENOMEM;
 		return NULL;
 	}
 	ret = rte_ring_init(r, name, count, flags);
 	if (ret != 0) {
-		roce_free(r);
+		roce_queue_free(a, type, r, *app);
 		rte_errno = -ret;
 		return NULL;
 	}
@@ -90,19 +139,32 @@ roce_ring_release(struct rte_ring *r)
 	roce_free(r);
 }
 
+/*
+ * @a: the WQE slots from this application allocator (resource @type), or
+ * NULL. @no_lock: a thread domain's queue, posted to by one thread.
+ */
 int
 roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
-	     uint32_t max_sge, size_t slot_size, int socket)
+	     uint32_t max_sge, size_t slot_size, int socket,
+	     const struct droce_rdev_alloc *a, uint64_t type, bool no_lock)
 {
 	char rname[RTE_RING_NAMESIZE];
+	bool app;
 
 	memset(wq, 0, sizeof(*wq));
 	pthread_mutex_init(&wq->post_lock, NULL);
 	wq->size = size;
 	wq->max_sge = max_sge;
-	wq->slots = roce_zmalloc(name, slot_size * size, RTE_CACHE_LINE_SIZE, socket);
-	if (wq->slots == NULL)
+	wq->no_lock = no_lock;
+	wq->slots = roce_queue_zalloc(a, type, name, slot_size * size, socket, &app);
+	if (wq->slots == NULL) {
+		pthread_mutex_destroy(&wq->post_lock);
 		return -ENOMEM;
+	}
+	if (app) {
+		wq->alloc = a;
+		wq->alloc_type = type;
+	}
 	/*
 	 * Any number of application threads take free slots and post (the
 	 * default multi-thread modes). Not the relaxed-tail-sync modes: there
@@ -129,7 +191,7 @@ roce_wq_fini(struct droce_wq *wq)
 {
 	roce_ring_release(wq->free);
 	roce_ring_release(wq->posted);
-	roce_free(wq->slots);
+	roce_queue_free(wq->alloc, wq->alloc_type, wq->slots, wq->alloc != NULL);
 	pthread_mutex_destroy(&wq->post_lock);
 	memset(wq, 0, sizeof(*wq));
 }
@@ -252,7 +314,7 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	ret = roce_wq_init(&qp->fp.sq, name,
 			   RTE_MAX(cap->max_send_wr, 1U) + (tm ? ROCE_TM_QP_WQES : 0),
 			   RTE_MAX(cap->max_send_sge, 1U), sizeof(struct droce_send_wqe),
-			   SOCKET_ID_ANY);
+			   SOCKET_ID_ANY, init->alloc, DROCE_RES_TYPE_SQ, init->single_threaded);
 	if (ret)
 		goto err_release_slot;
 	if (tm) {
@@ -270,7 +332,8 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 		snprintf(name, sizeof(name), "drq%u_%.8s", qp->fp.qpn, dev->name);
 		ret = roce_wq_init(&qp->fp.rq, name, RTE_MAX(cap->max_recv_wr, 1U),
 				   RTE_MAX(cap->max_recv_sge, 1U), sizeof(struct droce_recv_wqe),
-				   SOCKET_ID_ANY);
+				   SOCKET_ID_ANY, init->alloc, DROCE_RES_TYPE_RQ,
+				   init->single_threaded);
 		if (ret)
 			goto err_free_win;
 		cap->max_recv_sge = qp->fp.rq.max_sge;
