@@ -125,7 +125,7 @@ side_open(struct pside *s, struct ibv_device *dev, enum ibv_qp_type t, unsigned 
 	memset(s->buf, 0, s->bufsz);
 	s->mr = ibv_reg_mr(s->pd, s->buf, s->bufsz, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC);
+			   IBV_ACCESS_REMOTE_ATOMIC | (O->odp ? IBV_ACCESS_ON_DEMAND : 0));
 	s->scq = ibv_create_cq(s->ctx, (int)cqe, NULL, NULL, 0);
 	s->rcq = ibv_create_cq(s->ctx, (int)cqe, NULL, NULL, 0);
 	if (s->mr == NULL || s->scq == NULL || s->rcq == NULL)
@@ -782,12 +782,14 @@ perf_tests_run(struct ibv_device *d0, struct ibv_device *d1, const struct perf_o
 	}
 	if (o->json)
 		printf("{\"droce_perf\": {\"progress\": \"%s\", \"loss\": \"%s\", \"depth\": %u, "
-		       "\"qps\": %u, \"post_list\": %u, \"cq_mod\": %u, \"inline\": %u},\n"
-		       "  \"results\": [\n", o->progress, o->loss ? o->loss : "0", o->depth, o->qps,
-		       o->post_list, o->cq_mod, o->inline_size);
+		       "\"qps\": %u, \"post_list\": %u, \"cq_mod\": %u, \"inline\": %u, "
+		       "\"odp\": %s},\n  \"results\": [\n", o->progress, o->loss ? o->loss : "0",
+		       o->depth, o->qps, o->post_list, o->cq_mod, o->inline_size,
+		       o->odp ? "true" : "false");
 	else
-		printf("droce-perf: %s progress, loss %s, depth %u, inline %u\n", o->progress,
-		       o->loss ? o->loss : "0", o->depth, o->inline_size);
+		printf("droce-perf: %s progress, loss %s, depth %u, inline %u%s\n", o->progress,
+		       o->loss ? o->loss : "0", o->depth, o->inline_size,
+		       o->odp ? ", ODP MRs" : "");
 	for (const char *p = list; *p;) {
 		size_t len = strcspn(p, ","), sz[PERF_MAX_SIZES];
 		const struct test *t = test_by_name(p, len);

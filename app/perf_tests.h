@@ -26,6 +26,7 @@ struct perf_opts {
 	unsigned int depth;		/* outstanding WRs per QP (128) */
 	unsigned int qp_timeout;	/* RC local ACK timeout exponent */
 	bool json;			/* JSON on stdout instead of the table */
+	bool odp;			/* buffers registered IBV_ACCESS_ON_DEMAND */
 	const char *progress;		/* "inline" or "engine lcore", for the header */
 	const char *loss;		/* drop probability of the embedded default, or NULL */
 };

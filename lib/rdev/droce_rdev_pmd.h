@@ -94,6 +94,15 @@ struct droce_rdev_ops {
 	 */
 	int (*mr_rereg)(struct droce_rdev_mr **mr, int flags, struct droce_rdev_pd *pd,
 			void *addr, uint64_t length, uint64_t iova, int access);
+	/*
+	 * ibv_advise_mr's prefetch (the facade checked advice and flags): each
+	 * SGE names a range of an ODP MR of @pd, else -EFAULT (no such key,
+	 * another PD's, out of bounds), -EINVAL (not ODP), -EPERM (@write on an
+	 * MR without local write). With @fault its pages are made present
+	 * (writable with @write); with @sync a range not mapped is -EFAULT.
+	 */
+	int (*mr_advise)(struct droce_rdev_pd *pd, const struct ibv_sge *sge, uint32_t n,
+			 bool write, bool fault, bool sync);
 
 	/*
 	 * @events: completion events may be asked for (a channel); @alloc: a

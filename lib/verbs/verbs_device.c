@@ -257,6 +257,7 @@ open_device(struct ibv_device *device)
 	dctx->vctx.sz = sizeof(dctx->vctx);
 	dctx->vctx.query_port = droce_query_port;
 	dctx->vctx.query_device_ex = droce_query_device_ex;
+	dctx->vctx.advise_mr = droce_advise_mr;
 	droce_ex_ops_set(&dctx->vctx);
 	ctx->abi_compat = (void *)UINTPTR_MAX;
 	ctx->device = device;
@@ -393,6 +394,18 @@ droce_query_device_ex(struct ibv_context *context, const struct ibv_query_device
 	a.tm_caps.flags = IBV_TM_CAP_RC;
 	a.tm_caps.max_ops = DROCE_TM_MAX_OPS;
 	a.tm_caps.max_sge = 1;
+	/*
+	 * On-demand paging (drivers/rdma/roce/roce_odp.c): every transport,
+	 * and the implicit MR
+	 */
+	a.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	a.odp_caps.per_transport_caps.rc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC |
+		IBV_ODP_SUPPORT_SRQ_RECV;
+	a.odp_caps.per_transport_caps.uc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;
+	a.odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_SRQ_RECV;
 	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	memset(attr, 0, attr_size);
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));

@@ -220,6 +220,10 @@ int droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ib
 int droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
 int droce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 
+/* verbs_obj.c: the advise_mr op */
+int droce_advise_mr(struct ibv_pd *ibpd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		    struct ibv_sge *sg_list, uint32_t num_sge);
+
 /* verbs_domain.c */
 void droce_parent_domain_free(struct droce_pd *pd);
 void droce_domain_ops_set(struct verbs_context *vctx);

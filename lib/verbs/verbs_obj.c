@@ -64,9 +64,9 @@ ibv_dealloc_pd(struct ibv_pd *ibpd)
 /* HUGETLB only says how the range is backed: the engine does not care. */
 #define MR_ACCESS_OK (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
-		      IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING)
-/* Known flags of what droce does not have yet: memory windows, ODP. */
-#define MR_ACCESS_NOTSUP (IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND)
+		      IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_ON_DEMAND)
+/* Known flags of what droce does not have yet: memory windows. */
+#define MR_ACCESS_NOTSUP (IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED)
 
 /*
  * 0, EINVAL, or EOPNOTSUPP for a valid request droce cannot serve (as the
@@ -82,6 +82,13 @@ mr_access_check(unsigned int access)
 	     !(access & IBV_ACCESS_LOCAL_WRITE)))
 		return EINVAL;
 	return access & MR_ACCESS_NOTSUP ? EOPNOTSUPP : 0;
+}
+
+/* The implicit ODP MR: the whole address space (man ibv_reg_mr). */
+static bool
+mr_implicit(const void *addr, size_t length, unsigned int access)
+{
+	return addr == NULL && length == SIZE_MAX && (access & IBV_ACCESS_ON_DEMAND);
 }
 
 static bool
@@ -102,7 +109,7 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned i
 
 	access &= ~IBV_ACCESS_OPTIONAL_RANGE;
 	ret = mr_access_check(access);
-	if (ret == 0 && !mr_range_ok(addr, length, iova))
+	if (ret == 0 && !mr_implicit(addr, length, access) && !mr_range_ok(addr, length, iova))
 		ret = EINVAL;
 	if (ret) {
 		errno = ret;
@@ -129,6 +136,31 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned i
 	mr->ibmr.rkey = key;
 	droce_pd_use(ibpd, 1);
 	return &mr->ibmr;
+}
+
+/*
+ * man ibv_advise_mr: prefetch a range of ODP MRs (the advise_mr op). ENOTSUP
+ * for an advice droce does not know, EINVAL for flags, no SGE, or an MR that
+ * is not ODP; EFAULT for a bad lkey or range, EPERM for PREFETCH_WRITE on
+ * an MR without local write. Without IBV_ADVISE_MR_FLAG_FLUSH a range that
+ * cannot be fetched is not reported.
+ */
+int
+droce_advise_mr(struct ibv_pd *ibpd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	struct droce_pd *pd = to_dpd(ibpd);
+
+	if (advice != IBV_ADVISE_MR_ADVICE_PREFETCH &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return ENOTSUP;
+	if ((flags & ~(uint32_t)IBV_ADVISE_MR_FLAG_FLUSH) || sg_list == NULL || num_sge == 0)
+		return EINVAL;
+	return -pd->dev->ops->mr_advise(pd->pd, sg_list, num_sge,
+					advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+					advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT,
+					flags & IBV_ADVISE_MR_FLAG_FLUSH);
 }
 
 #undef ibv_reg_mr
@@ -200,6 +232,11 @@ ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, si
 	ret = flags & IBV_REREG_MR_CHANGE_ACCESS ? mr_access_check(access) : 0;
 	if (ret == 0 && (flags == 0 || ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) &&
 					!mr_range_ok(addr, length, (uintptr_t)addr))))
+		ret = EINVAL;
+	/* the implicit MR stays on demand, or the whole address space would be unguarded */
+	if (ret == 0 && mr_implicit(ibmr->addr, ibmr->length, IBV_ACCESS_ON_DEMAND) &&
+	    (flags & IBV_REREG_MR_CHANGE_ACCESS) && !(access & IBV_ACCESS_ON_DEMAND) &&
+	    !(flags & IBV_REREG_MR_CHANGE_TRANSLATION))
 		ret = EINVAL;
 	if (ret) {
 		errno = ret;

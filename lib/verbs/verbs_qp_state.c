@@ -221,8 +221,13 @@ droce_qp_modify_check(enum ibv_qp_type type, enum ibv_qp_state cur,
 }
 
 #define QPN_PSN_MAX		0xffffffu
+/*
+ * ON_DEMAND is an MR's flag, meaningless on a QP: accepted and ignored, as
+ * the kernel does (rdma-core's ODP tests pass their MR's flags here).
+ */
 #define QP_ACCESS_ALLOWED	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+				 IBV_ACCESS_ON_DEMAND)
 
 int
 droce_qp_attr_values_check(enum ibv_qp_type type, const struct ibv_qp_attr *attr,

@@ -84,6 +84,26 @@ ack_upto(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, bool implied_na
 	}
 }
 
+/*
+ * The READ or atomic at the head lands in local memory that is not there (an
+ * ODP page): it completes with a local protection error (it is the oldest
+ * WR), and the QP goes to ERR, flushing the rest.
+ */
+static void
+local_fault(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *w)
+{
+	struct roce_qp_eng *e = &qp->e;
+
+	roce_comp_send_wqe(qp, w, IBV_WC_LOC_PROT_ERR);
+	if (e->win_cur == e->win_head) {	/* a rewind had the cursor back on it */
+		e->win_cur++;
+		e->cur_pkt = 0;
+		e->cur_off = 0;
+	}
+	e->win_head++;
+	roce_qp_to_err(dev, qp);
+}
+
 /* READ response or atomic ACK for the READ/atomic at the head of the window. */
 static void
 rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
@@ -120,14 +140,23 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			dev->stats.rx_drop_seq++;
 			return;
 		}
-		roce_copy_to_sge(w->sge, w->num_sge, 0, (const uint8_t *)&orig, sizeof(orig));
+		if (roce_copy_to_sge(w->sge, w->num_sge, 0, (const uint8_t *)&orig,
+				     sizeof(orig)) == -EFAULT) {
+			local_fault(dev, qp, w);
+			return;
+		}
 	} else {
 		bool last = pkt->psn == w->last_psn;
+		int ret = -EMSGSIZE;
 
 		off = psn_diff(pkt->psn, w->first_psn) * qp->mtu;
-		if (w->opcode != IBV_WR_RDMA_READ ||
-		    pkt->paylen != (last ? w->length - off : qp->mtu) ||
-		    roce_copy_to_sge(w->sge, w->num_sge, off, pkt->payload, pkt->paylen) != 0) {
+		if (w->opcode == IBV_WR_RDMA_READ && pkt->paylen == (last ? w->length - off : qp->mtu))
+			ret = roce_copy_to_sge(w->sge, w->num_sge, off, pkt->payload, pkt->paylen);
+		if (ret == -EFAULT) {
+			local_fault(dev, qp, w);
+			return;
+		}
+		if (ret != 0) {
 			dev->stats.rx_drop_bad_len++;
 			return;
 		}

@@ -6,6 +6,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_memcpy.h>
 #include "roce.h"
 
 #ifdef __SANITIZE_THREAD__
@@ -292,6 +293,29 @@ int roce_cq_resize(struct droce_rdev_cq *fp, uint32_t cqe);
 void roce_cq_resize_run(struct roce_dev *dev);
 void roce_cq_purge_qp(struct roce_cq *cq, uint32_t qpn, bool recv);
 
+/* roce_odp.c */
+extern uint32_t roce_odp_mrs;
+int roce_odp_mr_add(void);
+void roce_odp_mr_del(void);
+int roce_mr_advise(struct droce_rdev_pd *pd, const struct ibv_sge *sge, uint32_t n, bool write,
+		   bool fault, bool sync);
+int roce_odp_copy(void *dst, const void *src, size_t n);
+int roce_odp_atomic(uint64_t *p, bool cmp_swap, uint64_t cmp_add, uint64_t swap, uint64_t *orig);
+
+/*
+ * A copy to or from application memory: guarded while an ODP MR exists in
+ * the process (roce_odp.c), so that an unmapped page fails it. 0 or -EFAULT.
+ */
+static inline int
+roce_mem_copy(void *dst, const void *src, size_t n)
+{
+	if (likely(__atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) == 0)) {
+		rte_memcpy(dst, src, n);
+		return 0;
+	}
+	return roce_odp_copy(dst, src, n);
+}
+
 /* roce_port.c */
 bool roce_port_check(struct roce_dev *dev);
 void roce_port_monitor_start(struct roce_dev *dev);
@@ -324,7 +348,7 @@ int roce_mr_check(struct roce_dev *dev, const struct droce_rdev_pd *pd, uint32_t
 		  uint64_t addr, uint64_t len, int access, uint8_t **host);
 int roce_sge_check(struct roce_dev *dev, const struct droce_rdev_pd *pd,
 		   const struct ibv_sge *sge, uint32_t n, int access);
-void roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len);
+int roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len);
 int roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 		     const uint8_t *src, uint32_t len);
 int roce_pd_alloc(struct droce_rdev *rdev, struct droce_rdev_pd **out, uint32_t *pdn);

@@ -34,7 +34,8 @@ roce_mr_check(struct roce_dev *dev, const struct droce_rdev_pd *pd, uint32_t key
 		return -EACCES;
 	if (unlikely(addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len))
 		return -EACCES;
-	*host = mr->host + (addr - mr->iova);
+	/* (the implicit ODP MR's host is NULL: integer arithmetic) */
+	*host = (uint8_t *)((uintptr_t)mr->host + (addr - mr->iova));
 	return 0;
 }
 
@@ -55,8 +56,11 @@ roce_sge_check(struct roce_dev *dev, const struct droce_rdev_pd *pd,
 	return 0;
 }
 
-/* Gather @len bytes starting @off bytes into the SGE list (checked, host addrs). */
-void
+/*
+ * Gather @len bytes starting @off bytes into the SGE list (checked, host
+ * addrs); -EFAULT when an ODP page is not there.
+ */
+int
 roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len)
 {
 	while (off >= sge->length && len) {
@@ -66,15 +70,20 @@ roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32
 	while (len) {
 		uint32_t n = RTE_MIN(len, sge->length - off);
 
-		rte_memcpy(dst, (const uint8_t *)(uintptr_t)sge->addr + off, n);
+		if (roce_mem_copy(dst, (const uint8_t *)(uintptr_t)sge->addr + off, n) != 0)
+			return -EFAULT;
 		dst += n;
 		len -= n;
 		off = 0;
 		sge++;
 	}
+	return 0;
 }
 
-/* Scatter into an SGE list at @off; -EMSGSIZE if it does not fit. */
+/*
+ * Scatter into an SGE list at @off; -EMSGSIZE if it does not fit, -EFAULT
+ * when an ODP page is not there.
+ */
 int
 roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 		 const uint8_t *src, uint32_t len)
@@ -91,7 +100,8 @@ roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 		if (i == nsge)
 			return -EMSGSIZE;
 		n = RTE_MIN(len, sge[i].length - off);
-		rte_memcpy((uint8_t *)(uintptr_t)sge[i].addr + off, src, n);
+		if (roce_mem_copy((uint8_t *)(uintptr_t)sge[i].addr + off, src, n) != 0)
+			return -EFAULT;
 		src += n;
 		len -= n;
 		off = 0;
@@ -141,14 +151,24 @@ roce_mr_reg(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova
 	struct roce_dev *dev = pd->dev;
 	struct droce_rdev_mr *mr = calloc(1, sizeof(*mr));
 	uint32_t idx;
+	int ret;
 
 	if (mr == NULL)
 		return -ENOMEM;
+	if (access & IBV_ACCESS_ON_DEMAND) {
+		ret = roce_odp_mr_add();
+		if (ret != 0) {
+			free(mr);
+			return ret;
+		}
+	}
 	pthread_mutex_lock(&dev->lock);
 	for (idx = 1; idx < DROCE_MAX_MR && dev->mr_tbl[idx]; idx++)
 		;
 	if (idx == DROCE_MAX_MR) {
 		pthread_mutex_unlock(&dev->lock);
+		if (access & IBV_ACCESS_ON_DEMAND)
+			roce_odp_mr_del();
 		free(mr);
 		return -ENOMEM;
 	}
@@ -177,6 +197,8 @@ roce_mr_dereg(struct droce_rdev_mr *mr)
 	dev->nb_mr--;
 	pthread_mutex_unlock(&dev->lock);
 	roce_dev_quiesce(dev);
+	if (mr->access & IBV_ACCESS_ON_DEMAND)
+		roce_odp_mr_del();
 	free(mr);
 }
 
@@ -205,13 +227,22 @@ roce_mr_rereg(struct droce_rdev_mr **io, int flags, struct droce_rdev_pd *pd, vo
 		mr->length = length;
 		mr->iova = iova;
 	}
-	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
 		mr->access = access;
+		/* becoming ODP: guarded from before the engine can see it */
+		if ((access & IBV_ACCESS_ON_DEMAND) && !(old->access & IBV_ACCESS_ON_DEMAND) &&
+		    roce_odp_mr_add() != 0) {
+			free(mr);
+			return -ENOMEM;
+		}
+	}
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&dev->mr_tbl[mr->key >> ROCE_MR_GEN_BITS], mr, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
 	/* no iteration still reads the old attributes */
 	roce_dev_quiesce(dev);
+	if ((old->access & IBV_ACCESS_ON_DEMAND) && !(mr->access & IBV_ACCESS_ON_DEMAND))
+		roce_odp_mr_del();
 	free(old);
 	*io = mr;
 	return 0;

@@ -157,6 +157,7 @@ static const struct droce_rdev_ops roce_rdev_ops = {
 	.mr_reg = roce_mr_reg,
 	.mr_dereg = roce_mr_dereg,
 	.mr_rereg = roce_mr_rereg,
+	.mr_advise = roce_mr_advise,
 	.cq_create = roce_cq_create,
 	.cq_destroy = roce_cq_destroy,
 	.cq_resize = roce_cq_resize,

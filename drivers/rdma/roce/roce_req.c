@@ -174,10 +174,12 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	if (oi->flags & ROCE_OPF_IMMDT)
 		bth_set_immdt(bth, oi->flags, wqe->imm_data);
 	p = bth_payload(bth);
-	if (wqe->inl)
+	if (wqe->inl) {
 		memcpy(p, wqe->inline_data + e->cur_off, pay);
-	else
-		roce_copy_from_sge(p, wqe->sge, e->cur_off, pay);
+	} else if (roce_copy_from_sge(p, wqe->sge, e->cur_off, pay) != 0) {
+		roce_mbuf_free(m);	/* an ODP page that is not there */
+		return -EFAULT;
+	}
 	memset(p + pay, 0, pad);
 	if (roce_ip_xmit_mc(dev, m, av->dip, qp->sport, av->tos, av->ttl, qp->mc_noloop) != 0)
 		return -EAGAIN;
@@ -384,7 +386,23 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 			return;
 		}
 		/* the port is full: wait, do not drop; else no mbuf or no neighbour yet */
-		if (!roce_tx_room_data(dev) || (ret = send_pkt(dev, qp, wqe)) < 0) {
+		ret = roce_tx_room_data(dev) ? send_pkt(dev, qp, wqe) : -ENOBUFS;
+		if (unlikely(ret == -EFAULT)) {
+			/*
+			 * Its local memory is not there (an ODP page): the WR
+			 * fails once it is the oldest, as for a bad local key
+			 */
+			if (e->win_cur == e->win_head) {
+				roce_comp_send_wqe(qp, wqe, IBV_WC_LOC_PROT_ERR);
+				e->win_head++;
+				e->win_cur++;
+				e->cur_pkt = 0;
+				e->cur_off = 0;
+				roce_qp_to_err(dev, qp);
+			}
+			return;
+		}
+		if (ret < 0) {
 			req_stall(qp, now);
 			return;		/* try next loop */
 		}

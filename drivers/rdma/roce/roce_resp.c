@@ -186,8 +186,12 @@ ud_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		return;
 	}
 	grh_from_ipv4(grh, pkt->ip);
-	roce_copy_to_sge(w->sge, w->num_sge, 0, grh, sizeof(grh));
-	roce_copy_to_sge(w->sge, w->num_sge, ROCE_GRH_LEN, pkt->payload, pkt->paylen);
+	/* fits (checked above); fails only on an ODP page that is not there */
+	if (roce_copy_to_sge(w->sge, w->num_sge, 0, grh, sizeof(grh)) != 0 ||
+	    roce_copy_to_sge(w->sge, w->num_sge, ROCE_GRH_LEN, pkt->payload, pkt->paylen) != 0) {
+		complete_recv(qp, w, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, 0, 0, false);
+		return;
+	}
 	if (pkt->opf & ROCE_OPF_IMMDT) {
 		imm = bth_immdt(pkt->bth, pkt->opf);
 		flags |= IBV_WC_WITH_IMM;
@@ -333,7 +337,16 @@ atomic_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		return -ENOSPC;
 	}
 	/* atomic with respect to every other atomic of the process, on any device */
-	if (pkt->opcode == IBV_OPCODE_RC_COMPARE_SWAP) {
+	if (unlikely(__atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) != 0)) {
+		/* an ODP page that is not there: as an R_Key violation */
+		if (roce_odp_atomic((uint64_t *)host, pkt->opcode == IBV_OPCODE_RC_COMPARE_SWAP,
+				    pkt->opcode == IBV_OPCODE_RC_COMPARE_SWAP ? atmeth_comp(a) :
+				    atmeth_swap_add(a), atmeth_swap_add(a), &orig) != 0) {
+			qp->e.rd_tail--;	/* the job just pushed */
+			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
+			return -EACCES;
+		}
+	} else if (pkt->opcode == IBV_OPCODE_RC_COMPARE_SWAP) {
 		orig = atmeth_comp(a);
 		__atomic_compare_exchange_n((uint64_t *)host, &orig, atmeth_swap_add(a), false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -349,6 +362,20 @@ atomic_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	qp->e.atm_next = (qp->e.atm_next + 1) % DROCE_MAX_RD_ATOMIC;
 	qp->e.epsn = psn_add(pkt->psn, 1);
 	return 0;
+}
+
+/*
+ * A READ's memory is no longer readable (its MR gone since the request, or
+ * an ODP page that is not there): NAK remote access error, the QP to ERR.
+ */
+static void
+read_access_error(struct roce_dev *dev, struct roce_qp *qp, const struct roce_rd_job *j)
+{
+	qp->e.rd_head = qp->e.rd_tail;
+	qp->e.rd_ndup = 0;
+	dev->stats.naks_sent++;
+	send_aeth(dev, qp, j->psn, AETH_NAK_REM_ACC);
+	roce_qp_error(dev, qp, IBV_EVENT_QP_ACCESS_ERR);
 }
 
 /* A duplicate atomic is answered from the replay cache, never applied twice. */
@@ -411,11 +438,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			/* the MR may have been deregistered since the request */
 			if (pay != 0 && roce_mr_check(dev, qp->pd, j->rkey, j->va, pay,
 						      IBV_ACCESS_REMOTE_READ, &j->host) != 0) {
-				e->rd_head = e->rd_tail;
-				e->rd_ndup = 0;
-				dev->stats.naks_sent++;
-				send_aeth(dev, qp, j->psn, AETH_NAK_REM_ACC);
-				roce_qp_error(dev, qp, IBV_EVENT_QP_ACCESS_ERR);
+				read_access_error(dev, qp, j);
 				return;
 			}
 			if (!roce_tx_room_data(dev))
@@ -429,8 +452,11 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			if (oi->flags & ROCE_OPF_AETH)
 				aeth_init(bth_aeth(bth), AETH_ACK | AETH_CREDIT_INVALID, e->msn);
 			/* a zero-length READ names no memory: host is NULL */
-			if (pay != 0)
-				rte_memcpy(bth_payload(bth), j->host, pay);
+			if (pay != 0 && roce_mem_copy(bth_payload(bth), j->host, pay) != 0) {
+				roce_mbuf_free(m);	/* an ODP page that is not there */
+				read_access_error(dev, qp, j);
+				return;
+			}
 			memset(bth_payload(bth) + pay, 0, pad);
 			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
 				return;
@@ -540,13 +566,14 @@ send_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
 	struct roce_qp_eng *e = &qp->e;
 	uint32_t skip = 0;
+	int ret;
 
 	if (pkt->opf & ROCE_OPF_FIRST) {
 		e->roff = 0;
 		/* UC: an aborted message's WQE (already checked) is reused */
 		if (e->rwqe == NULL) {
 			if (unlikely(qp->srq && qp->srq->tm)) {
-				int ret = roce_tm_rcv_first(dev, qp, pkt);
+				ret = roce_tm_rcv_first(dev, qp, pkt);
 
 				skip = ret > 0 ? ret : 0;
 			} else {
@@ -566,8 +593,16 @@ send_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			}
 		}
 	}
-	if (roce_copy_to_sge(e->rwqe->sge, e->rwqe->num_sge, e->roff,
-			     pkt->payload + skip, pkt->paylen - skip) != 0) {
+	ret = roce_copy_to_sge(e->rwqe->sge, e->rwqe->num_sge, e->roff,
+			       pkt->payload + skip, pkt->paylen - skip);
+	if (ret == -EFAULT) {
+		/* an ODP page that is not there: as a bad local key */
+		complete_recv(qp, e->rwqe, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, 0, 0, false);
+		e->rwqe = NULL;
+		req_fail(dev, qp, pkt, AETH_NAK_REM_OP, true);
+		return -EACCES;
+	}
+	if (ret != 0) {
 		complete_recv(qp, e->rwqe, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, 0, 0, false);
 		e->rwqe = NULL;
 		req_fail(dev, qp, pkt, AETH_NAK_INV_REQ, true);
@@ -626,7 +661,11 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	}
 	/* a zero-length WRITE names no memory: w_host is NULL (or the last message's) */
 	if (pkt->paylen != 0) {
-		rte_memcpy(e->w_host, pkt->payload, pkt->paylen);
+		if (roce_mem_copy(e->w_host, pkt->payload, pkt->paylen) != 0) {
+			/* an ODP page that is not there: as an R_Key violation */
+			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
+			return -EACCES;
+		}
 		e->w_host += pkt->paylen;
 	}
 	e->w_left -= pkt->paylen;
