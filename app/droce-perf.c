@@ -2,7 +2,8 @@
 /*
  * droce-perf: perftest's tests over droce (perf_tests.c: send_lat,
  * write_lat, read_lat, atomic_lat, ud_lat, send_bw, write_bw, read_bw,
- * atomic_bw, srq_bw, ud_bw), or (-m post) what posting a WR costs. With no
+ * atomic_bw, srq_bw, ud_bw), or (-m post) what posting a WR costs, or (-m
+ * reg) what registering memory costs (run_reg). With no
  * arguments it runs on the embedded default (two droce devices joined by a
  * net_ring pair in this process, no hugepages, the engine on a worker lcore
  * when there is one) a short sweep of the main tests.
@@ -10,7 +11,8 @@
  *   droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S] [-n iters]
  *              [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline]
  *              [-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss]
- *              [-t timeout] [-j]
+ *              [-t timeout] [-j] [--odp]
+ *   droce-perf [EAL args --] -m reg [-s bytes]
  *   droce-perf [EAL args --] -m post [-s size] [-d depth] [-p inline|lcore]
  *              [-T threads,...] [-D seconds] [-B batch] [-a]
  *
@@ -18,7 +20,8 @@
  * read_lat atomic_lat send_bw write_bw read_bw). -s: sizes (K and M
  * suffixes), -S: every power of two from 2 to the largest -s; -n: iterations
  * (latency 2000, bandwidth 20000) or -D seconds a figure; -j: JSON instead
- * of the table (devtools/plot draws it).
+ * of the table (devtools/plot draws it); --odp: the buffers are ODP MRs
+ * (IBV_ACCESS_ON_DEMAND: every access of the engine to them is guarded).
  *
  * -L wraps both ports of the embedded default in net_impair with drop=<loss>
  * (a probability, e.g. 0.001), to measure goodput and latency under loss.
@@ -968,7 +971,8 @@ main(int argc, char **argv)
 			die("usage: droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S|--sweep] "
 			    "[-n iters] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline] "
 			    "[-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss] [-t timeout] "
-			    "[-j|--json]\n"
+			    "[-j|--json] [--odp]\n"
+			    "       droce-perf [EAL args --] -m reg [-s bytes]\n"
 			    "       droce-perf [EAL args --] -m post [-s size] [-d depth] [-p inline|lcore] "
 			    "[-T threads,...] [-D seconds] [-B batch] [-a]\ntests: %s", perf_test_names);
 		}
