@@ -1013,6 +1013,7 @@ main(int argc, char **argv)
 		dflt[nd++] = "--no-pci";
 		dflt[nd++] = prefix;
 		dflt[nd++] = "--log-level=lib.eal:error";
+		dflt[nd++] = "--log-level=lib.telemetry:error";
 		dflt[nd++] = "-l";
 		inl = strcmp(prog, "inline") == 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2;
 		dflt[nd++] = inl ? "0" : "0-1";
