@@ -595,8 +595,12 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 	while (open > 0 || done < posted || (sends && tr == IBV_QPT_RC && recvd < posted)) {
 		if (dur && !expired && now_s() - t0 >= O->duration) {
 			expired = true;
-			for (unsigned int q = 0; q < nq; q++)
+			for (unsigned int q = 0; q < nq; q++) {
 				Q[q].quota = Q[q].posted + (Q[q].sigd < Q[q].posted);
+				/* nothing more to post: closed now (the loop below closes a QP only as it posts) */
+				if (!Q[q].closed && Q[q].posted == Q[q].quota)
+					Q[q].closed = true, open--;
+			}
 		}
 		for (unsigned int q = 0; q < nq; q++) {
 			struct bw_qp *p = &Q[q];
@@ -726,7 +730,8 @@ run_one(const struct test *t, struct ibv_device *d0, struct ibv_device *d1, size
 		die("%s: RC or UC", t->name);
 	side_open(&a, d0, tr, nq, false, bufsz);
 	side_open(&b, d1, tr, nq, t->srq, bufsz);
-	if (tr == IBV_QPT_UD && size + GRH > (128u << a.mtu))
+	/* the GRH is in the receive buffer only, not on the wire: the payload may be the MTU */
+	if (tr == IBV_QPT_UD && size > (128u << a.mtu))
 		die("%s: %zu B is more than the UD MTU (%u B)", t->name, size, 128u << a.mtu);
 	if (t->kind == K_WRITE && t->lat && size == 0)
 		die("write_lat: at least 1 byte");

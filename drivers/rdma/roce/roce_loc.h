@@ -202,6 +202,7 @@ int roce_dev_link_up(struct roce_dev *dev);
 
 /* roce_poll.c */
 void roce_dev_poll(struct roce_dev *dev);
+int roce_engine_lcore(const struct roce_dev *dev);
 int roce_engine_attach(struct roce_dev *dev);
 void roce_engine_detach(struct roce_dev *dev);
 void roce_dev_quiesce(struct roce_dev *dev);

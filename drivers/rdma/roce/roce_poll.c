@@ -154,6 +154,15 @@ roce_dev_quiesce(struct roce_dev *dev)
 		 !__atomic_load_n(&dev->engine->stop, __ATOMIC_ACQUIRE));
 }
 
+/* The lcore whose engine progresses @dev, or -1 (inline, or no context open yet). */
+int
+roce_engine_lcore(const struct roce_dev *dev)
+{
+	const struct roce_engine *eng = __atomic_load_n(&dev->engine, __ATOMIC_ACQUIRE);
+
+	return eng != NULL ? (int)eng->lcore : -1;
+}
+
 static int
 pick_lcore(const struct roce_dev *dev)
 {

@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# droce's telemetry (drivers/rdma/roce/roce_telemetry.c) read as a DPDK user
+# reads it: Debian's dpdk-telemetry.py on the socket of a running droce-perf
+# (the embedded default) while it streams SENDs. Checks each /droce command,
+# that the counters move between two reads, that a QP is listed in RTS, and
+# that bad parameters are refused.
+#
+# Usage: run_telemetry.sh <droce-perf>
+set -u
+PERF=${1:?usage: run_telemetry.sh <droce-perf>}
+TEL=$(command -v dpdk-telemetry.py) || { echo "SKIP: dpdk-telemetry.py (Debian's dpdk) is missing"; exit 77; }
+PY=/usr/bin/python3
+OUT=$(mktemp)
+fails=0
+ok() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+"$PERF" send_bw -s 64 -D 30 >"$OUT" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$OUT"; rm -rf /var/run/dpdk/droce-perf-$pid' EXIT
+prefix=droce-perf-$pid
+for _ in $(seq 100); do
+	[ -S /var/run/dpdk/$prefix/dpdk_telemetry.v2 ] && break
+	sleep 0.1
+done
+[ -S /var/run/dpdk/$prefix/dpdk_telemetry.v2 ] || { cat "$OUT"; echo "FAIL: no telemetry socket"; exit 1; }
+
+# q CMD: the command's JSON value (null when refused)
+q() { echo "$1" | "$TEL" -f "$prefix" 2>/dev/null | tail -n1 |
+	"$PY" -c 'import json, sys; d = json.load(sys.stdin); print(json.dumps(list(d.values())[0]))'; }
+# j JSON EXPR: a Python expression on the value v
+j() { "$PY" -c "import json, sys; v = json.loads(sys.argv[1]); print($2)" "$1"; }
+
+# the stream has begun once droce1 has received something
+for _ in $(seq 100); do
+	[ "$(j "$(q /droce/stats,droce1)" 'v and v["rx_pkts"] > 1000')" = True ] 2>/dev/null && break
+	sleep 0.1
+done
+devs=$(q /droce/devs)
+[ "$(j "$devs" 'v == ["droce0", "droce1"]')" = True ] && ok "/droce/devs: $devs" || fail "/droce/devs: $devs"
+info=$(q /droce/dev_info,droce1)
+[ "$(j "$info" 'v["ip"] == "10.0.0.2" and v["port_state"] == "ACTIVE" and v["qps"] >= 1')" = True ] &&
+	ok "/droce/dev_info,droce1: ip, port state, a QP" || fail "/droce/dev_info,droce1: $info"
+[ "$(j "$(q /droce/dev_info,0)" 'v["name"]')" = droce0 ] && ok "/droce/dev_info,0 by index" ||
+	fail "/droce/dev_info,0"
+s1=$(q /droce/stats,droce1)
+sleep 1
+s2=$(q /droce/stats,droce1)
+moved=$("$PY" -c "import json, sys; a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+print(b['rx_pkts'] > a['rx_pkts'] and b['tx_pkts'] > a['tx_pkts'] and b['rx_bytes'] > a['rx_bytes'])" "$s1" "$s2")
+[ "$moved" = True ] && ok "/droce/stats: rx_pkts $(j "$s1" 'v["rx_pkts"]') -> $(j "$s2" 'v["rx_pkts"]')" ||
+	fail "/droce/stats did not move: $s1 / $s2"
+qps=$(q /droce/qps,droce0)
+qpn=$(j "$qps" 'v[0] if v else ""')
+[ -n "$qpn" ] && ok "/droce/qps,droce0: $qps" || fail "/droce/qps,droce0: $qps"
+qi=$(q "/droce/qp_info,droce0,$qpn")
+[ "$(j "$qi" 'v["state"] == "RTS" and v["type"] == "RC" and v["dest_ip"] == "10.0.0.2"')" = True ] &&
+	ok "/droce/qp_info,droce0,$qpn: RC, RTS, to 10.0.0.2" || fail "/droce/qp_info: $qi"
+p1=$(j "$qi" 'v["sq_psn"]')
+sleep 0.5
+p2=$(j "$(q "/droce/qp_info,droce0,$qpn")" 'v["sq_psn"]')
+[ "$p1" != "$p2" ] && ok "its sq_psn moves: $p1 -> $p2" || fail "sq_psn stays at $p1"
+q /droce/neigh,droce0 >/dev/null && ok "/droce/neigh,droce0" || fail "/droce/neigh"
+for bad in /droce/dev_info,nosuch /droce/dev_info,7 /droce/qp_info,droce0 "/droce/qp_info,droce0,99999" \
+	/droce/stats; do
+	[ "$(q "$bad")" = null ] && ok "$bad: refused" || fail "$bad: $(q "$bad")"
+done
+[ $fails = 0 ] && { echo "run_telemetry: PASS"; exit 0; }
+echo "run_telemetry: $fails failure(s)"
+exit 1
