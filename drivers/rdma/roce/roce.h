@@ -108,6 +108,39 @@ struct droce_rdev_mr {
 	uint32_t key;		/* lkey == rkey; index << ROCE_MR_GEN_BITS | generation */
 };
 
+/*
+ * A memory window (roce_mw.c). Its R_Key is index << 8 | key (IBA 10.6.7.2:
+ * the consumer owns the low 8 bits), below 1 << ROCE_MR_GEN_BITS, where no
+ * MR key lies (MR index 0 is never used): the responder tells the two apart
+ * by the key alone. Everything after @type is the engine's: binds and
+ * invalidations are WQEs it executes, and it checks every remote access
+ * through the window against them; the control path reads them only once
+ * the window is out of mw_tbl and quiesced.
+ */
+#define ROCE_MW_KEY_BITS	8
+#define ROCE_MW_KEY_MASK	((1U << ROCE_MW_KEY_BITS) - 1)
+_Static_assert(DROCE_MAX_MW <= 1U << (ROCE_MR_GEN_BITS - ROCE_MW_KEY_BITS),
+	       "MW R_Keys must stay below every MR key");
+
+enum roce_mw_state {
+	ROCE_MW_FREE,		/* type 2, not bound */
+	ROCE_MW_VALID,		/* type 1 always (length 0: unbound), type 2 bound */
+};
+
+struct droce_rdev_mw {
+	struct droce_rdev_pd *pd;
+	uint32_t idx;		/* in dev->mw_tbl */
+	uint8_t type;		/* IBV_MW_TYPE_1 or _2 */
+	/* the engine's */
+	uint8_t state;
+	uint32_t rkey;
+	int access;		/* IBV_ACCESS_REMOTE_* it grants */
+	uint64_t va;
+	uint64_t length;
+	uint32_t mr_key;	/* the MR it is bound to, 0 none */
+	uint32_t qpn;		/* type 2: the QP it is bound to */
+};
+
 /* --- CQ --- */
 struct roce_cq {
 	struct droce_rdev_cq fp;	/* what the facade sees */
@@ -342,6 +375,11 @@ struct roce_dev {
 	uint32_t ctx_refs;
 	struct droce_rdev_mr *mr_tbl[DROCE_MAX_MR];	/* by key >> ROCE_MR_GEN_BITS */
 	uint32_t mr_gen[DROCE_MAX_MR];
+	/* windows bound to each MR (atomic: the engine binds, the control path reads) */
+	uint32_t mr_nmw[DROCE_MAX_MR];
+	uint32_t nb_mw;
+	struct droce_rdev_mw *mw_tbl[DROCE_MAX_MW];	/* by R_Key >> ROCE_MW_KEY_BITS */
+	uint8_t mw_key[DROCE_MAX_MW];	/* each slot's last key, so a new window's differs */
 
 	/* port 1 (roce_port.c): the link state last announced, while a context is open */
 	pthread_mutex_t port_lock;
