@@ -377,6 +377,31 @@ test_type2_window_from_another_qp_rem_access_err(void)
 	return TEST_SUCCESS;
 }
 
+/* A QP made later under the QPN of the window's QP (destroyed) is not that QP. */
+static int
+test_type2_window_of_destroyed_qp_not_for_its_qpn_successor(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+	struct h_side c, d, e, f;
+	uint32_t qpn;
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(other_pair(&c, &d, b.pd));
+	CHECK(bind2(&d, mw, key2(mw, 18), b.mr, win_addr(0), WIN_LEN, RW_ALL, IBV_WC_SUCCESS));
+	CHECK(rdma(&c, IBV_WR_RDMA_WRITE, 0, 64, win_addr(0), key2(mw, 18), 0, IBV_WC_SUCCESS));
+	qpn = d.qp->qp_num;
+	h_side_destroy(&c);
+	h_side_destroy(&d);
+	CHECK(other_pair(&e, &f, b.pd));
+	TEST_ASSERT_EQ(f.qp->qp_num, qpn);
+	CHECK(rdma(&e, IBV_WR_RDMA_WRITE, 0, 64, win_addr(0), key2(mw, 18), 0,
+		   IBV_WC_REM_ACCESS_ERR));
+	h_side_destroy(&e);
+	h_side_destroy(&f);
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
 static int
 test_type1_window_any_qp_of_its_pd_none_of_another(void)
 {
@@ -949,6 +974,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_write_through_read_only_window_rem_access_err),
 	TEST_CASE(test_atomic_through_window_without_atomic_rem_access_err),
 	TEST_CASE(test_type2_window_from_another_qp_rem_access_err),
+	TEST_CASE(test_type2_window_of_destroyed_qp_not_for_its_qpn_successor),
 	TEST_CASE(test_type1_window_any_qp_of_its_pd_none_of_another),
 	TEST_CASE(test_send_with_inv_invalidates_then_access_fails),
 	TEST_CASE(test_send_with_inv_of_mr_key_rem_inv_req_err),

@@ -138,7 +138,7 @@ struct droce_rdev_mw {
 	uint64_t va;
 	uint64_t length;
 	uint32_t mr_key;	/* the MR it is bound to, 0 none */
-	uint32_t qpn;		/* type 2: the QP it is bound to */
+	uint64_t qp_serial;	/* type 2: the QP it is bound to (struct roce_qp serial) */
 };
 
 /* --- CQ --- */
@@ -316,6 +316,7 @@ struct roce_qp {
 	struct roce_cq *rcq;
 	struct roce_srq *srq;
 	uint32_t idx;			/* index in dev->qp_tbl */
+	uint64_t serial;		/* unique on the device, unlike the QPN (memory windows) */
 	struct rte_ring *tm_pool;	/* on a TM SRQ: slots kept for rendezvous */
 
 	/* attributes, written by modify_qp before the state that uses them */
@@ -396,6 +397,7 @@ struct roce_dev {
 	struct roce_qp *qp_tbl[DROCE_MAX_QP];
 	bool qp_taken[DROCE_MAX_QP];	/* control path, under lock: a QP is being made or is in qp_tbl */
 	uint32_t qp_hi;			/* highest used index + 1 */
+	uint64_t qp_serial;		/* the last QP's serial */
 	uint32_t gsi_idx;		/* 1 + qp_tbl index of QP1, 0 = none */
 	struct roce_srq *tm_tbl[DROCE_MAX_TM_SRQ];	/* tag-matching SRQs */
 	uint32_t tm_hi;

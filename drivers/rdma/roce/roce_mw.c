@@ -90,14 +90,15 @@ mw_unbind(struct roce_dev *dev, struct droce_rdev_mw *mw)
 	mw->va = 0;
 	mw->length = 0;
 	mw->access = 0;
-	mw->qpn = 0;
+	mw->qp_serial = 0;
 }
 
 /*
  * A remote access through the window @rkey names, arriving on @qp (engine,
  * per packet): 0 with *host set when [va, va+len) lies in the window, which
  * is valid, grants @access, is of the QP's PD and, type 2, bound to this
- * QP; and in the MR it is bound to as that MR is now (re-registration).
+ * QP (by serial: a QP made later under the same QPN is another); and in
+ * the MR it is bound to as that MR is now (re-registration).
  */
 int
 roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey, uint64_t va,
@@ -108,7 +109,7 @@ roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey, uin
 
 	if (unlikely(mw == NULL || mw->rkey != rkey || mw->state != ROCE_MW_VALID ||
 		     mw->length == 0 || mw->pd != qp->pd ||
-		     (mw->type == IBV_MW_TYPE_2 && mw->qpn != qp->fp.qpn) ||
+		     (mw->type == IBV_MW_TYPE_2 && mw->qp_serial != qp->serial) ||
 		     (mw->access & access) != access))
 		return -EACCES;
 	if (unlikely(va < mw->va || len > mw->length || va - mw->va > mw->length - len))
@@ -170,7 +171,7 @@ roce_mw_bind(struct roce_dev *dev, struct roce_qp *qp, const struct droce_send_w
 		mw->length = length;
 		mw->access = access;
 		if (mw->type == IBV_MW_TYPE_2)
-			mw->qpn = qp->fp.qpn;
+			mw->qp_serial = qp->serial;
 	}
 	return 0;
 }
@@ -191,7 +192,7 @@ roce_mw_invalidate(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey
 		return -EINVAL;
 	mw = mw_lookup(dev, rkey);
 	if (mw == NULL || mw->rkey != rkey || mw->type != IBV_MW_TYPE_2 ||
-	    mw->state != ROCE_MW_VALID || mw->pd != qp->pd || (remote && mw->qpn != qp->fp.qpn))
+	    mw->state != ROCE_MW_VALID || mw->pd != qp->pd || (remote && mw->qp_serial != qp->serial))
 		return -EINVAL;
 	mw_unbind(dev, mw);
 	mw->state = ROCE_MW_FREE;
