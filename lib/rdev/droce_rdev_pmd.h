@@ -85,7 +85,7 @@ struct droce_rdev_ops {
 	/* lkey == rkey == *key; -ENOMEM when the device's MRs are used up */
 	int (*mr_reg)(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova,
 		      int access, struct droce_rdev_mr **mr, uint32_t *key);
-	/* -EINVAL while memory windows are bound to it (IBA 10.6.7.2.6, as rxe) */
+	/* -EINVAL while memory windows are bound to it (as the kernel's rxe) */
 	int (*mr_dereg)(struct droce_rdev_mr *mr);
 	/*
 	 * ibv_rereg_mr, checked by the facade: @flags are IBV_REREG_MR_CHANGE_*

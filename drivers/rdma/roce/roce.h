@@ -109,7 +109,7 @@ struct droce_rdev_mr {
 };
 
 /*
- * A memory window (roce_mw.c). Its R_Key is index << 8 | key (IBA 10.6.7.2:
+ * A memory window (roce_mw.c). Its R_Key is index << 8 | key (IBA:
  * the consumer owns the low 8 bits), below 1 << ROCE_MR_GEN_BITS, where no
  * MR key lies (MR index 0 is never used): the responder tells the two apart
  * by the key alone. Everything after @type is the engine's: binds and

@@ -188,10 +188,9 @@ roce_mr_reg(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova
 }
 
 /*
- * -EINVAL while windows are bound to it (IBA 10.6.7.2.6; the kernel's rxe
- * answers so): a window's MR is looked up by key at each access, so one
- * deregistered under it would only fail them, but the window would stay
- * counted against nothing.
+ * -EINVAL while windows are bound to it, as the kernel's rxe answers: a
+ * window's MR is looked up by key at each access, so one deregistered
+ * under it would only fail them, but the binding would outlive its MR.
  */
 int
 roce_mr_dereg(struct droce_rdev_mr *mr)

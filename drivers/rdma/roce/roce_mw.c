@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Memory windows (IBA 10.6.7.2, 10.6.7.3): the objects (the mw_* ops), the
+ * Memory windows (IBA vol. 1, chapter 10): the objects (the mw_* ops), the
  * bind and invalidate operations the engine executes in send-queue order,
  * and the check of a remote access through a window's R_Key.
  *
