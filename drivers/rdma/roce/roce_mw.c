@@ -57,8 +57,6 @@ roce_mw_dealloc(struct droce_rdev_mw *mw)
 
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&dev->mw_tbl[mw->idx], NULL, __ATOMIC_RELEASE);
-	/* the slot's next window starts after the last key this one had */
-	dev->mw_key[mw->idx] = mw->rkey & ROCE_MW_KEY_MASK;
 	dev->nb_mw--;
 	pthread_mutex_unlock(&dev->lock);
 	/* no engine iteration binds, invalidates or reads it any more */
@@ -66,6 +64,14 @@ roce_mw_dealloc(struct droce_rdev_mw *mw)
 	if (mw->mr_key != 0)
 		__atomic_fetch_sub(&dev->mr_nmw[mw->mr_key >> ROCE_MR_GEN_BITS], 1,
 				   __ATOMIC_RELEASE);
+	/*
+	 * The slot's next window starts after the last key this one had (its
+	 * binds moved it), unless a window took the slot meanwhile.
+	 */
+	pthread_mutex_lock(&dev->lock);
+	if (dev->mw_tbl[mw->idx] == NULL)
+		dev->mw_key[mw->idx] = mw->rkey & ROCE_MW_KEY_MASK;
+	pthread_mutex_unlock(&dev->lock);
 	free(mw);
 }
 
