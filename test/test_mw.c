@@ -846,6 +846,50 @@ test_dealloc_pd_busy_while_windows_on_it(void)
 	return TEST_SUCCESS;
 }
 
+/* max_mw windows per device, ENOMEM beyond, one more once one is freed */
+static int
+test_alloc_up_to_max_mw_then_enomem(void)
+{
+	struct ibv_device_attr da;
+	struct ibv_mw **mw;
+	int n = 0, ret = TEST_FAILED;
+
+	TEST_ASSERT_EQ(ibv_query_device(b.ctx, &da), 0);
+	TEST_ASSERT(da.max_mw > 0, "max_mw %d", da.max_mw);
+	mw = calloc(da.max_mw, sizeof(*mw));
+	TEST_ASSERT(mw != NULL, "calloc");
+	for (; n < da.max_mw; n++) {
+		mw[n] = ibv_alloc_mw(b.pd, n & 1 ? IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
+		if (mw[n] == NULL) {
+			fprintf(stderr, "window %d of %d: %s\n", n, da.max_mw, strerror(errno));
+			goto out;
+		}
+	}
+	errno = 0;
+	if (ibv_alloc_mw(b.pd, IBV_MW_TYPE_1) != NULL || errno != ENOMEM) {
+		fprintf(stderr, "window %d: errno %d, want ENOMEM\n", n, errno);
+		goto out;
+	}
+	if (ibv_dealloc_mw(mw[--n]) != 0)
+		goto out;
+	mw[n] = ibv_alloc_mw(b.pd, IBV_MW_TYPE_2);
+	if (mw[n] == NULL)
+		goto out;
+	n++;
+	/* and they work: the last one binds */
+	if (bind2(&b, mw[n - 1], key2(mw[n - 1], 1), b.mr, win_addr(0), 64, RW_ALL,
+		  IBV_WC_SUCCESS) == 0 &&
+	    rdma(&a, IBV_WR_RDMA_READ, 0, 64, win_addr(0), key2(mw[n - 1], 1), 0,
+		 IBV_WC_SUCCESS) == 0)
+		ret = TEST_SUCCESS;
+out:
+	while (n > 0)
+		if (ibv_dealloc_mw(mw[--n]) != 0)
+			ret = TEST_FAILED;
+	free(mw);
+	return ret;
+}
+
 /* MW_BIND through ibv_reg_mr and ibv_rereg_mr; the bind follows the MR's rights. */
 static int
 test_reg_and_rereg_mr_with_mw_bind(void)
@@ -995,6 +1039,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_bind_verb_and_post_checks),
 	TEST_CASE(test_dealloc_bound_window_then_access_fails),
 	TEST_CASE(test_dealloc_pd_busy_while_windows_on_it),
+	TEST_CASE(test_alloc_up_to_max_mw_then_enomem),
 	TEST_CASE(test_reg_and_rereg_mr_with_mw_bind),
 	TEST_CASE(test_bind_then_send_rkey_ordered),
 	TEST_CASE(test_wr_api_bind_send_inv_local_inv),
