@@ -124,7 +124,8 @@ roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey, uin
 	if (unlikely(mr == NULL || mr->pd != mw->pd || va < mr->iova || len > mr->length ||
 		     va - mr->iova > mr->length - len))
 		return -EACCES;
-	*host = mr->host + (va - mr->iova);
+	/* (the implicit ODP MR's host is NULL: integer arithmetic) */
+	*host = (uint8_t *)((uintptr_t)mr->host + (va - mr->iova));
 	return 0;
 }
 
