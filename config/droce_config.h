@@ -27,6 +27,7 @@
 #define DROCE_TM_RNDV_HDR	64	/* bytes of TMH + RVH + metadata */
 #define DROCE_MAX_PD		1024
 #define DROCE_MAX_MR		4096
+#define DROCE_MAX_MW		4096	/* memory windows per device (slot 0 unused) */
 #define DROCE_MAX_MR_SIZE	(1ULL << 40)
 #define DROCE_MAX_AH		4096
 #define DROCE_MAX_MCAST_GRP	64	/* multicast groups one device's QPs are attached to */

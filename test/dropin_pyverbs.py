@@ -9,7 +9,9 @@
 #
 #   RC: PD, MR, CQ, two RC QPs (ibv_create_qp) taken to RTS against each other
 #       through GID 0 (::ffff:<ip>); SEND with and without immediate data,
-#       RDMA WRITE and RDMA READ; every completion successful, bytes compared;
+#       RDMA WRITE and RDMA READ; a type 1 memory window bound with
+#       ibv_bind_mw and an RDMA WRITE through it; every completion
+#       successful, bytes compared;
 #       CQ.resize with completions held (EINVAL below them, then all in
 #       order) and MR.rereg taking remote write away (same rkey, refused).
 #   UD: two UD QPs (RTS through QP(pd, init_attr, qp_attr)), an AH on GID 0,
@@ -31,7 +33,7 @@ import traceback
 
 from pyverbs.device import Context
 from pyverbs.pd import PD
-from pyverbs.mr import MR
+from pyverbs.mr import MR, MW, MWBind, MWBindInfo
 from pyverbs.cq import CQ, CQEX, CqInitAttrEx, PollCqAttr
 from pyverbs.srq import SRQ, SrqInitAttrEx, OpsWr
 from pyverbs.qp import QP, QPInitAttr, QPAttr, QPCap
@@ -179,6 +181,32 @@ def rc_test(ctx, pd, gid):
     if mra.read(2500, 7) != data:
         raise RuntimeError('%s: read bytes differ' % step)
     say('ok   %s: wc byte_len %d' % (step, wc.byte_len))
+
+    # A type 1 memory window on an MR with MW_BIND, bound by ibv_bind_mw (the
+    # verbs.h inline calling the drop-in's context op), then an RDMA WRITE
+    # through its R_Key lands inside it
+    step = 'RC: MW type 1, ibv_bind_mw, RDMA WRITE through it'
+    mrw = MR(pd, SIZE, access | e.IBV_ACCESS_MW_BIND)
+    mw = MW(pd, e.IBV_MW_TYPE_1)
+    old = mw.rkey
+    qpb.bind_mw(mw, MWBind(MWBindInfo(mrw, mrw.buf + 1024, 2048, e.IBV_ACCESS_REMOTE_WRITE),
+                           e.IBV_SEND_SIGNALED))
+    wc, = poll(cqb, step + ' (bind completion)')
+    if wc.opcode != e.IBV_WC_BIND_MW or mw.rkey == old or (mw.rkey ^ old) & ~0xff:
+        raise RuntimeError('%s: wc opcode %d, rkey 0x%x after 0x%x' % (step, wc.opcode, mw.rkey, old))
+    data = pattern(0x77, 2048)
+    mra.write(data, 2048)
+    mrw.write(b'\0' * SIZE, SIZE)
+    wr = SendWR(wr_id=6, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(mra.buf, 2048, mra.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(mw.rkey, mrw.buf + 1024)
+    qpa.post_send(wr)
+    poll(cqa, step)
+    if mrw.read(2048, 1024) != data or mrw.read(1024, 0) != b'\0' * 1024:
+        raise RuntimeError('%s: target bytes differ' % step)
+    mw.close()
+    mrw.close()
+    say('ok   %s: rkey 0x%x' % (step, old))
 
     # ibv_resize_cq: qpb's CQ holds three receive completions; shrinking
     # below them is EINVAL, to exactly them keeps them, in order

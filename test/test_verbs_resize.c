@@ -664,10 +664,10 @@ test_rereg_bad_args(void)
 	REREG_FAILS(mr, IBV_REREG_MR_ERR_CMD, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 		    IBV_ACCESS_REMOTE_WRITE);
 	REREG_FAILS(mr, IBV_REREG_MR_ERR_CMD, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, 1 << 14);
-	/* what droce lacks (memory windows): EOPNOTSUPP, as ibv_reg_mr */
+	/* what droce lacks (zero-based MRs): EOPNOTSUPP, as ibv_reg_mr (MW_BIND: test_mw) */
 	errno = 0;
 	TEST_ASSERT_EQ(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
-				    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND), IBV_REREG_MR_ERR_CMD);
+				    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED), IBV_REREG_MR_ERR_CMD);
 	TEST_ASSERT_EQ(errno, EOPNOTSUPP);
 	REREG_FAILS(mr, IBV_REREG_MR_ERR_CMD, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, other_buf,
 		    (size_t)da.max_mr_size + 1, 0);

@@ -59,7 +59,10 @@ struct droce_send_wqe {
 	uint64_t wr_id;
 	enum ibv_wr_opcode opcode;
 	uint32_t send_flags;
-	rte_be32_t imm_data;
+	union {
+		rte_be32_t imm_data;
+		uint32_t invalidate_rkey;	/* LOCAL_INV, SEND_WITH_INV */
+	};
 	uint32_t num_sge;
 	uint32_t length;		/* total bytes */
 	uint32_t signaled;		/* completes into the CQ on success */
@@ -80,6 +83,19 @@ struct droce_send_wqe {
 			uint32_t remote_qpn;
 			uint32_t remote_qkey;
 		} ud;
+		/*
+		 * BIND_MW: the window (the driver's handle, ibv_mw.handle), its
+		 * new R_Key, and what it is bound to (mr_lkey 0, length 0:
+		 * unbound, type 1 only)
+		 */
+		struct {
+			uint64_t addr;
+			uint64_t length;
+			uint32_t mw_handle;
+			uint32_t rkey;
+			uint32_t mr_lkey;
+			uint32_t access;
+		} bind;
 	} wr;
 	union {
 		struct ibv_sge sge[DROCE_MAX_SGE];

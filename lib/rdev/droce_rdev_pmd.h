@@ -17,6 +17,7 @@
 /* Opaque: the driver's. */
 struct droce_rdev_pd;
 struct droce_rdev_mr;
+struct droce_rdev_mw;
 struct droce_dev_objects;
 struct droce_dev_stats;
 
@@ -84,7 +85,8 @@ struct droce_rdev_ops {
 	/* lkey == rkey == *key; -ENOMEM when the device's MRs are used up */
 	int (*mr_reg)(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova,
 		      int access, struct droce_rdev_mr **mr, uint32_t *key);
-	void (*mr_dereg)(struct droce_rdev_mr *mr);
+	/* -EINVAL while memory windows are bound to it (as the kernel's rxe) */
+	int (*mr_dereg)(struct droce_rdev_mr *mr);
 	/*
 	 * ibv_rereg_mr, checked by the facade: @flags are IBV_REREG_MR_CHANGE_*
 	 * bits, and only the attributes they name are taken (@pd; @addr,
@@ -103,6 +105,17 @@ struct droce_rdev_ops {
 	 */
 	int (*mr_advise)(struct droce_rdev_pd *pd, const struct ibv_sge *sge, uint32_t n,
 			 bool write, bool fault, bool sync);
+
+	/*
+	 * A memory window of @type (IBV_MW_TYPE_1 or _2) on @pd: its R_Key
+	 * and the handle bind WQEs name it by (droce_send_wqe wr.bind).
+	 * Binds and invalidations are WQEs the engine executes; -ENOMEM when
+	 * the device's windows are used up.
+	 */
+	int (*mw_alloc)(struct droce_rdev_pd *pd, enum ibv_mw_type type,
+			struct droce_rdev_mw **mw, uint32_t *rkey, uint32_t *handle);
+	/* a bound window too: its MR loses a binding */
+	void (*mw_dealloc)(struct droce_rdev_mw *mw);
 
 	/*
 	 * @events: completion events may be asked for (a channel); @alloc: a

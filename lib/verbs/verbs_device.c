@@ -269,6 +269,10 @@ open_device(struct ibv_device *device)
 	ctx->ops.post_srq_recv = droce_post_srq_recv;
 	ctx->ops.poll_cq = droce_poll_cq;
 	ctx->ops.req_notify_cq = droce_req_notify_cq;
+	/* behind the ibv_alloc_mw, ibv_bind_mw and ibv_dealloc_mw inlines */
+	ctx->ops.alloc_mw = droce_alloc_mw;
+	ctx->ops.bind_mw = droce_bind_mw;
+	ctx->ops.dealloc_mw = droce_dealloc_mw;
 	snprintf(name, sizeof(name), "droce_as_%p", (void *)dctx);
 	ret = droce_evq_init(&dctx->async, name, sizeof(struct ibv_async_event), DROCE_ASYNC_RING);
 	if (ret) {
@@ -339,15 +343,18 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp = DROCE_MAX_QP;
 	a->max_qp_wr = DROCE_MAX_QP_WR;
 	/*
-	 * Only what droce has: no memory windows, XRC, SRQ resize, or N_NOTIFY_CQ
-	 * (the kernel's ib_req_ncomp_notif, which no user verb reaches).
+	 * Only what droce has: memory windows of type 1 and 2B, as the kernel's
+	 * rxe; no XRC, SRQ resize, or N_NOTIFY_CQ (the kernel's
+	 * ib_req_ncomp_notif, which no user verb reaches).
 	 */
-	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
+			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE;
 	a->max_cq = DROCE_MAX_CQ;
 	a->max_cqe = DROCE_MAX_CQE;
 	a->max_mr = DROCE_MAX_MR - 1;
+	a->max_mw = DROCE_MAX_MW - 1;
 	a->max_pd = DROCE_MAX_PD;
 	a->max_qp_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;

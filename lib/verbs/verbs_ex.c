@@ -5,7 +5,7 @@
  * ibv_create_qp_ex with send ops and the ibv_wr_* builder, ibv_create_srq_ex
  * with tag-matching SRQs and ibv_post_srq_ops (the engine side is
  * drivers/rdma/roce/roce_tm.c). What droce does not implement (parent
- * domains, completion timestamps, XRC, memory windows, TSO) fails with
+ * domains, completion timestamps, XRC, TSO) fails with
  * EOPNOTSUPP at creation, never later.
  */
 #include <stdio.h>
@@ -153,9 +153,11 @@ create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 
 /* --- Extended QP: the ibv_wr_* builder --- */
 #define SEND_OPS_UD	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define SEND_OPS_UC	(SEND_OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+#define SEND_OPS_UC	(SEND_OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 #define SEND_OPS_RC	(SEND_OPS_UC | IBV_QP_EX_WITH_RDMA_READ | \
-			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+			 IBV_QP_EX_WITH_SEND_WITH_INV)
 
 /*
  * The WRs built between ibv_wr_start() and ibv_wr_complete(): at most a
@@ -278,7 +280,39 @@ wr_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t add)
 	wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
 }
 
-/* Memory windows, invalidation, TSO, XRC and atomic write: refused at creation. */
+/* Type 2 windows (a type 1 one goes through ibv_bind_mw), as ibv_post_send's BIND_MW */
+static void
+wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
+	   const struct ibv_mw_bind_info *info)
+{
+	struct ibv_send_wr *wr = wr_new(qpx, IBV_WR_BIND_MW);
+
+	if (wr == NULL)
+		return;
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	wr->bind_mw.bind_info = *info;
+}
+
+static void
+wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr *wr = wr_new(qpx, IBV_WR_LOCAL_INV);
+
+	if (wr)
+		wr->invalidate_rkey = invalidate_rkey;
+}
+
+static void
+wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr *wr = wr_new(qpx, IBV_WR_SEND_WITH_INV);
+
+	if (wr)
+		wr->invalidate_rkey = invalidate_rkey;
+}
+
+/* TSO, XRC and atomic write: refused at creation. */
 static void
 wr_unsupported(struct ibv_qp_ex *qpx)
 {
@@ -286,15 +320,7 @@ wr_unsupported(struct ibv_qp_ex *qpx)
 }
 
 static void
-wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
-	   const struct ibv_mw_bind_info *info)
-{
-	RTE_SET_USED(mw), RTE_SET_USED(rkey), RTE_SET_USED(info);
-	wr_unsupported(qpx);
-}
-
-static void
-wr_rkey_op(struct ibv_qp_ex *qpx, uint32_t rkey)	/* local_inv, send_inv, set_xrc_srqn */
+wr_rkey_op(struct ibv_qp_ex *qpx, uint32_t rkey)	/* set_xrc_srqn */
 {
 	RTE_SET_USED(rkey);
 	wr_unsupported(qpx);
@@ -475,13 +501,13 @@ qp_ex_init(struct ibv_qp_ex *x)
 	x->wr_atomic_cmp_swp = wr_cmp_swp;
 	x->wr_atomic_fetch_add = wr_fetch_add;
 	x->wr_bind_mw = wr_bind_mw;
-	x->wr_local_inv = wr_rkey_op;
+	x->wr_local_inv = wr_local_inv;
 	x->wr_rdma_read = wr_rdma_read;
 	x->wr_rdma_write = wr_rdma_write;
 	x->wr_rdma_write_imm = wr_rdma_write_imm;
 	x->wr_send = wr_send;
 	x->wr_send_imm = wr_send_imm;
-	x->wr_send_inv = wr_rkey_op;
+	x->wr_send_inv = wr_send_inv;
 	x->wr_send_tso = wr_send_tso;
 	x->wr_set_ud_addr = wr_set_ud_addr;
 	x->wr_set_xrc_srqn = wr_rkey_op;

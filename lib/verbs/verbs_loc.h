@@ -48,7 +48,7 @@ struct droce_pd {
 	struct ibv_pd ibpd;
 	struct droce_rdev *dev;
 	struct droce_rdev_pd *pd;	/* a parent domain's: its PD's */
-	uint32_t users;		/* MRs, QPs, SRQs, AHs on it (atomic): ibv_dealloc_pd is EBUSY */
+	uint32_t users;		/* MRs, MWs, QPs, SRQs, AHs on it (atomic): ibv_dealloc_pd is EBUSY */
 	/* a parent domain (verbs_domain.c): the PD it stands for, else NULL */
 	struct droce_pd *parent;
 	struct ibv_td *td;		/* its thread domain, or NULL */
@@ -78,6 +78,12 @@ struct droce_mr {
 	struct ibv_mr ibmr;
 	struct droce_rdev *dev;
 	struct droce_rdev_mr *mr;
+};
+
+struct droce_mw {
+	struct ibv_mw ibmw;
+	struct droce_rdev *dev;
+	struct droce_rdev_mw *mw;
 };
 
 struct droce_cq {
@@ -128,6 +134,11 @@ static inline struct droce_mr *
 to_dmr(struct ibv_mr *p)
 {
 	return container_of(p, struct droce_mr, ibmr);
+}
+static inline struct droce_mw *
+to_dmw(struct ibv_mw *p)
+{
+	return container_of(p, struct droce_mw, ibmw);
 }
 static inline struct droce_cq *
 to_dcq(struct ibv_cq *p)
@@ -208,6 +219,9 @@ struct droce_qp *droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a
 				 uint32_t create_flags);
 int droce_query_port(struct ibv_context *context, uint8_t port_num,
 		     struct ibv_port_attr *attr, size_t attr_len);
+struct ibv_mw *droce_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
+int droce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *ibmw, struct ibv_mw_bind *mw_bind);
+int droce_dealloc_mw(struct ibv_mw *ibmw);
 
 /* verbs_post.c */
 int droce_send_wr_check(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr);

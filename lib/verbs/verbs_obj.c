@@ -64,9 +64,10 @@ ibv_dealloc_pd(struct ibv_pd *ibpd)
 /* HUGETLB only says how the range is backed: the engine does not care. */
 #define MR_ACCESS_OK (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
-		      IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_ON_DEMAND)
-/* Known flags of what droce does not have yet: memory windows. */
-#define MR_ACCESS_NOTSUP (IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED)
+		      IBV_ACCESS_MW_BIND | IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING | \
+		      IBV_ACCESS_ON_DEMAND)
+/* Known flags of what droce does not have yet: zero-based MRs. */
+#define MR_ACCESS_NOTSUP IBV_ACCESS_ZERO_BASED
 
 /*
  * 0, EINVAL, or EOPNOTSUPP for a valid request droce cannot serve (as the
@@ -183,12 +184,15 @@ ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, un
 	return reg_mr(pd, addr, length, iova, access);
 }
 
+/* EINVAL while memory windows are bound to it, as the kernel's rxe answers */
 int
 ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct droce_mr *mr = to_dmr(ibmr);
+	int ret = -mr->dev->ops->mr_dereg(mr->mr);
 
-	mr->dev->ops->mr_dereg(mr->mr);
+	if (ret)
+		return ret;
 	droce_pd_use(ibmr->pd, -1);
 	free(mr);
 	return 0;
@@ -259,6 +263,79 @@ ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, si
 		ibmr->length = length;
 	}
 	return 0;
+}
+
+/* --- MW: the context ops behind the ibv_*_mw inlines of verbs.h --- */
+struct ibv_mw *
+droce_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
+{
+	struct droce_pd *pd = to_dpd(ibpd);
+	struct droce_mw *mw;
+	uint32_t rkey, handle;
+	int ret;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = calloc(1, sizeof(*mw));
+	if (mw == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = pd->dev->ops->mw_alloc(pd->pd, type, &mw->mw, &rkey, &handle);
+	if (ret) {
+		free(mw);
+		errno = -ret;
+		return NULL;
+	}
+	mw->dev = pd->dev;
+	mw->ibmw.context = ibpd->context;
+	mw->ibmw.pd = ibpd;
+	mw->ibmw.rkey = rkey;
+	mw->ibmw.handle = handle;
+	mw->ibmw.type = type;
+	droce_pd_use(ibpd, 1);
+	return &mw->ibmw;
+}
+
+/* A bound window too: its binding goes with it (as rxe). */
+int
+droce_dealloc_mw(struct ibv_mw *ibmw)
+{
+	struct droce_mw *mw = to_dmw(ibmw);
+
+	mw->dev->ops->mw_dealloc(mw->mw);
+	droce_pd_use(ibmw->pd, -1);
+	free(mw);
+	return 0;
+}
+
+/*
+ * ibv_bind_mw (type 1; the verbs.h inline checked the type, an unbind's
+ * empty range and the MR's PD): a BIND_MW WR posted on @ibqp with the next
+ * key (ibv_inc_rkey), which mw->rkey takes at once, as rdma-core's rxe
+ * provider does. The bind happens in send-queue order; if its completion is
+ * an error, the window kept its old R_Key and binding, which the
+ * application puts back in mw->rkey (man ibv_bind_mw, NOTES).
+ */
+int
+droce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *ibmw, struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+	}, *bad;
+	int ret;
+
+	wr.bind_mw.mw = ibmw;
+	wr.bind_mw.rkey = ibv_inc_rkey(ibmw->rkey);
+	wr.bind_mw.bind_info = mw_bind->bind_info;
+	ret = droce_post_send(ibqp, &wr, &bad);
+	if (ret == 0)
+		ibmw->rkey = wr.bind_mw.rkey;
+	return ret;
 }
 
 /* --- CQ (completion channels: verbs_event.c) --- */

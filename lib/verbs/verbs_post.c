@@ -14,8 +14,9 @@
 /*
  * Opcode allowed for the QP type (table in man ibv_post_send): 0, or an
  * errno: EINVAL for one the QP type does not allow (or no verb defines),
- * EOPNOTSUPP for one it allows and droce does not have yet (memory windows
- * and invalidation on RC/UC, ATOMIC_WRITE on RC, TSO on UD).
+ * EOPNOTSUPP for one it allows and droce does not have yet (SEND_WITH_INV
+ * on UC, which IBA gives no opcode on the wire and the kernel's rxe fails
+ * with a local QP operation error; ATOMIC_WRITE on RC, TSO on UD).
  */
 static int
 check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
@@ -23,8 +24,9 @@ check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
 	switch (op) {
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_BIND_MW:
+		return qp->type == IBV_QPT_UD ? EINVAL : 0;
 	case IBV_WR_SEND_WITH_INV:
-		return qp->type == IBV_QPT_UD ? EINVAL : EOPNOTSUPP;
+		return qp->type == IBV_QPT_UD ? EINVAL : qp->type == IBV_QPT_UC ? EOPNOTSUPP : 0;
 	case IBV_WR_ATOMIC_WRITE:
 		return qp->type == IBV_QPT_RC ? EOPNOTSUPP : EINVAL;
 	case IBV_WR_TSO:
@@ -49,7 +51,8 @@ static int
 check_flags(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 {
 	unsigned int f = wr->send_flags;
-	bool send = wr->opcode == IBV_WR_SEND || wr->opcode == IBV_WR_SEND_WITH_IMM;
+	bool send = wr->opcode == IBV_WR_SEND || wr->opcode == IBV_WR_SEND_WITH_IMM ||
+		    wr->opcode == IBV_WR_SEND_WITH_INV;
 	bool write = wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 
 	if (f & ~SEND_FLAGS_OK)
@@ -59,6 +62,28 @@ check_flags(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 	if ((f & IBV_SEND_SOLICITED) && !send && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
 		return EINVAL;
 	if ((f & IBV_SEND_INLINE) && !send && !write)
+		return EINVAL;
+	return 0;
+}
+
+#define MW_ACCESS_OK (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED)
+
+/*
+ * A BIND_MW WR (type 2 through ibv_post_send, type 1 from ibv_bind_mw): no
+ * SGEs (as rdma-core's rxe provider checks), a window of this device, an
+ * MR for a non-empty range, known access flags. What depends on the
+ * window's state, the MR's rights and bounds and the PDs is checked when
+ * the engine executes it (IBV_WC_MW_BIND_ERR).
+ */
+static int
+check_bind(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
+{
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+	const struct ibv_mw *mw = wr->bind_mw.mw;
+
+	if (wr->num_sge != 0 || mw == NULL || to_dmw((struct ibv_mw *)mw)->dev != qp->dev ||
+	    (bi->mr == NULL && (bi->addr || bi->length)) || (bi->mw_access_flags & ~MW_ACCESS_OK))
 		return EINVAL;
 	return 0;
 }
@@ -75,6 +100,10 @@ droce_send_wr_check(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr
 		ret = check_flags(qp, wr);
 	if (ret)
 		return ret;
+	if (wr->opcode == IBV_WR_BIND_MW)
+		return check_bind(qp, wr);
+	if (wr->opcode == IBV_WR_LOCAL_INV)	/* local: its SGEs, if any, are ignored */
+		return 0;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
 	for (int i = 0; i < wr->num_sge; i++)
@@ -102,8 +131,9 @@ droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 
 	if (rte_ring_dequeue(qp->sq.free, (void **)&wqe) != 0)
 		return ENOMEM;
-	for (int i = 0; i < wr->num_sge; i++)
-		len += wr->sg_list[i].length;
+	if (wr->opcode != IBV_WR_BIND_MW && wr->opcode != IBV_WR_LOCAL_INV)
+		for (int i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
 	wqe->wr_id = wr->wr_id;
 	wqe->opcode = wr->opcode;
 	wqe->send_flags = wr->send_flags;
@@ -122,11 +152,24 @@ droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 		wqe->wr.atomic.compare_add = wr->wr.atomic.compare_add;
 		wqe->wr.atomic.swap = wr->wr.atomic.swap;
 		wqe->wr.atomic.rkey = wr->wr.atomic.rkey;
+	} else if (wr->opcode == IBV_WR_BIND_MW) {
+		const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+		wqe->wr.bind.mw_handle = wr->bind_mw.mw->handle;
+		wqe->wr.bind.rkey = wr->bind_mw.rkey;
+		wqe->wr.bind.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+		wqe->wr.bind.addr = bi->addr;
+		wqe->wr.bind.length = bi->length;
+		wqe->wr.bind.access = bi->mw_access_flags;
 	} else {
 		wqe->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
 		wqe->wr.rdma.rkey = wr->wr.rdma.rkey;
 	}
-	if (wqe->inl) {
+	if (wr->opcode == IBV_WR_LOCAL_INV || wr->opcode == IBV_WR_SEND_WITH_INV)
+		wqe->invalidate_rkey = wr->invalidate_rkey;
+	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV) {
+		wqe->num_sge = 0;	/* nothing to send */
+	} else if (wqe->inl) {
 		uint32_t off = 0;
 
 		/* IBV_SEND_INLINE: the buffer is the caller's again on return */

@@ -108,6 +108,39 @@ struct droce_rdev_mr {
 	uint32_t key;		/* lkey == rkey; index << ROCE_MR_GEN_BITS | generation */
 };
 
+/*
+ * A memory window (roce_mw.c). Its R_Key is index << 8 | key (IBA:
+ * the consumer owns the low 8 bits), below 1 << ROCE_MR_GEN_BITS, where no
+ * MR key lies (MR index 0 is never used): the responder tells the two apart
+ * by the key alone. Everything after @type is the engine's: binds and
+ * invalidations are WQEs it executes, and it checks every remote access
+ * through the window against them; the control path reads them only once
+ * the window is out of mw_tbl and quiesced.
+ */
+#define ROCE_MW_KEY_BITS	8
+#define ROCE_MW_KEY_MASK	((1U << ROCE_MW_KEY_BITS) - 1)
+_Static_assert(DROCE_MAX_MW <= 1U << (ROCE_MR_GEN_BITS - ROCE_MW_KEY_BITS),
+	       "MW R_Keys must stay below every MR key");
+
+enum roce_mw_state {
+	ROCE_MW_FREE,		/* type 2, not bound */
+	ROCE_MW_VALID,		/* type 1 always (length 0: unbound), type 2 bound */
+};
+
+struct droce_rdev_mw {
+	struct droce_rdev_pd *pd;
+	uint32_t idx;		/* in dev->mw_tbl */
+	uint8_t type;		/* IBV_MW_TYPE_1 or _2 */
+	/* the engine's */
+	uint8_t state;
+	uint32_t rkey;
+	int access;		/* IBV_ACCESS_REMOTE_* it grants */
+	uint64_t va;
+	uint64_t length;
+	uint32_t mr_key;	/* the MR it is bound to, 0 none */
+	uint64_t qp_serial;	/* type 2: the QP it is bound to (struct roce_qp serial) */
+};
+
 /* --- CQ --- */
 struct roce_cq {
 	struct droce_rdev_cq fp;	/* what the facade sees */
@@ -283,6 +316,7 @@ struct roce_qp {
 	struct roce_cq *rcq;
 	struct roce_srq *srq;
 	uint32_t idx;			/* index in dev->qp_tbl */
+	uint64_t serial;		/* unique on the device, unlike the QPN (memory windows) */
 	struct rte_ring *tm_pool;	/* on a TM SRQ: slots kept for rendezvous */
 
 	/* attributes, written by modify_qp before the state that uses them */
@@ -342,6 +376,11 @@ struct roce_dev {
 	uint32_t ctx_refs;
 	struct droce_rdev_mr *mr_tbl[DROCE_MAX_MR];	/* by key >> ROCE_MR_GEN_BITS */
 	uint32_t mr_gen[DROCE_MAX_MR];
+	/* windows bound to each MR (atomic: the engine binds, the control path reads) */
+	uint32_t mr_nmw[DROCE_MAX_MR];
+	uint32_t nb_mw;
+	struct droce_rdev_mw *mw_tbl[DROCE_MAX_MW];	/* by R_Key >> ROCE_MW_KEY_BITS */
+	uint8_t mw_key[DROCE_MAX_MW];	/* each slot's last key, so a new window's differs */
 
 	/* port 1 (roce_port.c): the link state last announced, while a context is open */
 	pthread_mutex_t port_lock;
@@ -358,6 +397,7 @@ struct roce_dev {
 	struct roce_qp *qp_tbl[DROCE_MAX_QP];
 	bool qp_taken[DROCE_MAX_QP];	/* control path, under lock: a QP is being made or is in qp_tbl */
 	uint32_t qp_hi;			/* highest used index + 1 */
+	uint64_t qp_serial;		/* the last QP's serial */
 	uint32_t gsi_idx;		/* 1 + qp_tbl index of QP1, 0 = none */
 	struct roce_srq *tm_tbl[DROCE_MAX_TM_SRQ];	/* tag-matching SRQs */
 	uint32_t tm_hi;

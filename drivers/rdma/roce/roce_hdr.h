@@ -26,6 +26,7 @@
 #define ROCE_AETH_LEN	4
 #define ROCE_DETH_LEN	8
 #define ROCE_IMMDT_LEN	4
+#define ROCE_IETH_LEN	4
 #define ROCE_ATMETH_LEN	28
 #define ROCE_ATMACK_LEN	8
 #define ROCE_ICRC_LEN	4
@@ -292,7 +293,12 @@ enum {
 	ROCE_OPF_REQ	= 1 << 14,	/* handled by the responder */
 	ROCE_OPF_RESP	= 1 << 15,	/* handled by the completer */
 	ROCE_OPF_VALID	= 1 << 16,
+	ROCE_OPF_IETH	= 1 << 17,	/* SEND with Invalidate: the R_Key to invalidate */
 };
+
+/* IBA table 38: RC SEND with Invalidate (no opcode.h name; RC and XRC only) */
+#define ROCE_OPCODE_SEND_LAST_INV	0x16
+#define ROCE_OPCODE_SEND_ONLY_INV	0x17
 #define ROCE_OPF_ONLY (ROCE_OPF_FIRST | ROCE_OPF_LAST)
 
 struct roce_opcode_info {
@@ -363,6 +369,24 @@ static inline void
 bth_set_immdt(struct roce_bth *b, uint32_t opf, rte_be32_t imm)
 {
 	memcpy((uint8_t *)b + immdt_off(opf), &imm, sizeof(imm));
+}
+
+/* IETH (IBA 9.3.4): right after the BTH, an RC packet having nothing else */
+static inline uint32_t
+bth_ieth_rkey(const struct roce_bth *b)
+{
+	rte_be32_t k;
+
+	memcpy(&k, (const uint8_t *)b + ROCE_BTH_LEN, sizeof(k));
+	return rte_be_to_cpu_32(k);
+}
+
+static inline void
+bth_set_ieth(struct roce_bth *b, uint32_t rkey)
+{
+	rte_be32_t k = rte_cpu_to_be_32(rkey);
+
+	memcpy((uint8_t *)b + ROCE_BTH_LEN, &k, sizeof(k));
 }
 
 static inline uint8_t *

@@ -356,9 +356,33 @@ int roce_pd_alloc(struct droce_rdev *rdev, struct droce_rdev_pd **out, uint32_t 
 void roce_pd_free(struct droce_rdev_pd *pd);
 int roce_mr_reg(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova, int access,
 		struct droce_rdev_mr **out, uint32_t *key);
-void roce_mr_dereg(struct droce_rdev_mr *mr);
+int roce_mr_dereg(struct droce_rdev_mr *mr);
 int roce_mr_rereg(struct droce_rdev_mr **io, int flags, struct droce_rdev_pd *pd, void *addr,
 		  uint64_t length, uint64_t iova, int access);
+
+/* roce_mw.c */
+int roce_mw_alloc(struct droce_rdev_pd *pd, enum ibv_mw_type type, struct droce_rdev_mw **out,
+		  uint32_t *rkey, uint32_t *handle);
+void roce_mw_dealloc(struct droce_rdev_mw *mw);
+int roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey, uint64_t va,
+		  uint64_t len, int access, uint8_t **host);
+int roce_mw_bind(struct roce_dev *dev, struct roce_qp *qp, const struct droce_send_wqe *wqe);
+int roce_mw_invalidate(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey,
+		       bool remote);
+
+/*
+ * A remote access arriving on @qp through @rkey, an MR's key or a memory
+ * window's (struct droce_rdev_mw: below 1 << ROCE_MR_GEN_BITS): 0 with
+ * *host set, or -EACCES.
+ */
+static inline int
+roce_rkey_check(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey, uint64_t va,
+		uint64_t len, int access, uint8_t **host)
+{
+	if (likely(rkey >> ROCE_MR_GEN_BITS))
+		return roce_mr_check(dev, qp->pd, rkey, va, len, access, host);
+	return roce_mw_check(dev, qp, rkey, va, len, access, host);
+}
 
 /* roce_srq.c */
 struct droce_recv_wqe *roce_srq_get(struct roce_dev *dev, struct roce_srq *srq);

@@ -187,11 +187,19 @@ roce_mr_reg(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova
 	return 0;
 }
 
-void
+/*
+ * -EINVAL while windows are bound to it, as the kernel's rxe answers: a
+ * window's MR is looked up by key at each access, so one deregistered
+ * under it would only fail them, but the binding would outlive its MR.
+ */
+int
 roce_mr_dereg(struct droce_rdev_mr *mr)
 {
 	struct roce_dev *dev = mr->pd->dev;
+	uint32_t idx = mr->key >> ROCE_MR_GEN_BITS;
 
+	if (__atomic_load_n(&dev->mr_nmw[idx], __ATOMIC_ACQUIRE) != 0)
+		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&dev->mr_tbl[mr->key >> ROCE_MR_GEN_BITS], NULL, __ATOMIC_RELEASE);
 	dev->nb_mr--;
@@ -200,6 +208,7 @@ roce_mr_dereg(struct droce_rdev_mr *mr)
 	if (mr->access & IBV_ACCESS_ON_DEMAND)
 		roce_odp_mr_del();
 	free(mr);
+	return 0;
 }
 
 /*

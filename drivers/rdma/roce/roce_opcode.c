@@ -4,7 +4,7 @@
  * headers an opcode carries, whether data follows, where the packet sits in
  * its message, and which side of the connection consumes it. RD opcodes are
  * left out and so read as invalid. Header order in a packet is BTH, then
- * RETH/AETH/DETH/AtomicETH/AtomicAckETH as present, then ImmDt; in UD the
+ * RETH/AETH/DETH/AtomicETH/AtomicAckETH as present, then ImmDt or IETH; in UD the
  * DETH precedes the ImmDt, which hdr_len does not depend on.
  */
 #include <stdint.h>
@@ -59,6 +59,10 @@
 const struct roce_opcode_info roce_opcode_tbl[256] = {
 	SEND_OPS(RC),
 	WRITE_OPS(RC),
+	[ROCE_OPCODE_SEND_LAST_INV] = {
+		"RC_SEND_LAST_WITH_INVALIDATE", SEND_LAST_F | F(IETH), BTH + ROCE_IETH_LEN },
+	[ROCE_OPCODE_SEND_ONLY_INV] = {
+		"RC_SEND_ONLY_WITH_INVALIDATE", SEND_ONLY_F | F(IETH), BTH + ROCE_IETH_LEN },
 	[IBV_OPCODE_RC_RDMA_READ_REQUEST] = {
 		"RC_RDMA_READ_REQUEST",
 		F(VALID) | F(REQ) | F(READ) | ROCE_OPF_ONLY | F(RETH),

@@ -290,6 +290,7 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	 * every slot.
 	 */
 	dev->qp_taken[idx] = true;
+	qp->serial = ++dev->qp_serial;
 	pthread_mutex_unlock(&dev->lock);
 
 	qp->dev = dev;

@@ -44,6 +44,8 @@ wr_opcode(const struct droce_send_wqe *wqe, bool first, bool last)
 			return imm ? IBV_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE : IBV_OPCODE_RDMA_WRITE_LAST;
 		return IBV_OPCODE_RDMA_WRITE_MIDDLE;
 	}
+	if (wqe->opcode == IBV_WR_SEND_WITH_INV && last)	/* RC only: the facade checked */
+		return first ? ROCE_OPCODE_SEND_ONLY_INV : ROCE_OPCODE_SEND_LAST_INV;
 	if (first && last)
 		return imm ? IBV_OPCODE_SEND_ONLY_WITH_IMMEDIATE : IBV_OPCODE_SEND_ONLY;
 	if (first)
@@ -173,6 +175,8 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 		reth_init(bth_reth(bth), wqe->wr.rdma.remote_addr, wqe->wr.rdma.rkey, wqe->length);
 	if (oi->flags & ROCE_OPF_IMMDT)
 		bth_set_immdt(bth, oi->flags, wqe->imm_data);
+	if (oi->flags & ROCE_OPF_IETH)
+		bth_set_ieth(bth, wqe->invalidate_rkey);
 	p = bth_payload(bth);
 	if (wqe->inl) {
 		memcpy(p, wqe->inline_data + e->cur_off, pay);
@@ -319,6 +323,43 @@ pull_posted(struct roce_qp *qp)
 	}
 }
 
+static inline bool
+wqe_is_local(const struct droce_send_wqe *w)
+{
+	return w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV;
+}
+
+/*
+ * A BIND_MW or LOCAL_INV WQE: nothing is sent; it is executed once every
+ * WQE before it has completed, so that no request still in flight sees the
+ * window change under it (a bind is fenced; the kernel's rxe too runs these
+ * in send-queue order), and completes at once. A failure
+ * completes it in error (a bind with IBV_WC_MW_BIND_ERR, an invalidation
+ * with IBV_WC_LOC_QP_OP_ERR, as rxe) and takes the QP to ERR. false: it
+ * waits for earlier WQEs.
+ */
+static bool
+run_local(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
+{
+	struct roce_qp_eng *e = &qp->e;
+	enum ibv_wc_status st = IBV_WC_SUCCESS;
+
+	if (e->win_head != e->win_cur)
+		return false;
+	if (wqe->opcode == IBV_WR_BIND_MW) {
+		if (roce_mw_bind(dev, qp, wqe) != 0)
+			st = IBV_WC_MW_BIND_ERR;
+	} else if (roce_mw_invalidate(dev, qp, wqe->invalidate_rkey, false) != 0) {
+		st = IBV_WC_LOC_QP_OP_ERR;
+	}
+	roce_comp_send_wqe(qp, wqe, st);
+	e->win_head++;
+	e->win_cur++;
+	if (st != IBV_WC_SUCCESS)
+		roce_qp_to_err(dev, qp);
+	return true;
+}
+
 /* First transmission of a WQE: check its local keys and assign its PSNs. */
 static int
 start_wqe(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
@@ -371,6 +412,11 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 
 		if (st == IBV_QPS_SQD && e->cur_pkt == 0 && wqe->npkts == 0)
 			return;
+		if (unlikely(wqe_is_local(wqe)) && e->cur_pkt == 0 && wqe->npkts == 0) {
+			if (!run_local(dev, qp, wqe) || roce_qp_state(qp) == IBV_QPS_ERR)
+				return;
+			continue;
+		}
 		if (e->cur_pkt == 0 && wqe->npkts == 0 && !rd_atomic_allowed(qp, wqe))
 			return;
 		if (qp->fp.type == IBV_QPT_RC && psn_diff(e->psn, e->una) >= REQ_MAX_UNACKED)

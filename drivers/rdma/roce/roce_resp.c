@@ -281,7 +281,7 @@ read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool du
 		return -EINVAL;
 	}
 	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
-	    (len && roce_mr_check(dev, qp->pd, reth_rkey(reth), reth_va(reth), len,
+	    (len && roce_rkey_check(dev, qp, reth_rkey(reth), reth_va(reth), len,
 				  IBV_ACCESS_REMOTE_READ, &host) != 0)) {
 		if (!dup)
 			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
@@ -318,7 +318,7 @@ atomic_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	uint8_t *host;
 
 	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC) ||
-	    roce_mr_check(dev, qp->pd, atmeth_rkey(a), va, 8, IBV_ACCESS_REMOTE_ATOMIC, &host) != 0) {
+	    roce_rkey_check(dev, qp, atmeth_rkey(a), va, 8, IBV_ACCESS_REMOTE_ATOMIC, &host) != 0) {
 		req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 		return -EACCES;
 	}
@@ -436,7 +436,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			uint32_t pad = -pay & 3;
 
 			/* the MR may have been deregistered since the request */
-			if (pay != 0 && roce_mr_check(dev, qp->pd, j->rkey, j->va, pay,
+			if (pay != 0 && roce_rkey_check(dev, qp, j->rkey, j->va, pay,
 						      IBV_ACCESS_REMOTE_READ, &j->host) != 0) {
 				read_access_error(dev, qp, j);
 				return;
@@ -617,6 +617,26 @@ send_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			imm = bth_immdt(pkt->bth, pkt->opf);
 			flags |= IBV_WC_WITH_IMM;
 		}
+		if (unlikely(pkt->opf & ROCE_OPF_IETH)) {
+			uint32_t rkey = bth_ieth_rkey(pkt->bth);
+
+			/*
+			 * The R_Key is invalidated before the receive
+			 * completes; one that names no window bound to
+			 * this QP is an invalid request (the receive WQE
+			 * completes in error, as the kernel's rxe has it)
+			 */
+			if (roce_mw_invalidate(dev, qp, rkey, true) != 0) {
+				complete_recv(qp, e->rwqe, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV,
+					      0, 0, 0, 0, false);
+				e->rwqe = NULL;
+				req_fail(dev, qp, pkt, AETH_NAK_INV_REQ, true);
+				return -EINVAL;
+			}
+			/* ibv_wc.invalidated_rkey shares imm_data's place */
+			imm = (rte_be32_t)rkey;
+			flags |= IBV_WC_WITH_INV;
+		}
 		complete_recv(qp, e->rwqe, IBV_WC_SUCCESS, IBV_WC_RECV, e->roff, flags, imm, 0,
 			      bth_se(pkt->bth));
 		e->rwqe = NULL;
@@ -635,7 +655,7 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		/* C9-88: a zero-length WRITE has no address or R_Key to check */
 		if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
 		    (reth_len(reth) != 0 &&
-		     roce_mr_check(dev, qp->pd, reth_rkey(reth), reth_va(reth), reth_len(reth),
+		     roce_rkey_check(dev, qp, reth_rkey(reth), reth_va(reth), reth_len(reth),
 				   IBV_ACCESS_REMOTE_WRITE, &e->w_host) != 0)) {
 			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 			return -EACCES;
@@ -650,7 +670,7 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	}
 	/* the MR may have been deregistered since the first packet */
 	if (!(pkt->opf & ROCE_OPF_FIRST) && pkt->paylen != 0 &&
-	    roce_mr_check(dev, qp->pd, e->w_rkey, e->w_va + (e->w_len - e->w_left), pkt->paylen,
+	    roce_rkey_check(dev, qp, e->w_rkey, e->w_va + (e->w_len - e->w_left), pkt->paylen,
 			  IBV_ACCESS_REMOTE_WRITE, &e->w_host) != 0) {
 		req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 		return -EACCES;
