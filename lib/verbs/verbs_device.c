@@ -339,10 +339,11 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp = DROCE_MAX_QP;
 	a->max_qp_wr = DROCE_MAX_QP_WR;
 	/*
-	 * Only what droce has: no memory windows, XRC, SRQ resize, or N_NOTIFY_CQ
+	 * Only what droce has: no memory windows, SRQ resize, or N_NOTIFY_CQ
 	 * (the kernel's ib_req_ncomp_notif, which no user verb reaches).
 	 */
-	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
+			      IBV_DEVICE_XRC;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE;
 	a->max_cq = DROCE_MAX_CQ;
