@@ -529,7 +529,9 @@ test_unsupported_verbs_are_eopnotsupp(void)
 	TEST_ASSERT_EQ(dx.orig_attr.device_cap_flags & (no_mw |
 		       IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_RESIZE_MAX_WR | IBV_DEVICE_N_NOTIFY_CQ), 0);
 	TEST_ASSERT_EQ(dx.orig_attr.max_mw, 0);
-	TEST_ASSERT_EQ(dx.xrc_odp_caps, 0);
+	/* XRC under ODP: RC's operations, receives into SRQs */
+	TEST_ASSERT_EQ(dx.xrc_odp_caps, IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE |
+		       IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV);
 	TEST_ASSERT_EQ(dx.completion_timestamp_mask, 0);
 	TEST_ASSERT_EQ(dx.hca_core_clock, 0);
 	TEST_ASSERT_EQ(dx.tso_caps.max_tso, 0);

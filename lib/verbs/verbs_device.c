@@ -407,6 +407,9 @@ droce_query_device_ex(struct ibv_context *context, const struct ibv_query_device
 		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;
 	a.odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		IBV_ODP_SUPPORT_SRQ_RECV;
+	/* XRC: RC's engine paths, receives only into SRQs */
+	a.xrc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+		IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
 	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	memset(attr, 0, attr_size);
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
