@@ -35,7 +35,7 @@ topo_cleanup() { :; }
 topo_run_start() { :; }
 topo_run_end() { :; }
 cleanup() {
-	for p in $SPID $CPID; do
+	for p in $SPID $CPID ${TPID:-}; do
 		kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
 	done
 	topo_cleanup

@@ -9,8 +9,8 @@
 #     multicast limits;
 #   - DROCE_EAL unset, or EAL arguments EAL refuses: a clear message on
 #     stderr, an empty list, a clean exit and nothing from EAL on stdout;
-#   - ibv_xsrq_pingpong (XRC) and ibv_rc_pingpong -t (timestamps) fail
-#     cleanly with their own messages: droce has neither.
+#   - ibv_rc_pingpong -t (timestamps) fails cleanly with its own message:
+#     droce has none (ibv_xsrq_pingpong, XRC, runs in run_dropin_pingpong.sh).
 # Usage: run_dropin_devices.sh <dropin dir>
 # Exit 0 on success, 77 if ibverbs-utils is not installed.
 set -u
@@ -128,13 +128,8 @@ expect_rc bad_vdev 0
 expect bad_vdev err 'no droce device was probed'
 refuse bad_vdev out 'droce0'
 
-# What droce lacks fails cleanly, with the program's own message: XRC
-# (ibv_open_xrcd -> EOPNOTSUPP, 95) and completion timestamps.
-if command -v ibv_xsrq_pingpong >/dev/null; then
-	run xsrq "$EAL --file-prefix=${PFX}e" ibv_xsrq_pingpong -d droce0 -g 0 -p $((30000 + $$ % 20000))
-	expect_rc xsrq 1
-	expect xsrq err "^Couldn't Open the XRC Domain $(python3 -c 'import errno; print(errno.EOPNOTSUPP)')\$"
-fi
+# What droce lacks fails cleanly, with the program's own message:
+# completion timestamps.
 run rc_ts "$EAL --file-prefix=${PFX}f" ibv_rc_pingpong -d droce0 -g 0 -t -p $((30001 + $$ % 20000))
 expect_rc rc_ts 1
 expect rc_ts err "^The device isn't completion timestamp capable\$"

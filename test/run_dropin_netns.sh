@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Debian's unmodified ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong and
-# ibv_srq_pingpong over the drop-in libibverbs, on a real (virtual) wire: two
+# Debian's unmodified ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong,
+# ibv_srq_pingpong and ibv_xsrq_pingpong over the drop-in libibverbs, on a
+# real (virtual) wire: two
 # network namespaces joined by a veth pair, each process's droce device on
 # net_af_packet bound to its namespace's veth end (as run_wire.sh sets up):
 #
@@ -17,7 +18,12 @@
 #
 # Each program runs with and without -e at two sizes. A run passes when both
 # sides exit 0 and print the GID exchange and the "bytes in" / "iters in"
-# lines.
+# lines (ibv_xsrq_pingpong: the exchange and "success"). tshark captures the
+# XRC runs on the server's veth: XRC SENDs from the client carrying the
+# server's SRQ number in their XRCETH, XRC Acknowledges back, nothing
+# malformed, every ICRC good (roce_icrc_check.py). Wireshark 4.0 names the
+# XRC opcodes but dissects nothing after their BTH (the rest is "vendor
+# data"), so the XRCETH is read from there.
 #
 # Usage: run_dropin_netns.sh <dropin dir>
 # Exit 0 if every run passed, 77 if ibverbs-utils is missing or network
@@ -37,6 +43,11 @@ RUN_TIMEOUT=${PP_TIMEOUT:-60}
 
 # check_out <log> <peer droce ip>: the usual output of a successful run
 check_out() {
+	if [ "$3" = ibv_xsrq_pingpong ]; then
+		grep -qE "^ *remote: LID [0-9a-f]+, QPN RECV [0-9a-f]+ SEND [0-9a-f]+, PSN [0-9a-f]+, SRQN [0-9a-f]+, GID ::ffff:$2\$" "$1" &&
+		grep -qE '^success$' "$1"
+		return
+	fi
 	grep -qE "remote address: .*GID ::ffff:$2\$" "$1" &&
 	grep -qE '^[0-9]+ bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$' "$1" &&
 	grep -qE '^[0-9]+ iters in [0-9.]+ seconds = [0-9.]+ usec/iter$' "$1"
@@ -80,8 +91,8 @@ run_case() {
 	show "$slog" server
 	show "$clog" client
 	rm -rf /var/run/dpdk/dnS${ID}_$n /var/run/dpdk/dnC${ID}_$n
-	check_out "$slog" $RIP_C || { echo "   server output lacks the GID exchange or the result lines"; ok=0; }
-	check_out "$clog" $RIP_S || { echo "   client output lacks the GID exchange or the result lines"; ok=0; }
+	check_out "$slog" $RIP_C $prog || { echo "   server output lacks the GID exchange or the result lines"; ok=0; }
+	check_out "$clog" $RIP_S $prog || { echo "   client output lacks the GID exchange or the result lines"; ok=0; }
 	printf '   %s: server exit %d, client exit %d, %.1f s\n' "$prog $*" $src $crc \
 		"$(awk "BEGIN { print $t1 - $t0 }")"
 	[ $src -eq 0 ] && [ $crc -eq 0 ] && [ $ok -eq 1 ]
@@ -105,5 +116,59 @@ for e in "" -e; do
 	done
 done
 
-echo "run_dropin_netns: $((n - fails))/$n runs passed in $(( $(date +%s) - T0 )) s"
-[ $fails -eq 0 ]
+# XRC, captured
+bad=0
+if command -v ibv_xsrq_pingpong >/dev/null && command -v tshark >/dev/null; then
+	CAP=$LOGDIR/xrc.pcapng
+	ip netns exec "$NS_S" tshark -i "$VS" -w "$CAP" -q >"$LOGDIR/tshark.log" 2>&1 &
+	TPID=$!
+	for i in $(seq 1 150); do
+		grep -qs "Capturing on" "$LOGDIR/tshark.log" && break
+		kill -0 $TPID 2>/dev/null || break
+		sleep 0.1
+	done
+	x0=$n
+	for e in "" -e; do
+		for s in 1 4096; do
+			run_case ibv_xsrq_pingpong -m 1024 -s $s -n $ITERS $e || fails=$((fails + 1))
+		done
+	done
+	sleep 0.5
+	kill -TERM $TPID 2>/dev/null
+	wait $TPID 2>/dev/null
+	TPID=
+	# the server's SRQ number, as the client printed it
+	srqn=$(sed -nE 's/^ *remote: .*SRQN ([0-9a-f]+), GID.*/\1/p' "$LOGDIR/$((x0 + 1)).client")
+	ts() { tshark -r "$CAP" "$@" 2>/dev/null; }
+	xcheck() {	# xcheck <description> <1 if ok>
+		if [ "${2:-}" = 1 ]; then echo "   ok   $1"; else echo "   FAIL $1"; bad=$((bad + 1)); fi
+	}
+	req="infiniband.bth.opcode >= 160 && infiniband.bth.opcode <= 165 && ip.src == $RIP_C && ip.dst == $RIP_S"
+	nreq=$(ts -Y "$req" | wc -l)
+	echo "== capture of the XRC runs: $(ts | wc -l) frames; XRC opcodes (count, sender, opcode):"
+	ts -Y "infiniband.bth.opcode >= 160 && infiniband.bth.opcode < 192" -T fields -e ip.src \
+		-e infiniband.bth.opcode | sort | uniq -c | sed 's/^/     /'
+	for op in 160 161 162 164; do
+		k=$(ts -Y "infiniband.bth.opcode == $op && ip.src == $RIP_C" | wc -l)
+		xcheck "XRC SEND opcode $op from the client: $k" $([ "$k" -gt 0 ] && echo 1)
+	done
+	k=$(ts -Y "infiniband.bth.opcode == 177 && ip.src == $RIP_S && ip.dst == $RIP_C" | wc -l)
+	xcheck "XRC Acknowledge (177) from the server: $k" $([ "$k" -gt 0 ] && echo 1)
+	k=$(ts -Y "$req" -T fields -e infiniband.vendor | cut -c1-8 | grep -vc "^$(printf %08x $((16#${srqn:-0})))")
+	xcheck "XRCETH of every XRC SEND = the server's SRQN ${srqn:-?}: $((nreq - k)) of $nreq" \
+		$([ -n "$srqn" ] && [ "$nreq" -gt 0 ] && [ "$k" -eq 0 ] && echo 1)
+	k=$(ts -Y "udp.dstport == 4791 && (infiniband.bth.opcode < 160 || infiniband.bth.opcode >= 192)" | wc -l)
+	xcheck "frames of other transports: $k" $([ "$k" -eq 0 ] && echo 1)
+	k=$(ts -Y "_ws.malformed || (udp.port == 4791 && _ws.expert.severity >= \"Warning\")" | wc -l)
+	xcheck "malformed frames or RoCE frames with expert warnings: $k" $([ "$k" -eq 0 ] && echo 1)
+	nroce=$(ts -Y "udp.dstport == 4791" | wc -l)
+	ts -Y "udp.dstport == 4791" -F pcap -w "$LOGDIR/xrc.pcap"
+	set -- $(python3 "$(dirname "$0")/roce_icrc_check.py" "$LOGDIR/xrc.pcap")
+	xcheck "ICRC verified independently: ${1:-0} good of $nroce, ${2:-?} bad ${*:3}" \
+		$([ "${2:-1}" -eq 0 ] && [ "${1:-0}" -eq "$nroce" ] && [ "$nroce" -gt 0 ] && echo 1)
+else
+	echo "   --   XRC not run: ibv_xsrq_pingpong or tshark missing"
+fi
+
+echo "run_dropin_netns: $((n - fails))/$n runs passed, $bad XRC capture check(s) failed in $(( $(date +%s) - T0 )) s"
+[ $fails -eq 0 ] && [ $bad -eq 0 ]

@@ -1,16 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Debian's unmodified ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong and
-# ibv_srq_pingpong over the drop-in libibverbs, between two processes joined
-# by memif (as run_memif.sh joins mp_peer):
+# Debian's unmodified ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong,
+# ibv_srq_pingpong and ibv_xsrq_pingpong (XRC) over the drop-in libibverbs,
+# between two processes joined by memif (as run_memif.sh joins mp_peer):
 #   server: droce0 on net_memif0 (role=server), 10.0.0.1
 #   client: droce0 on net_memif0 (role=client), 10.0.0.2
 # Both are `<prog> -d droce0 -g 0 -p <port> ...`; the client connects to the
 # server's TCP port on localhost once the server listens (ss -ltn). Several
 # sizes, completion events (-e) at least once per program. Each run must
 # exit 0 on both sides and print the GID exchange and its "bytes in ...
-# seconds" / "iters in ... seconds" lines.
+# seconds" / "iters in ... seconds" lines (ibv_xsrq_pingpong: the exchange,
+# with the peer's XRC SRQ number, and "success").
 #
 # memif's frames are at most 1518 B, so the port MTU is 1500 and the IB MTU
 # 1024: -m 1024 (the programs' default, given explicitly), and UD messages
@@ -33,7 +34,8 @@ set -u
 DROPIN=${1:?usage: run_dropin_pingpong.sh <dropin dir> [--shm]}
 TOPO=memif
 [ "${2:-}" = --shm ] && TOPO=shm
-for p in ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ss timeout; do
+for p in ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_xsrq_pingpong \
+	ss timeout; do
 	command -v $p >/dev/null || { echo "SKIP: $p is missing (Debian ibverbs-utils / iproute2)"; exit 77; }
 done
 [ -e "$DROPIN/libibverbs.so.1" ] || { echo "FAIL: $DROPIN/libibverbs.so.1 was not built"; exit 1; }
@@ -82,8 +84,13 @@ show() {
 
 listening() { ss -ltnH 2>/dev/null | awk '{ print $4 }' | grep -qE ":$1\$"; }
 
-# check_out <log> <peer ip>: the usual output of a successful run
+# check_out <log> <peer ip> <program>: the usual output of a successful run
 check_out() {
+	if [ "$3" = ibv_xsrq_pingpong ]; then
+		grep -qE "^ *remote: LID [0-9a-f]+, QPN RECV [0-9a-f]+ SEND [0-9a-f]+, PSN [0-9a-f]+, SRQN [0-9a-f]+, GID ::ffff:$2\$" "$1" &&
+		grep -qE '^success$' "$1"
+		return
+	fi
 	grep -qE "remote address: .*GID ::ffff:$2\$" "$1" &&
 	grep -qE '^[0-9]+ bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$' "$1" &&
 	grep -qE '^[0-9]+ iters in [0-9.]+ seconds = [0-9.]+ usec/iter$' "$1"
@@ -129,8 +136,8 @@ run_case() {
 	show "$slog" server
 	show "$clog" client
 	rm -rf /var/run/dpdk/ppS$$_$n /var/run/dpdk/ppC$$_$n
-	check_out "$slog" 10.0.0.2 || { echo "   server output lacks the GID exchange or the result lines"; ok=0; }
-	check_out "$clog" 10.0.0.1 || { echo "   client output lacks the GID exchange or the result lines"; ok=0; }
+	check_out "$slog" 10.0.0.2 $prog || { echo "   server output lacks the GID exchange or the result lines"; ok=0; }
+	check_out "$clog" 10.0.0.1 $prog || { echo "   client output lacks the GID exchange or the result lines"; ok=0; }
 	printf '   %s: server exit %d, client exit %d, %.1f s\n' "$prog $*" $src $crc \
 		"$(awk "BEGIN { print $t1 - $t0 }")"
 	[ $src -eq 0 ] && [ $crc -eq 0 ] && [ $ok -eq 1 ]
@@ -160,11 +167,18 @@ for s in 1 1024 4096; do
 	run_case ibv_srq_pingpong -m 1024 -s $s -n $ITERS || fails=$((fails + 1))
 done
 run_case ibv_srq_pingpong -m 1024 -s 4096 -n $ITERS -e || fails=$((fails + 1))
+# XRC: SENDs from the XRC_SEND QP through the peer's XRC_RECV QP into its
+# XRC SRQ of one WQE (RNR NAKs whenever the next SEND comes first)
+for s in 1 4096; do
+	run_case ibv_xsrq_pingpong -m 1024 -s $s -n $ITERS || fails=$((fails + 1))
+done
+run_case ibv_xsrq_pingpong -m 1024 -s 65536 -n 200 -e || fails=$((fails + 1))
 if [ $TOPO = shm ]; then
 	run_case ibv_rc_pingpong -m 4096 -s 65536 -n 200 || fails=$((fails + 1))
 	run_case ibv_uc_pingpong -m 4096 -s 4096 -n $ITERS || fails=$((fails + 1))
 	run_case ibv_ud_pingpong -s 4096 -n $ITERS || fails=$((fails + 1))
 	run_case ibv_srq_pingpong -m 4096 -s 8192 -n $ITERS -e || fails=$((fails + 1))
+	run_case ibv_xsrq_pingpong -m 4096 -s 8192 -n $ITERS || fails=$((fails + 1))
 fi
 
 echo "run_dropin_pingpong ($TOPO): $((n - fails))/$n runs passed in $(( $(date +%s) - T0 )) s"

@@ -3,7 +3,7 @@
  * The extended verbs: ibv_create_cq_ex with ibv_start_poll/next_poll/
  * end_poll and the ibv_wc_read_* accessors, ibv_create_qp_ex with the
  * ibv_wr_* builder (all-or-nothing ibv_wr_complete, data copied at set
- * time), ibv_create_srq_ex, and what droce refuses (XRC, timestamps, flow
+ * time), ibv_create_srq_ex, and what droce refuses (timestamps, flow
  * tags, VLANs, parent domains) with EOPNOTSUPP.
  */
 #include <errno.h>
@@ -352,11 +352,16 @@ test_create_qp_ex_refuses_what_droce_lacks(void)
 	EXPECT_NULL_ERRNO(qp_ex(pd_ops, IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE, 0), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(qp_ex(pd_ops, IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE, 0), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(qp_ex(pd_ops, IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_READ, 0), EOPNOTSUPP);
+	/* an XRC target needs its domain (test_xrc has the rest of XRC) */
 	EXPECT_NULL_ERRNO(qp_ex(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD, IBV_QPT_XRC_RECV, 0, 0),
-			  EOPNOTSUPP);
+			  EINVAL);
 	EXPECT_NULL_ERRNO(qp_ex(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS, IBV_QPT_RC, 0,
 				IBV_QP_CREATE_SCATTER_FCS), EOPNOTSUPP);
-	EXPECT_NULL_ERRNO(qp_ex(pd_ops, IBV_QPT_XRC_SEND, IBV_QP_EX_WITH_SEND, 0), EOPNOTSUPP);
+	/* an XRC initiator has RC's send ops */
+	qp = qp_ex(pd_ops, IBV_QPT_XRC_SEND, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ, 0);
+	TEST_ASSERT(qp != NULL, "create_qp_ex(XRC_SEND): %s", strerror(errno));
+	TEST_ASSERT(ibv_qp_to_qp_ex(qp) != NULL, "XRC_SEND qp_ex");
+	TEST_ASSERT_EQ(ibv_destroy_qp(qp), 0);
 	/* without send ops: a plain QP, which has no ibv_qp_ex */
 	qp = qp_ex(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS, IBV_QPT_RC, 0, 0);
 	TEST_ASSERT(qp != NULL, "create_qp_ex: %s", strerror(errno));
@@ -416,7 +421,7 @@ test_create_cq_ex_refuses_what_droce_lacks(void)
 }
 
 static int
-test_srq_ex_basic_and_tm_work_xrc_refused(void)
+test_srq_ex_basic_tm_and_xrc_need_their_attributes(void)
 {
 	struct ibv_srq_init_attr_ex sa = {
 		.attr = { .max_wr = 16, .max_sge = 1 },
@@ -426,6 +431,7 @@ test_srq_ex_basic_and_tm_work_xrc_refused(void)
 	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
 		IBV_XRCD_INIT_ATTR_OFLAGS, .fd = -1, .oflags = O_CREAT };
 	struct ibv_ops_wr op = { .opcode = IBV_WR_TAG_ADD }, *bad = NULL;
+	struct ibv_xrcd *xrcd;
 	struct ibv_srq *srq;
 	uint32_t srqn;
 
@@ -436,10 +442,11 @@ test_srq_ex_basic_and_tm_work_xrc_refused(void)
 	TEST_ASSERT_EQ(ibv_post_srq_ops(srq, &op, &bad), EINVAL);
 	TEST_ASSERT_PTR_EQ(bad, &op);
 	TEST_ASSERT_EQ(ibv_destroy_srq(srq), 0);
+	/* XRC SRQs need a domain (test_xrc makes them) */
 	sa.srq_type = IBV_SRQT_XRC;
-	EXPECT_NULL_ERRNO(ibv_create_srq_ex(a.ctx, &sa), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_create_srq_ex(a.ctx, &sa), EINVAL);
 	sa.comp_mask |= IBV_SRQ_INIT_ATTR_XRCD;
-	EXPECT_NULL_ERRNO(ibv_create_srq_ex(a.ctx, &sa), EOPNOTSUPP);
+	EXPECT_NULL_ERRNO(ibv_create_srq_ex(a.ctx, &sa), EINVAL);
 	sa.comp_mask &= ~IBV_SRQ_INIT_ATTR_XRCD;
 	/* TM SRQs need the TM attributes */
 	sa.srq_type = IBV_SRQT_TM;
@@ -453,7 +460,9 @@ test_srq_ex_basic_and_tm_work_xrc_refused(void)
 	sa.srq_type = IBV_SRQT_BASIC;
 	sa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_CQ;	/* no PD */
 	EXPECT_NULL_ERRNO(ibv_create_srq_ex(a.ctx, &sa), EINVAL);
-	EXPECT_NULL_ERRNO(ibv_open_xrcd(a.ctx, &xa), EOPNOTSUPP);
+	xrcd = ibv_open_xrcd(a.ctx, &xa);
+	TEST_ASSERT(xrcd != NULL, "open_xrcd: %s", strerror(errno));
+	TEST_ASSERT_EQ(ibv_close_xrcd(xrcd), 0);
 	return TEST_SUCCESS;
 }
 
@@ -494,8 +503,9 @@ test_unsupported_verbs_are_eopnotsupp(void)
 	mr = ibv_reg_mr(a.pd, a.buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_HUGETLB);
 	TEST_ASSERT(mr != NULL, "reg_mr(HUGETLB): %s", strerror(errno));
 	TEST_ASSERT_EQ(ibv_dereg_mr(mr), 0);
-	/* XRC QPs, WQs, counters, device memory, CQ moderation, clocks */
-	EXPECT_NULL_ERRNO(ibv_open_qp(a.ctx, &oa), EOPNOTSUPP);
+	/* WQs, counters, device memory, CQ moderation, clocks */
+	/* XRC is there (test_xrc): opening a QP without a domain is invalid */
+	EXPECT_NULL_ERRNO(ibv_open_qp(a.ctx, &oa), EINVAL);
 	EXPECT_NULL_ERRNO(ibv_create_wq(a.ctx, &wa), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(ibv_create_counters(a.ctx, &ca), EOPNOTSUPP);
 	EXPECT_NULL_ERRNO(ibv_alloc_dm(a.ctx, &dma), EOPNOTSUPP);
@@ -510,12 +520,14 @@ test_unsupported_verbs_are_eopnotsupp(void)
 	TEST_ASSERT_EQ(ibv_query_device_ex(a.ctx, NULL, &dx), 0);
 	TEST_ASSERT_EQ(dx.orig_attr.device_cap_flags,
 		       IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
-		       IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+		       IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC);
 	TEST_ASSERT_EQ(dx.device_cap_flags_ex, dx.orig_attr.device_cap_flags);
-	TEST_ASSERT_EQ(dx.orig_attr.device_cap_flags & (no_mw | IBV_DEVICE_XRC |
+	TEST_ASSERT_EQ(dx.orig_attr.device_cap_flags & (no_mw |
 		       IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_RESIZE_MAX_WR | IBV_DEVICE_N_NOTIFY_CQ), 0);
 	TEST_ASSERT_EQ(dx.orig_attr.max_mw, DROCE_MAX_MW - 1);
-	TEST_ASSERT_EQ(dx.xrc_odp_caps, 0);
+	/* XRC under ODP: RC's operations, receives into SRQs */
+	TEST_ASSERT_EQ(dx.xrc_odp_caps, IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE |
+		       IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV);
 	TEST_ASSERT_EQ(dx.completion_timestamp_mask, 0);
 	TEST_ASSERT_EQ(dx.hca_core_clock, 0);
 	TEST_ASSERT_EQ(dx.tso_caps.max_tso, 0);
@@ -542,7 +554,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_ud_send_through_wr_api),
 	TEST_CASE(test_create_qp_ex_refuses_what_droce_lacks),
 	TEST_CASE(test_create_cq_ex_refuses_what_droce_lacks),
-	TEST_CASE(test_srq_ex_basic_and_tm_work_xrc_refused),
+	TEST_CASE(test_srq_ex_basic_tm_and_xrc_need_their_attributes),
 	TEST_CASE(test_unsupported_verbs_are_eopnotsupp),
 };
 

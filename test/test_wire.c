@@ -489,6 +489,16 @@ test_opcode_table_hdr_len_and_flags(void)
 	TEST_ASSERT_EQ(t[IBV_OPCODE_RC_RDMA_READ_RESPONSE_LAST].hdr_len, 12 + 4);
 	TEST_ASSERT_EQ(t[IBV_OPCODE_RC_ATOMIC_ACKNOWLEDGE].hdr_len, 12 + 4 + 8);
 	TEST_ASSERT_EQ(t[IBV_OPCODE_RC_COMPARE_SWAP].hdr_len, 12 + 28);
+	/* XRC: an XRCETH after the BTH of every request, none in responses */
+	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | IBV_OPCODE_SEND_ONLY].hdr_len, 12 + 4);
+	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | IBV_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE].hdr_len,
+		       12 + 4 + 16 + 4);
+	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | IBV_OPCODE_RDMA_READ_REQUEST].hdr_len, 12 + 4 + 16);
+	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | IBV_OPCODE_FETCH_ADD].hdr_len, 12 + 4 + 28);
+	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | IBV_OPCODE_ACKNOWLEDGE].hdr_len, 12 + 4);
+	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | IBV_OPCODE_ATOMIC_ACKNOWLEDGE].hdr_len, 12 + 4 + 8);
+	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | IBV_OPCODE_RDMA_READ_RESPONSE_MIDDLE].hdr_len, 12);
+	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | 0x16].flags, 0);	/* SEND_LAST_WITH_INVALIDATE */
 
 	TEST_ASSERT_EQ(t[IBV_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE].flags & ROCE_OPF_AETH, 0);
 	TEST_ASSERT(t[IBV_OPCODE_RC_RDMA_READ_RESPONSE_FIRST].flags & ROCE_OPF_AETH, "AETH");
@@ -516,7 +526,7 @@ test_opcode_table_hdr_len_and_flags(void)
 
 	for (int op = 0; op < 256; op++) {
 		uint32_t fl = t[op].flags, len = ROCE_BTH_LEN;
-		static const char *const tp[] = { "RC_", "UC_", "RD_", "UD_" };
+		static const char *const tp[] = { "RC_", "UC_", "RD_", "UD_", "CNP", "XRC" };
 
 		if (!(fl & ROCE_OPF_VALID)) {
 			TEST_ASSERT(fl == 0 && t[op].name == NULL && t[op].hdr_len == 0,
@@ -538,8 +548,13 @@ test_opcode_table_hdr_len_and_flags(void)
 			    "%s: MIDDLE excludes FIRST/LAST", t[op].name);
 		TEST_ASSERT(!(fl & ROCE_OPF_DETH) == (roce_op_transport((uint8_t)op) != IBV_OPCODE_UD),
 			    "%s: DETH iff UD", t[op].name);
+		TEST_ASSERT(!(fl & ROCE_OPF_XRCETH) ==
+			    (roce_op_transport((uint8_t)op) != ROCE_OPCODE_XRC || !(fl & ROCE_OPF_REQ)),
+			    "%s: XRCETH iff an XRC request", t[op].name);
 		TEST_ASSERT(!(fl & ROCE_OPF_IMMDT) == !strstr(t[op].name, "_WITH_IMMEDIATE"),
 			    "%s: IMMDT iff WITH_IMMEDIATE", t[op].name);
+		if (fl & ROCE_OPF_XRCETH)
+			len += ROCE_XRCETH_LEN;
 		if (fl & ROCE_OPF_RETH)
 			len += ROCE_RETH_LEN;
 		if (fl & ROCE_OPF_AETH)
@@ -552,11 +567,45 @@ test_opcode_table_hdr_len_and_flags(void)
 			len += ROCE_ATMETH_LEN;
 		if (fl & ROCE_OPF_ATMACK)
 			len += ROCE_ATMACK_LEN;
+		if (fl & ROCE_OPF_IETH)
+			len += ROCE_IETH_LEN;
 		TEST_ASSERT(t[op].hdr_len == len, "%s: hdr_len %u, flags say %u",
 			    t[op].name, t[op].hdr_len, len);
 	}
-	/* RC 21 + UC 12 + UD 2 */
-	TEST_ASSERT_EQ(valid, 35);
+	/* RC 21 + 2 with invalidate + UC 12 + UD 2 + XRC 21 (RC's but invalidation) */
+	TEST_ASSERT_EQ(valid, 58);
+	return TEST_SUCCESS;
+}
+
+/* XRC requests: the XRCETH after the BTH, the RETH, AtomicETH and ImmDt after it. */
+static int
+test_xrceth_places_the_headers_after_it(void)
+{
+	uint8_t raw[ROCE_BTH_LEN + ROCE_XRCETH_LEN + ROCE_RETH_LEN + ROCE_IMMDT_LEN + 8];
+	struct roce_bth *b = (struct roce_bth *)raw;
+	uint8_t op = ROCE_OPCODE_XRC | IBV_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+	uint32_t opf = roce_opcode_tbl[op].flags;
+
+	memset(raw, 0, sizeof(raw));
+	bth_init(b, op, 0, 0, 0xffff, 0x12, 1, 7);
+	xrceth_init(bth_xrceth(b), 0xab123456);	/* 24 bits on the wire */
+	TEST_ASSERT_EQ(raw[12], 0x00);
+	TEST_ASSERT_EQ(raw[13], 0x12);
+	TEST_ASSERT_EQ(raw[15], 0x56);
+	TEST_ASSERT_EQ(xrceth_srqn(bth_xrceth(b)), 0x123456);
+	TEST_ASSERT_PTR_EQ((uint8_t *)bth_reth(b), raw + 16);
+	reth_init(bth_reth(b), 0x1000, 0x55, 64);
+	TEST_ASSERT_EQ(raw[16 + 15], 64);
+	bth_set_immdt(b, opf, rte_cpu_to_be_32(0xcafe));
+	TEST_ASSERT_EQ(raw[32 + 3], 0xfe);
+	TEST_ASSERT_PTR_EQ(bth_payload(b), raw + 36);
+	/* an atomic */
+	b->opcode = ROCE_OPCODE_XRC | IBV_OPCODE_COMPARE_SWAP;
+	TEST_ASSERT_PTR_EQ((uint8_t *)bth_atmeth(b), raw + 16);
+	/* a response carries none: its AETH follows the BTH */
+	b->opcode = ROCE_OPCODE_XRC | IBV_OPCODE_ACKNOWLEDGE;
+	TEST_ASSERT_PTR_EQ(bth_payload(b), raw + 16);
+	TEST_ASSERT_PTR_EQ((uint8_t *)bth_aeth(b), raw + 12);
 	return TEST_SUCCESS;
 }
 
@@ -571,6 +620,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_psn_add_wraps_at_2_24),
 	TEST_CASE(test_psn_cmp_across_wrap),
 	TEST_CASE(test_opcode_table_hdr_len_and_flags),
+	TEST_CASE(test_xrceth_places_the_headers_after_it),
 };
 
 int

@@ -67,6 +67,7 @@ struct droce_send_wqe {
 	uint32_t length;		/* total bytes */
 	uint32_t signaled;		/* completes into the CQ on success */
 	uint8_t inl;			/* data is in inline_data */
+	uint32_t xrc_srqn;		/* XRC_SEND: the remote XRC SRQ (XRCETH) */
 	union {
 		struct {
 			uint64_t remote_addr;
@@ -194,7 +195,7 @@ struct droce_rdev_cq {
 	struct rte_ring *ring;		/* struct droce_cqe elements */
 	struct droce_rdev *dev;
 	uint32_t cqe;
-	uint32_t tm_users;		/* tag-matching SRQs completing here (atomic) */
+	uint32_t tm_users;		/* tag-matching and XRC SRQs completing here (atomic) */
 	void *user;			/* the facade's, given back in events */
 };
 
@@ -205,6 +206,7 @@ struct droce_rdev_srq {
 	struct rte_ring *tm_ops;	/* struct droce_tm_op */
 	struct rte_ring *tm_free;	/* free tag handles (uintptr_t) */
 	uint32_t tm_max_tags;
+	uint32_t srqn;			/* an XRC SRQ's number (ibv_get_srq_num), else 0 */
 	void *user;
 };
 
@@ -214,7 +216,7 @@ struct droce_rdev_srq {
  */
 struct droce_rdev_qp {
 	struct droce_wq sq;		/* struct droce_send_wqe slots */
-	struct droce_wq rq;		/* struct droce_recv_wqe slots; unused with an SRQ */
+	struct droce_wq rq;		/* struct droce_recv_wqe slots; unused with an SRQ or XRC */
 	struct droce_rdev *dev;
 	struct droce_rdev_srq *srq;
 	enum ibv_qp_type type;

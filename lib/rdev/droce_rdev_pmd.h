@@ -18,6 +18,7 @@
 struct droce_rdev_pd;
 struct droce_rdev_mr;
 struct droce_rdev_mw;
+struct droce_rdev_xrcd;
 struct droce_dev_objects;
 struct droce_dev_stats;
 
@@ -45,6 +46,11 @@ struct droce_rdev_qp_init {
 	struct droce_rdev_cq *send_cq;
 	struct droce_rdev_cq *recv_cq;
 	struct droce_rdev_srq *srq;	/* or NULL */
+	/*
+	 * XRC_RECV: its domain (no PD, no CQ, no queue: each request names an
+	 * XRC SRQ of the domain); XRC_SEND: NULL (a send queue, no receive queue)
+	 */
+	struct droce_rdev_xrcd *xrcd;
 	struct ibv_qp_cap cap;		/* in: checked by the facade; out: what was made */
 	bool sq_sig_all;
 	bool gsi;			/* the device's QP1: UD, one per device (-EBUSY) */
@@ -146,9 +152,22 @@ struct droce_rdev_ops {
 	uint32_t (*srq_limit_get)(struct droce_rdev_srq *srq);
 	/* -EBUSY while a QP uses it */
 	int (*srq_destroy)(struct droce_rdev_srq *srq);
+	/*
+	 * An XRC domain (ibv_open_xrcd); the facade frees it only once no SRQ
+	 * or QP uses it.
+	 */
+	int (*xrcd_alloc)(struct droce_rdev *dev, struct droce_rdev_xrcd **xrcd);
+	void (*xrcd_free)(struct droce_rdev_xrcd *xrcd);
+	/*
+	 * Make @srq an XRC SRQ of @xrcd completing into @cq: it gets a number
+	 * (srq->srqn) by which XRC requests reach it. -ENOMEM: numbers used up.
+	 */
+	int (*srq_xrc_enable)(struct droce_rdev_srq *srq, struct droce_rdev_xrcd *xrcd,
+			      struct droce_rdev_cq *cq);
 	/* a polled tag-matching completion gives its tag handle back */
 	void (*tm_release)(struct droce_rdev *dev, uint32_t release);
 
+	/* @pd is NULL for an XRC_RECV QP (init->xrcd names its device) */
 	int (*qp_create)(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 			 struct droce_rdev_qp **qp);
 	/* checked by the facade (verbs_qp_state.c); -EINVAL for a bad address */

@@ -344,11 +344,12 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp_wr = DROCE_MAX_QP_WR;
 	/*
 	 * Only what droce has: memory windows of type 1 and 2B, as the kernel's
-	 * rxe; no XRC, SRQ resize, or N_NOTIFY_CQ (the kernel's
+	 * rxe, and XRC; no SRQ resize, or N_NOTIFY_CQ (the kernel's
 	 * ib_req_ncomp_notif, which no user verb reaches).
 	 */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
-			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
+			      IBV_DEVICE_XRC;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE;
 	a->max_cq = DROCE_MAX_CQ;
@@ -413,6 +414,9 @@ droce_query_device_ex(struct ibv_context *context, const struct ibv_query_device
 		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;
 	a.odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		IBV_ODP_SUPPORT_SRQ_RECV;
+	/* XRC: RC's engine paths, receives only into SRQs */
+	a.xrc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+		IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
 	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	memset(attr, 0, attr_size);
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));

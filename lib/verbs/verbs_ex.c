@@ -4,9 +4,9 @@
  * ibv_start_poll/next_poll/end_poll and the ibv_wc_read_* accessors,
  * ibv_create_qp_ex with send ops and the ibv_wr_* builder, ibv_create_srq_ex
  * with tag-matching SRQs and ibv_post_srq_ops (the engine side is
- * drivers/rdma/roce/roce_tm.c). What droce does not implement (parent
- * domains, completion timestamps, XRC, TSO) fails with
- * EOPNOTSUPP at creation, never later.
+ * drivers/rdma/roce/roce_tm.c), and the XRC entry points (verbs_xrc.c).
+ * What droce does not implement (completion timestamps, TSO, atomic write)
+ * fails with EOPNOTSUPP at creation, never later.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,18 +312,11 @@ wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 		wr->invalidate_rkey = invalidate_rkey;
 }
 
-/* TSO, XRC and atomic write: refused at creation. */
+/* TSO and atomic write: refused at creation. */
 static void
 wr_unsupported(struct ibv_qp_ex *qpx)
 {
 	batch_fail(to_dqp_ex(qpx)->batch, EOPNOTSUPP);
-}
-
-static void
-wr_rkey_op(struct ibv_qp_ex *qpx, uint32_t rkey)	/* set_xrc_srqn */
-{
-	RTE_SET_USED(rkey);
-	wr_unsupported(qpx);
 }
 
 static void
@@ -359,6 +352,16 @@ wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t remote_qpn, ui
 	wr->wr.ud.ah = ah;
 	wr->wr.ud.remote_qpn = remote_qpn;
 	wr->wr.ud.remote_qkey = remote_qkey;
+}
+
+/* The XRC SRQ the current WR goes to (ibv_post_send's qp_type.xrc.remote_srqn). */
+static void
+wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct ibv_send_wr *wr = wr_cur(to_dqp_ex(qpx)->batch);
+
+	if (wr != NULL)
+		wr->qp_type.xrc.remote_srqn = remote_srqn;
 }
 
 static void
@@ -510,7 +513,7 @@ qp_ex_init(struct ibv_qp_ex *x)
 	x->wr_send_inv = wr_send_inv;
 	x->wr_send_tso = wr_send_tso;
 	x->wr_set_ud_addr = wr_set_ud_addr;
-	x->wr_set_xrc_srqn = wr_rkey_op;
+	x->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	x->wr_set_inline_data = wr_set_inline_data;
 	x->wr_set_inline_data_list = wr_set_inline_data_list;
 	x->wr_set_sge = wr_set_sge;
@@ -526,6 +529,7 @@ send_ops_supported(enum ibv_qp_type type)
 {
 	switch (type) {
 	case IBV_QPT_RC: return SEND_OPS_RC;
+	case IBV_QPT_XRC_SEND: return SEND_OPS_RC;
 	case IBV_QPT_UC: return SEND_OPS_UC;
 	case IBV_QPT_UD: return SEND_OPS_UD;
 	default: return 0;
@@ -538,18 +542,23 @@ create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 	uint32_t mask = attr->comp_mask;
 	struct droce_qp *qp;
 
-	RTE_SET_USED(context);
-	if ((mask & ~(uint32_t)(IBV_QP_INIT_ATTR_SEND_OPS_FLAGS * 2 - 1)) ||
-	    !(mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
+	if (mask & ~(uint32_t)(IBV_QP_INIT_ATTR_SEND_OPS_FLAGS * 2 - 1)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* an XRC target has a domain and no PD */
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return droce_create_xrc_recv_qp(context, attr);
+	if (!(mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
 	/*
-	 * XRC domains, TSO, RSS, creation flags, send ops droce lacks. A UD
-	 * QP may ask for BLOCK_SELF_MCAST_LB: droce never loops a multicast
-	 * send back to the device that sent it, so it holds already.
+	 * TSO, RSS, creation flags, send ops droce lacks. A UD QP may ask for
+	 * BLOCK_SELF_MCAST_LB: droce never loops a multicast send back to the
+	 * device that sent it, so it holds already.
 	 */
-	if ((mask & (IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
+	if ((mask & (IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
 		     IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH)) ||
 	    ((mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	     (attr->create_flags & ~(attr->qp_type == IBV_QPT_UD ?
@@ -637,10 +646,11 @@ create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr)
 	}
 	if ((mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type == IBV_SRQT_TM)
 		return create_tm_srq(attr);
-	/* XRC SRQs */
-	if ((mask & (IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_TM)) ||
+	if ((mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type == IBV_SRQT_XRC)
+		return droce_create_xrc_srq(attr);
+	if ((mask & IBV_SRQ_INIT_ATTR_TM) ||
 	    ((mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC)) {
-		errno = mask & IBV_SRQ_INIT_ATTR_TM ? EINVAL : EOPNOTSUPP;
+		errno = EINVAL;
 		return NULL;
 	}
 	/* ibv_srq_init_attr_ex begins with the fields of ibv_srq_init_attr */
@@ -720,35 +730,13 @@ post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op, struct ibv_ops_wr **b
 	return ret;
 }
 
-/* --- XRC: not implemented; the domain is refused, so nothing else is reached --- */
-static struct ibv_xrcd *
-open_xrcd(struct ibv_context *context, struct ibv_xrcd_init_attr *attr)
-{
-	RTE_SET_USED(context), RTE_SET_USED(attr);
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-static int
-close_xrcd(struct ibv_xrcd *xrcd)
-{
-	RTE_SET_USED(xrcd);
-	return EOPNOTSUPP;
-}
-
-static int
-get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
-{
-	RTE_SET_USED(srq), RTE_SET_USED(srq_num);
-	return EOPNOTSUPP;	/* only XRC SRQs have a number */
-}
-
 void
 droce_ex_ops_set(struct verbs_context *vctx)
 {
-	vctx->open_xrcd = open_xrcd;
-	vctx->close_xrcd = close_xrcd;
-	vctx->get_srq_num = get_srq_num;
+	vctx->open_xrcd = droce_open_xrcd;
+	vctx->close_xrcd = droce_close_xrcd;
+	vctx->get_srq_num = droce_get_srq_num;
+	vctx->open_qp = droce_open_qp;
 	vctx->create_cq_ex = create_cq_ex;
 	vctx->create_qp_ex = create_qp_ex;
 	vctx->create_srq_ex = create_srq_ex;

@@ -4,7 +4,9 @@
 #define VERBS_LOC_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <sys/queue.h>
+#include <sys/types.h>
 #include <infiniband/verbs.h>
 #include <rte_log.h>
 
@@ -102,9 +104,42 @@ struct droce_cq {
 	struct droce_comp_channel *chan;
 };
 
+/*
+ * An XRC domain (verbs_xrc.c): the driver's, shared within the process by
+ * every ibv_open_xrcd of the same file (its inode), each open a handle of
+ * its own (struct droce_xrcd).
+ */
+struct droce_xqp;
+struct droce_xrcd_dom {
+	struct droce_rdev_xrcd *fp;
+	struct droce_rdev *dev;
+	bool has_inode;			/* opened with a file, not fd -1 */
+	dev_t st_dev;
+	ino_t st_ino;
+	uint32_t opens;			/* handles (under the XRC lock) */
+	TAILQ_HEAD(, droce_xqp) qps;	/* its XRC_RECV QPs, for ibv_open_qp */
+	TAILQ_ENTRY(droce_xrcd_dom) next;
+};
+
+struct droce_xrcd {
+	struct ibv_xrcd ibxrcd;
+	struct droce_xrcd_dom *dom;
+	uint32_t users;			/* SRQs and QPs made or opened with it (atomic): EBUSY */
+};
+
+/* An XRC_RECV QP, which every ibv_open_qp of it in its domain shares. */
+struct droce_xqp {
+	struct droce_rdev_qp *fp;
+	struct droce_xrcd_dom *dom;
+	struct droce_qp *creator;	/* the handle async events name: freed last */
+	uint32_t refs;			/* ibv_qp handles (under the XRC lock) */
+	TAILQ_ENTRY(droce_xqp) next;
+};
+
 struct droce_srq {
 	struct ibv_srq ibsrq;
 	struct droce_rdev_srq *fp;
+	struct droce_xrcd *xrcd;	/* an XRC SRQ's domain handle, else NULL */
 };
 
 struct droce_wr_batch;
@@ -117,7 +152,15 @@ struct droce_qp {
 	struct droce_rdev_qp *fp;
 	struct droce_wr_batch *batch;	/* the ibv_wr_* WRs being built, or NULL */
 	pthread_mutex_t modify_lock;	/* one ibv_modify_qp at a time: check, then change */
+	struct droce_xqp *xqp;		/* an XRC_RECV QP handle: the shared QP */
+	struct droce_xrcd *xrcd;	/* and the domain handle it was made or opened with */
 };
+
+static inline struct droce_xrcd *
+to_dxrcd(struct ibv_xrcd *p)
+{
+	return container_of(p, struct droce_xrcd, ibxrcd);
+}
 
 struct droce_ah {
 	struct ibv_ah ibah;
@@ -217,6 +260,19 @@ struct droce_cq *droce_cq_create(struct ibv_context *context, int cqe, void *cq_
 				 const struct droce_rdev_alloc *alloc);
 struct droce_qp *droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr,
 				 uint32_t create_flags);
+struct droce_qp *droce_xrc_recv_qp_create(struct droce_xrcd *xrcd, struct ibv_qp_init_attr *attr);
+void droce_qp_free(struct droce_qp *qp);
+
+/* verbs_xrc.c */
+struct ibv_xrcd *droce_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init_attr *attr);
+int droce_close_xrcd(struct ibv_xrcd *ibxrcd);
+struct ibv_srq *droce_create_xrc_srq(struct ibv_srq_init_attr_ex *attr);
+int droce_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+struct ibv_qp *droce_create_xrc_recv_qp(struct ibv_context *context,
+					struct ibv_qp_init_attr_ex *attr);
+struct ibv_qp *droce_open_qp(struct ibv_context *context, struct ibv_qp_open_attr *attr);
+void droce_xrc_qp_destroy(struct droce_qp *qp);
+void droce_xrc_srq_destroyed(struct droce_srq *srq);
 int droce_query_port(struct ibv_context *context, uint8_t port_num,
 		     struct ibv_port_attr *attr, size_t attr_len);
 struct ibv_mw *droce_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);

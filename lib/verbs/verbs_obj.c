@@ -508,6 +508,8 @@ ibv_destroy_srq(struct ibv_srq *ibsrq)
 	ret = srq->fp->dev->ops->srq_destroy(srq->fp);
 	if (ret)
 		return -ret;
+	if (srq->xrcd != NULL)
+		droce_xrc_srq_destroyed(srq);
 	droce_pd_use(ibsrq->pd, -1);
 	free(srq);
 	return 0;
@@ -550,25 +552,40 @@ ibv_destroy_ah(struct ibv_ah *ah)
 }
 
 /* --- QP --- */
+/*
+ * @xrcd: an XRC_RECV QP's domain (@ibpd NULL): it has no PD, no CQs and no
+ * queues. An XRC_SEND QP has a send queue only: no receive CQ, no SRQ.
+ */
 static struct droce_qp *
-qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, bool gsi, uint32_t create_flags)
+qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, bool gsi, uint32_t create_flags,
+	  struct droce_xrcd *xrcd)
 {
-	struct droce_pd *pd = to_dpd(ibpd);
+	struct droce_pd *pd = ibpd ? to_dpd(ibpd) : NULL;
+	struct droce_rdev *dev = xrcd ? xrcd->dom->dev : pd->dev;
+	bool xrc_recv = attr->qp_type == IBV_QPT_XRC_RECV;
+	bool xrc_send = attr->qp_type == IBV_QPT_XRC_SEND;
 	struct ibv_qp_cap *cap = &attr->cap;
 	struct droce_rdev_qp_init init;
 	struct droce_qp *qp;
 	int ret;
 
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD) {
+	    attr->qp_type != IBV_QPT_UD && !xrc_send && !xrc_recv) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (attr->send_cq == NULL || attr->recv_cq == NULL ||
-	    cap->max_send_wr > DROCE_MAX_QP_WR || cap->max_send_sge > DROCE_MAX_SGE ||
-	    cap->max_inline_data > DROCE_MAX_INLINE ||
-	    (attr->srq == NULL && (cap->max_recv_wr > DROCE_MAX_QP_WR ||
-				   cap->max_recv_sge > DROCE_MAX_SGE))) {
+	if (xrc_recv) {
+		if (xrcd == NULL) {	/* ibv_create_qp_ex with IBV_QP_INIT_ATTR_XRCD only */
+			errno = EINVAL;
+			return NULL;
+		}
+		memset(cap, 0, sizeof(*cap));
+	} else if (attr->send_cq == NULL || (attr->recv_cq == NULL && !xrc_send) ||
+		   (xrc_send && attr->srq != NULL) ||
+		   cap->max_send_wr > DROCE_MAX_QP_WR || cap->max_send_sge > DROCE_MAX_SGE ||
+		   cap->max_inline_data > DROCE_MAX_INLINE ||
+		   (attr->srq == NULL && !xrc_send && (cap->max_recv_wr > DROCE_MAX_QP_WR ||
+						       cap->max_recv_sge > DROCE_MAX_SGE))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -579,19 +596,20 @@ qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, bool gsi, uint32_t
 	}
 	init = (struct droce_rdev_qp_init){
 		.type = attr->qp_type,
-		.send_cq = to_dcq(attr->send_cq)->fp,
-		.recv_cq = to_dcq(attr->recv_cq)->fp,
-		.srq = attr->srq ? to_dsrq(attr->srq)->fp : NULL,
+		.send_cq = xrc_recv ? NULL : to_dcq(attr->send_cq)->fp,
+		.recv_cq = xrc_recv || attr->recv_cq == NULL ? NULL : to_dcq(attr->recv_cq)->fp,
+		.srq = xrc_recv || attr->srq == NULL ? NULL : to_dsrq(attr->srq)->fp,
+		.xrcd = xrcd ? xrcd->dom->fp : NULL,
 		.cap = *cap,
 		.sq_sig_all = attr->sq_sig_all,
 		.gsi = gsi,
 		.mc_noloop = create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB,
-		.alloc = droce_pd_alloc(pd),
-		.single_threaded = pd->td != NULL,
+		.alloc = pd ? droce_pd_alloc(pd) : NULL,
+		.single_threaded = pd != NULL && pd->td != NULL,
 		.user = &qp->ibqp,
 	};
 	/* EINVAL for a tag-matching SRQ under a QP that is not RC; EBUSY: a second QP1 */
-	ret = pd->dev->ops->qp_create(pd->pd, &init, &qp->fp);
+	ret = dev->ops->qp_create(pd ? pd->pd : NULL, &init, &qp->fp);
 	if (ret) {
 		free(qp);
 		errno = -ret;
@@ -599,19 +617,20 @@ qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, bool gsi, uint32_t
 	}
 	*cap = init.cap;
 	pthread_mutex_init(&qp->modify_lock, NULL);
-	qp->ibqp.context = ibpd->context;
+	qp->ibqp.context = xrcd ? xrcd->ibxrcd.context : ibpd->context;
 	qp->ibqp.qp_context = attr->qp_context;
 	qp->ibqp.pd = ibpd;
-	qp->ibqp.send_cq = attr->send_cq;
-	qp->ibqp.recv_cq = attr->recv_cq;
-	qp->ibqp.srq = attr->srq;
+	qp->ibqp.send_cq = xrc_recv ? NULL : attr->send_cq;
+	qp->ibqp.recv_cq = xrc_recv || xrc_send ? NULL : attr->recv_cq;
+	qp->ibqp.srq = xrc_recv ? NULL : attr->srq;
 	qp->ibqp.handle = qp->fp->qpn;
 	qp->ibqp.qp_num = qp->fp->qpn;
 	qp->ibqp.state = IBV_QPS_RESET;
 	qp->ibqp.qp_type = attr->qp_type;
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
-	droce_pd_use(ibpd, 1);
+	if (ibpd != NULL)
+		droce_pd_use(ibpd, 1);
 	return qp;
 }
 
@@ -622,7 +641,14 @@ qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, bool gsi, uint32_t
 struct droce_qp *
 droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr, uint32_t create_flags)
 {
-	return qp_create(ibpd, attr, false, create_flags);
+	return qp_create(ibpd, attr, false, create_flags, NULL);
+}
+
+/* An XRC_RECV QP of @xrcd's domain (verbs_xrc.c shares it): NULL with errno set. */
+struct droce_qp *
+droce_xrc_recv_qp_create(struct droce_xrcd *xrcd, struct ibv_qp_init_attr *attr)
+{
+	return qp_create(NULL, attr, false, 0, xrcd);
 }
 
 /*
@@ -639,7 +665,7 @@ droce_gsi_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	qp = qp_create(ibpd, attr, true, 0);
+	qp = qp_create(ibpd, attr, true, 0, NULL);
 	return qp ? &qp->ibqp : NULL;
 }
 
@@ -740,18 +766,30 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	return qp ? &qp->ibqp : NULL;
 }
 
+/* The facade's QP object goes (the driver's is gone, or another handle holds it). */
+void
+droce_qp_free(struct droce_qp *qp)
+{
+	droce_wr_batch_free(qp);
+	pthread_mutex_destroy(&qp->modify_lock);
+	free(qp);
+}
+
 int
 ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct droce_qp *qp = to_dqp(ibqp);
 
+	/* an XRC_RECV QP goes with its last handle (ibv_open_qp) */
+	if (qp->xqp != NULL) {
+		droce_xrc_qp_destroy(qp);
+		return 0;
+	}
 	qp_cqs_hold(ibqp, true);
 	qp->fp->dev->ops->qp_destroy(qp->fp);
 	qp_cqs_hold(ibqp, false);
 	droce_pd_use(ibqp->pd, -1);
-	droce_wr_batch_free(qp);
-	pthread_mutex_destroy(&qp->modify_lock);
-	free(qp);
+	droce_qp_free(qp);
 	return 0;
 }
 

@@ -21,6 +21,10 @@
 static int
 check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
 {
+	bool rc = qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND;
+
+	if (qp->type == IBV_QPT_XRC_RECV)
+		return EINVAL;		/* an XRC target has no send queue */
 	switch (op) {
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_BIND_MW:
@@ -28,7 +32,7 @@ check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
 	case IBV_WR_SEND_WITH_INV:
 		return qp->type == IBV_QPT_UD ? EINVAL : qp->type == IBV_QPT_UC ? EOPNOTSUPP : 0;
 	case IBV_WR_ATOMIC_WRITE:
-		return qp->type == IBV_QPT_RC ? EOPNOTSUPP : EINVAL;
+		return rc ? EOPNOTSUPP : EINVAL;
 	case IBV_WR_TSO:
 		return qp->type == IBV_QPT_UD ? EOPNOTSUPP : EINVAL;
 	case IBV_WR_SEND:
@@ -40,7 +44,7 @@ check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return qp->type == IBV_QPT_RC ? 0 : EINVAL;
+		return rc ? 0 : EINVAL;
 	default:
 		/* driver opcodes and values no verb defines */
 		return EINVAL;
@@ -57,7 +61,7 @@ check_flags(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 
 	if (f & ~SEND_FLAGS_OK)
 		return EINVAL;
-	if ((f & IBV_SEND_FENCE) && qp->type != IBV_QPT_RC)
+	if ((f & IBV_SEND_FENCE) && qp->type != IBV_QPT_RC && qp->type != IBV_QPT_XRC_SEND)
 		return EINVAL;
 	if ((f & IBV_SEND_SOLICITED) && !send && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
 		return EINVAL;
@@ -142,6 +146,8 @@ droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 	wqe->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
 	wqe->npkts = 0;
 	wqe->inl = !!(wr->send_flags & IBV_SEND_INLINE);
+	wqe->xrc_srqn = qp->type == IBV_QPT_XRC_SEND ?
+			wr->qp_type.xrc.remote_srqn & DROCE_QPN_MASK : 0;
 	if (qp->type == IBV_QPT_UD) {
 		wqe->wr.ud.av = to_dah(wr->wr.ud.ah)->av;
 		wqe->wr.ud.remote_qpn = wr->wr.ud.remote_qpn & DROCE_QPN_MASK;
@@ -280,8 +286,12 @@ droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 {
 	struct droce_rdev_qp *qp = to_dqp(ibqp)->fp;
 
-	/* man ibv_post_recv: a QP on an SRQ takes receives only through it */
-	if (qp->srq != NULL || droce_rdev_qp_state(qp) == IBV_QPS_RESET) {
+	/*
+	 * man ibv_post_recv: a QP on an SRQ takes receives only through it;
+	 * XRC QPs have no receive queue (a target's receives are its SRQs')
+	 */
+	if (qp->srq != NULL || qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV ||
+	    droce_rdev_qp_state(qp) == IBV_QPS_RESET) {
 		*bad = wr;
 		return EINVAL;
 	}

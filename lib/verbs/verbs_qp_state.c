@@ -16,13 +16,16 @@ enum {
 	T_UD,
 	T_UC,
 	T_RC,
+	T_XI,		/* XRC_SEND: the initiator, an RC requester */
+	T_XT,		/* XRC_RECV: the target, an RC responder */
 	T_NR,
 };
 
 #define V_UD	(1u << T_UD)
 #define V_UC	(1u << T_UC)
 #define V_RC	(1u << T_RC)
-#define V_ALL	(V_UD | V_UC | V_RC)
+#define V_XRC	((1u << T_XI) | (1u << T_XT))
+#define V_ALL	(V_UD | V_UC | V_RC | V_XRC)
 
 #define NR_STATES	(IBV_QPS_ERR + 1)
 
@@ -49,6 +52,16 @@ struct qp_trans {
 				 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | \
 				 IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC | \
 				 IBV_QP_MIN_RNR_TIMER)
+/*
+ * XRC (the kernel's qp_state_table, IB_QPT_XRC_INI and IB_QPT_XRC_TGT): the
+ * initiator needs what an RC requester needs and the target what an RC
+ * responder needs, and neither the other half's.
+ */
+#define RTS_REQ_XT		(IBV_QP_SQ_PSN | IBV_QP_TIMEOUT)
+#define SQD_OPT_XI		(SQD_OPT_UC | IBV_QP_PORT | IBV_QP_TIMEOUT | \
+				 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)
+#define SQD_OPT_XT		(SQD_OPT_UC | IBV_QP_PORT | IBV_QP_TIMEOUT | \
+				 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
 
 /* [current][next], after the QP state transition rules of IBA ch. 10.3 and
  * the Modify QP verb (11.2.5.2); an entry with .valid == 0 is invalid. */
@@ -61,6 +74,8 @@ static const struct qp_trans qp_trans_table[NR_STATES][NR_STATES] = {
 				[T_UD] = INIT_ATTRS_UD,
 				[T_UC] = INIT_ATTRS_CONN,
 				[T_RC] = INIT_ATTRS_CONN,
+				[T_XI] = INIT_ATTRS_CONN,
+				[T_XT] = INIT_ATTRS_CONN,
 			},
 		},
 		/* RESET -> ERR deliberately absent: a QP leaves RESET via INIT only */
@@ -74,6 +89,8 @@ static const struct qp_trans qp_trans_table[NR_STATES][NR_STATES] = {
 				[T_UD] = INIT_ATTRS_UD,
 				[T_UC] = INIT_ATTRS_CONN,
 				[T_RC] = INIT_ATTRS_CONN,
+				[T_XI] = INIT_ATTRS_CONN,
+				[T_XT] = INIT_ATTRS_CONN,
 			},
 		},
 		[IBV_QPS_RTR] = {
@@ -81,11 +98,15 @@ static const struct qp_trans qp_trans_table[NR_STATES][NR_STATES] = {
 			.req = {
 				[T_UC] = RTR_REQ_UC,
 				[T_RC] = RTR_REQ_RC,
+				[T_XI] = RTR_REQ_UC,
+				[T_XT] = RTR_REQ_RC,
 			},
 			.opt = {
 				[T_UD] = IBV_QP_PKEY_INDEX | IBV_QP_QKEY,
 				[T_UC] = IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH,
 				[T_RC] = IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH,
+				[T_XI] = IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH,
+				[T_XT] = IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH,
 			},
 		},
 	},
@@ -98,11 +119,15 @@ static const struct qp_trans qp_trans_table[NR_STATES][NR_STATES] = {
 				[T_UD] = IBV_QP_SQ_PSN,
 				[T_UC] = IBV_QP_SQ_PSN,
 				[T_RC] = RTS_REQ_RC,
+				[T_XI] = RTS_REQ_RC,
+				[T_XT] = RTS_REQ_XT,
 			},
 			.opt = {
 				[T_UD] = TO_RTS_OPT_UD,
 				[T_UC] = TO_RTS_OPT_UC,
 				[T_RC] = TO_RTS_OPT_RC,
+				[T_XI] = TO_RTS_OPT_UC,
+				[T_XT] = TO_RTS_OPT_RC,
 			},
 		},
 	},
@@ -115,6 +140,8 @@ static const struct qp_trans qp_trans_table[NR_STATES][NR_STATES] = {
 				[T_UD] = TO_RTS_OPT_UD,
 				[T_UC] = TO_RTS_OPT_UC,
 				[T_RC] = TO_RTS_OPT_RC,
+				[T_XI] = TO_RTS_OPT_UC,
+				[T_XT] = TO_RTS_OPT_RC,
 			},
 		},
 		[IBV_QPS_SQD] = {
@@ -123,6 +150,8 @@ static const struct qp_trans qp_trans_table[NR_STATES][NR_STATES] = {
 				[T_UD] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
 				[T_UC] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
 				[T_RC] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
+				[T_XI] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
+				[T_XT] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
 			},
 		},
 	},
@@ -135,6 +164,8 @@ static const struct qp_trans qp_trans_table[NR_STATES][NR_STATES] = {
 				[T_UD] = TO_RTS_OPT_UD,
 				[T_UC] = TO_RTS_OPT_UC,
 				[T_RC] = TO_RTS_OPT_RC,
+				[T_XI] = TO_RTS_OPT_UC,
+				[T_XT] = TO_RTS_OPT_RC,
 			},
 		},
 		[IBV_QPS_SQD] = {
@@ -143,10 +174,12 @@ static const struct qp_trans qp_trans_table[NR_STATES][NR_STATES] = {
 				[T_UD] = IBV_QP_PKEY_INDEX | IBV_QP_QKEY,
 				[T_UC] = SQD_OPT_UC,
 				[T_RC] = SQD_OPT_RC,
+				[T_XI] = SQD_OPT_XI,
+				[T_XT] = SQD_OPT_XT,
 			},
 		},
 	},
-	/* RC send errors take the QP straight to ERR, so RC has no SQE row */
+	/* RC and XRC send errors take the QP straight to ERR: no SQE row for them */
 	[IBV_QPS_SQE] = {
 		[IBV_QPS_RESET] = { .valid = V_UD | V_UC },
 		[IBV_QPS_ERR] = { .valid = V_UD | V_UC },
@@ -174,6 +207,10 @@ type_index(enum ibv_qp_type type)
 		return T_UC;
 	case IBV_QPT_RC:
 		return T_RC;
+	case IBV_QPT_XRC_SEND:
+		return T_XI;
+	case IBV_QPT_XRC_RECV:
+		return T_XT;
 	default:
 		return -1;
 	}

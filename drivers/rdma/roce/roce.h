@@ -94,6 +94,11 @@ struct droce_rdev_pd {
 	uint32_t pdn;
 };
 
+/* An XRC domain: SRQs and XRC_RECV QPs of one domain serve each other only. */
+struct droce_rdev_xrcd {
+	struct roce_dev *dev;
+};
+
 /* A key's low bits count re-registrations of its slot, so a stale key fails. */
 #define ROCE_MR_GEN_BITS 20
 #define ROCE_MR_GEN_MASK ((1U << ROCE_MR_GEN_BITS) - 1)
@@ -240,7 +245,16 @@ struct roce_srq {
 	struct droce_rdev_pd *pd;
 	uint32_t limit;			/* armed limit, 0 = not armed */
 	struct roce_tm *tm;		/* a tag-matching SRQ, else NULL */
+	struct droce_rdev_xrcd *xrcd;	/* an XRC SRQ (in dev->srq_tbl), else NULL */
+	struct roce_cq *cq;		/* an XRC SRQ's receive completions */
 };
+
+/*
+ * An XRC SRQ's number: its dev->srq_tbl index in the low bits, above them a
+ * count of the slot's uses, so that a number of a destroyed SRQ names none.
+ */
+#define ROCE_SRQN_IDX_BITS	8
+_Static_assert(DROCE_MAX_SRQ <= 1U << ROCE_SRQN_IDX_BITS, "SRQ index must fit in its number");
 
 /* --- QP --- */
 /* Per-QP requester, completer and responder state, owned by the engine. */
@@ -274,6 +288,13 @@ struct roce_qp_eng {
 	uint32_t ack_psn;
 	struct droce_recv_wqe *rwqe;	/* receive WQE being filled */
 	uint32_t roff;			/* bytes written into it */
+	/*
+	 * XRC_RECV: the XRC SRQ of the message in progress (its number; rwqe
+	 * is its WQE), and that of the packet being handled (valid only while
+	 * roce_resp_rcv runs)
+	 */
+	uint32_t xsrqn;
+	struct roce_srq *xsrq;
 	/* tag matching: what the message in progress is, for a TM SRQ */
 	uint8_t tm_kind;		/* enum roce_tm_kind */
 	struct roce_tm_tag *tm_tag;	/* ROCE_TM_EXPECTED: the matched tag */
@@ -293,6 +314,7 @@ struct roce_qp_eng {
 		uint32_t rkey;		/* READ: checked again per response */
 		uint64_t va;		/* READ: next byte to send */
 		uint32_t len;		/* READ: the request's length */
+		const struct droce_rdev_pd *pd;	/* READ: the PD its R_Key is checked against */
 		uint8_t atomic;
 		uint8_t dup;		/* re-execution of a duplicate request */
 		uint64_t orig;		/* atomic: value before the operation */
@@ -315,6 +337,7 @@ struct roce_qp {
 	struct roce_cq *scq;
 	struct roce_cq *rcq;
 	struct roce_srq *srq;
+	struct droce_rdev_xrcd *xrcd;	/* XRC_RECV: its domain */
 	uint32_t idx;			/* index in dev->qp_tbl */
 	uint64_t serial;		/* unique on the device, unlike the QPN (memory windows) */
 	struct rte_ring *tm_pool;	/* on a TM SRQ: slots kept for rendezvous */
@@ -400,6 +423,8 @@ struct roce_dev {
 	uint64_t qp_serial;		/* the last QP's serial */
 	uint32_t gsi_idx;		/* 1 + qp_tbl index of QP1, 0 = none */
 	struct roce_srq *tm_tbl[DROCE_MAX_TM_SRQ];	/* tag-matching SRQs */
+	struct roce_srq *srq_tbl[DROCE_MAX_SRQ];	/* XRC SRQs, by number (roce_srq_by_num) */
+	uint32_t srq_gen[DROCE_MAX_SRQ];	/* control path: each slot's uses */
 	uint32_t tm_hi;
 	struct roce_mcg *mcg_tbl[DROCE_MAX_MCAST_GRP];	/* multicast groups: NULL, or mcg_buf[i][0/1] */
 	uint32_t mcg_hi;		/* highest slot ever used + 1 */
@@ -447,6 +472,14 @@ struct roce_dev {
 #define to_roce_cq(p)	container_of(p, struct roce_cq, fp)
 #define to_roce_qp(p)	container_of(p, struct roce_qp, fp)
 #define to_roce_srq(p)	container_of(p, struct roce_srq, fp)
+
+/* RC's reliability: RC, and both halves of XRC */
+static inline bool
+roce_qp_reliable(const struct roce_qp *qp)
+{
+	return qp->fp.type == IBV_QPT_RC || qp->fp.type == IBV_QPT_XRC_SEND ||
+	       qp->fp.type == IBV_QPT_XRC_RECV;
+}
 
 static inline uint32_t roce_qp_state(const struct roce_qp *qp)
 {

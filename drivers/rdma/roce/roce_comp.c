@@ -137,7 +137,7 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		dev->stats.rx_drop_seq++;	/* not a response to what is at this PSN */
 		return;
 	}
-	if (pkt->opcode == IBV_OPCODE_RC_ATOMIC_ACKNOWLEDGE) {
+	if (roce_op_kind(pkt->opcode) == IBV_OPCODE_ATOMIC_ACKNOWLEDGE) {
 		uint64_t orig = atmack_orig(bth_atmack(pkt->bth));
 
 		if (w->opcode == IBV_WR_RDMA_READ) {
@@ -206,7 +206,8 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	const struct roce_aeth *aeth;
 	uint8_t syn;
 
-	if (qp->fp.type != IBV_QPT_RC || (st != IBV_QPS_RTS && st != IBV_QPS_SQD)) {
+	if (!roce_qp_reliable(qp) || qp->fp.type == IBV_QPT_XRC_RECV ||
+	    (st != IBV_QPS_RTS && st != IBV_QPS_SQD)) {
 		dev->stats.rx_drop_qp_state++;
 		return;
 	}
@@ -231,7 +232,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		dev->stats.rx_drop_seq++;
 		return;
 	}
-	if (pkt->opcode != IBV_OPCODE_RC_ACKNOWLEDGE && (syn & AETH_TYPE_MASK) == AETH_ACK) {
+	if (roce_op_kind(pkt->opcode) != IBV_OPCODE_ACKNOWLEDGE && (syn & AETH_TYPE_MASK) == AETH_ACK) {
 		rd_response(dev, qp, pkt);
 		skip_acked(qp);
 		return;

@@ -29,6 +29,7 @@
 #define ROCE_IETH_LEN	4
 #define ROCE_ATMETH_LEN	28
 #define ROCE_ATMACK_LEN	8
+#define ROCE_XRCETH_LEN	4
 #define ROCE_ICRC_LEN	4
 #define ROCE_GRH_LEN	40
 #define ROCE_TMH_LEN	16
@@ -40,6 +41,13 @@
 
 #define ROCE_PSN_MASK	0xffffffU
 #define ROCE_QPN_MASK	0xffffffU
+
+/*
+ * IBA 9.2.1: the XRC transport's opcodes (0b101xxxxx), which rdma-core's
+ * opcode.h lacks. Requests carry an XRCETH (the target SRQ) right after the
+ * BTH; responses are shaped as RC's, with the XRC prefix.
+ */
+#define ROCE_OPCODE_XRC	0xa0
 
 /* BTH flags byte (byte 1) */
 #define BTH_SE		0x80
@@ -64,6 +72,11 @@ struct roce_bth {
 	rte_be16_t pkey;
 	rte_be32_t qpn;		/* byte 4 reserved (FECN/BECN), 24-bit dest QP */
 	rte_be32_t apsn;	/* AckReq bit, 7 reserved, 24-bit PSN */
+} __rte_packed;
+
+/* IBA 9.3.5: XRC extended transport header, the XRC SRQ to receive into */
+struct roce_xrceth {
+	rte_be32_t srqn;	/* 8 reserved bits, 24-bit XRC SRQ number */
 } __rte_packed;
 
 struct roce_reth {
@@ -113,6 +126,7 @@ _Static_assert(sizeof(struct rte_ipv4_hdr) == ROCE_IPV4_LEN, "IPv4 header");
 _Static_assert(sizeof(struct rte_udp_hdr) == ROCE_UDP_LEN, "UDP header");
 _Static_assert(sizeof(struct roce_bth) == ROCE_BTH_LEN, "BTH");
 _Static_assert(sizeof(struct roce_reth) == ROCE_RETH_LEN, "RETH");
+_Static_assert(sizeof(struct roce_xrceth) == ROCE_XRCETH_LEN, "XRCETH");
 _Static_assert(sizeof(struct roce_aeth) == ROCE_AETH_LEN, "AETH");
 _Static_assert(sizeof(struct roce_deth) == ROCE_DETH_LEN, "DETH");
 _Static_assert(sizeof(struct roce_atmeth) == ROCE_ATMETH_LEN, "AtomicETH");
@@ -294,6 +308,7 @@ enum {
 	ROCE_OPF_RESP	= 1 << 15,	/* handled by the completer */
 	ROCE_OPF_VALID	= 1 << 16,
 	ROCE_OPF_IETH	= 1 << 17,	/* SEND with Invalidate: the R_Key to invalidate */
+	ROCE_OPF_XRCETH	= 1 << 18,	/* an XRC request: XRCETH after the BTH */
 };
 
 /* IBA table 38: RC SEND with Invalidate (no opcode.h name; RC and XRC only) */
@@ -310,18 +325,36 @@ struct roce_opcode_info {
 extern const struct roce_opcode_info roce_opcode_tbl[256];
 
 static inline uint8_t roce_op_transport(uint8_t op) { return op & 0xe0; }
+/* the operation, without the transport prefix (IBV_OPCODE_SEND_FIRST ...) */
+static inline uint8_t roce_op_kind(uint8_t op) { return op & 0x1f; }
+
+/* Where a RETH or AtomicETH begins: after the XRCETH of an XRC request. */
+static inline uint32_t
+bth_ext_off(const struct roce_bth *b)
+{
+	return ROCE_BTH_LEN + (roce_opcode_tbl[b->opcode].flags & ROCE_OPF_XRCETH ?
+			       ROCE_XRCETH_LEN : 0);
+}
+
+static inline struct roce_xrceth *
+bth_xrceth(struct roce_bth *b)
+{
+	return (struct roce_xrceth *)((uint8_t *)b + ROCE_BTH_LEN);
+}
+static inline uint32_t xrceth_srqn(const struct roce_xrceth *x) { return rte_be_to_cpu_32(x->srqn) & ROCE_QPN_MASK; }
+static inline void xrceth_init(struct roce_xrceth *x, uint32_t srqn) { x->srqn = rte_cpu_to_be_32(srqn & ROCE_QPN_MASK); }
 
 /*
  * --- Extension headers and payload, from the BTH ---
  * IBA 9.2: a RETH, AETH, DETH or AtomicETH (one at most) comes right after
- * the BTH, an AtomicAckETH after the AETH, ImmDt after all of them; the
+ * the BTH (after the XRCETH in an XRC request), an AtomicAckETH after the AETH, ImmDt after all of them; the
  * payload after every header of the opcode (roce_opcode_tbl's hdr_len).
  * @opf: the opcode's flags.
  */
 static inline struct roce_reth *
 bth_reth(struct roce_bth *b)
 {
-	return (struct roce_reth *)((uint8_t *)b + ROCE_BTH_LEN);
+	return (struct roce_reth *)((uint8_t *)b + bth_ext_off(b));
 }
 
 static inline struct roce_aeth *
@@ -339,7 +372,7 @@ bth_deth(struct roce_bth *b)
 static inline struct roce_atmeth *
 bth_atmeth(struct roce_bth *b)
 {
-	return (struct roce_atmeth *)((uint8_t *)b + ROCE_BTH_LEN);
+	return (struct roce_atmeth *)((uint8_t *)b + bth_ext_off(b));
 }
 
 static inline struct roce_atmack *
@@ -351,7 +384,8 @@ bth_atmack(struct roce_bth *b)
 static inline uint32_t
 immdt_off(uint32_t opf)
 {
-	return ROCE_BTH_LEN + ((opf & ROCE_OPF_RETH) ? ROCE_RETH_LEN : 0) +
+	return ROCE_BTH_LEN + ((opf & ROCE_OPF_XRCETH) ? ROCE_XRCETH_LEN : 0) +
+	       ((opf & ROCE_OPF_RETH) ? ROCE_RETH_LEN : 0) +
 	       ((opf & ROCE_OPF_DETH) ? ROCE_DETH_LEN : 0);
 }
 

@@ -134,6 +134,17 @@ roce_qp_by_qpn(struct roce_dev *dev, uint32_t qpn)
 	return qp != NULL && qp->fp.qpn == qpn ? qp : NULL;
 }
 
+/* The XRC SRQ an XRCETH names, or NULL: O(1), valid for this engine iteration. */
+static inline struct roce_srq *
+roce_srq_by_num(struct roce_dev *dev, uint32_t srqn)
+{
+	uint32_t idx = srqn & ((1U << ROCE_SRQN_IDX_BITS) - 1);
+	struct roce_srq *srq = idx < DROCE_MAX_SRQ ?
+		__atomic_load_n(&dev->srq_tbl[idx], __ATOMIC_ACQUIRE) : NULL;
+
+	return srq != NULL && srq->fp.srqn == srqn ? srq : NULL;
+}
+
 /* An IPv4 multicast address: 224.0.0.0/4 (RFC 5771). */
 static inline bool
 roce_ip_is_mcast(rte_be32_t ip)
@@ -364,8 +375,8 @@ int roce_mr_rereg(struct droce_rdev_mr **io, int flags, struct droce_rdev_pd *pd
 int roce_mw_alloc(struct droce_rdev_pd *pd, enum ibv_mw_type type, struct droce_rdev_mw **out,
 		  uint32_t *rkey, uint32_t *handle);
 void roce_mw_dealloc(struct droce_rdev_mw *mw);
-int roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey, uint64_t va,
-		  uint64_t len, int access, uint8_t **host);
+int roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, const struct droce_rdev_pd *pd,
+		  uint32_t rkey, uint64_t va, uint64_t len, int access, uint8_t **host);
 int roce_mw_bind(struct roce_dev *dev, struct roce_qp *qp, const struct droce_send_wqe *wqe);
 int roce_mw_invalidate(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey,
 		       bool remote);
@@ -376,12 +387,12 @@ int roce_mw_invalidate(struct roce_dev *dev, const struct roce_qp *qp, uint32_t 
  * *host set, or -EACCES.
  */
 static inline int
-roce_rkey_check(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey, uint64_t va,
-		uint64_t len, int access, uint8_t **host)
+roce_rkey_check(struct roce_dev *dev, const struct roce_qp *qp, const struct droce_rdev_pd *pd,
+		uint32_t rkey, uint64_t va, uint64_t len, int access, uint8_t **host)
 {
 	if (likely(rkey >> ROCE_MR_GEN_BITS))
-		return roce_mr_check(dev, qp->pd, rkey, va, len, access, host);
-	return roce_mw_check(dev, qp, rkey, va, len, access, host);
+		return roce_mr_check(dev, pd, rkey, va, len, access, host);
+	return roce_mw_check(dev, qp, pd, rkey, va, len, access, host);
 }
 
 /* roce_srq.c */
@@ -391,6 +402,10 @@ int roce_srq_create(struct droce_rdev_pd *pd, uint32_t max_wr, uint32_t max_sge,
 int roce_srq_limit_set(struct droce_rdev_srq *fp, uint32_t limit);
 uint32_t roce_srq_limit_get(struct droce_rdev_srq *fp);
 int roce_srq_destroy(struct droce_rdev_srq *fp);
+int roce_xrcd_alloc(struct droce_rdev *rdev, struct droce_rdev_xrcd **out);
+void roce_xrcd_free(struct droce_rdev_xrcd *xrcd);
+int roce_srq_xrc_enable(struct droce_rdev_srq *fp, struct droce_rdev_xrcd *xrcd,
+			struct droce_rdev_cq *cqfp);
 
 /* roce_qp.c: work queues, QPs and address handles */
 void *roce_zmalloc(const char *type, size_t size, unsigned int align, int socket);

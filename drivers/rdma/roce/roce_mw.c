@@ -107,14 +107,14 @@ mw_unbind(struct roce_dev *dev, struct droce_rdev_mw *mw)
  * the MR it is bound to as that MR is now (re-registration).
  */
 int
-roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey, uint64_t va,
-	      uint64_t len, int access, uint8_t **host)
+roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, const struct droce_rdev_pd *pd,
+	      uint32_t rkey, uint64_t va, uint64_t len, int access, uint8_t **host)
 {
 	const struct droce_rdev_mw *mw = mw_lookup(dev, rkey);
 	const struct droce_rdev_mr *mr;
 
 	if (unlikely(mw == NULL || mw->rkey != rkey || mw->state != ROCE_MW_VALID ||
-		     mw->length == 0 || mw->pd != qp->pd ||
+		     mw->length == 0 || mw->pd != pd ||
 		     (mw->type == IBV_MW_TYPE_2 && mw->qp_serial != qp->serial) ||
 		     (mw->access & access) != access))
 		return -EACCES;

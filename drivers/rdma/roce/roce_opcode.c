@@ -5,7 +5,9 @@
  * its message, and which side of the connection consumes it. RD opcodes are
  * left out and so read as invalid. Header order in a packet is BTH, then
  * RETH/AETH/DETH/AtomicETH/AtomicAckETH as present, then ImmDt or IETH; in UD the
- * DETH precedes the ImmDt, which hdr_len does not depend on.
+ * DETH precedes the ImmDt, which hdr_len does not depend on. XRC requests
+ * put their XRCETH between the BTH and the rest; XRC responses are RC's
+ * under the XRC prefix (rdma-core has no names for these opcodes).
  */
 #include <stdint.h>
 
@@ -55,6 +57,67 @@
 	[IBV_OPCODE_ ## T ## _RDMA_WRITE_ONLY_WITH_IMMEDIATE] = { \
 		#T "_RDMA_WRITE_ONLY_WITH_IMMEDIATE", WRITE_ONLY_F | F(IMMDT), \
 		BTH + ROCE_RETH_LEN + ROCE_IMMDT_LEN }
+
+/* XRC (IBA 9.2.1, 0b101xxxxx): requests with an XRCETH, RC-shaped responses */
+#define XOP(op)		(ROCE_OPCODE_XRC | IBV_OPCODE_ ## op)
+#define XRQ		(F(XRCETH))
+#define XBTH		(BTH + ROCE_XRCETH_LEN)
+
+#define XRC_OPS \
+	[XOP(SEND_FIRST)] = { "XRC_SEND_FIRST", SEND_FIRST_F | XRQ, XBTH }, \
+	[XOP(SEND_MIDDLE)] = { "XRC_SEND_MIDDLE", SEND_MIDDLE_F | XRQ, XBTH }, \
+	[XOP(SEND_LAST)] = { "XRC_SEND_LAST", SEND_LAST_F | XRQ, XBTH }, \
+	[XOP(SEND_LAST_WITH_IMMEDIATE)] = { \
+		"XRC_SEND_LAST_WITH_IMMEDIATE", SEND_LAST_F | XRQ | F(IMMDT), \
+		XBTH + ROCE_IMMDT_LEN }, \
+	[XOP(SEND_ONLY)] = { "XRC_SEND_ONLY", SEND_ONLY_F | XRQ, XBTH }, \
+	[XOP(SEND_ONLY_WITH_IMMEDIATE)] = { \
+		"XRC_SEND_ONLY_WITH_IMMEDIATE", SEND_ONLY_F | XRQ | F(IMMDT), \
+		XBTH + ROCE_IMMDT_LEN }, \
+	[XOP(RDMA_WRITE_FIRST)] = { \
+		"XRC_RDMA_WRITE_FIRST", WRITE_FIRST_F | XRQ, XBTH + ROCE_RETH_LEN }, \
+	[XOP(RDMA_WRITE_MIDDLE)] = { "XRC_RDMA_WRITE_MIDDLE", WRITE_MIDDLE_F | XRQ, XBTH }, \
+	[XOP(RDMA_WRITE_LAST)] = { "XRC_RDMA_WRITE_LAST", WRITE_LAST_F | XRQ, XBTH }, \
+	[XOP(RDMA_WRITE_LAST_WITH_IMMEDIATE)] = { \
+		"XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE", WRITE_LAST_F | XRQ | F(IMMDT), \
+		XBTH + ROCE_IMMDT_LEN }, \
+	[XOP(RDMA_WRITE_ONLY)] = { \
+		"XRC_RDMA_WRITE_ONLY", WRITE_ONLY_F | XRQ, XBTH + ROCE_RETH_LEN }, \
+	[XOP(RDMA_WRITE_ONLY_WITH_IMMEDIATE)] = { \
+		"XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", WRITE_ONLY_F | XRQ | F(IMMDT), \
+		XBTH + ROCE_RETH_LEN + ROCE_IMMDT_LEN }, \
+	[XOP(RDMA_READ_REQUEST)] = { \
+		"XRC_RDMA_READ_REQUEST", \
+		F(VALID) | F(REQ) | F(READ) | ROCE_OPF_ONLY | F(RETH) | XRQ, \
+		XBTH + ROCE_RETH_LEN }, \
+	[XOP(RDMA_READ_RESPONSE_FIRST)] = { \
+		"XRC_RDMA_READ_RESPONSE_FIRST", \
+		F(VALID) | F(RESP) | F(READ) | F(PAYLOAD) | F(FIRST) | F(AETH), \
+		BTH + ROCE_AETH_LEN }, \
+	[XOP(RDMA_READ_RESPONSE_MIDDLE)] = { \
+		"XRC_RDMA_READ_RESPONSE_MIDDLE", \
+		F(VALID) | F(RESP) | F(READ) | F(PAYLOAD) | F(MIDDLE), BTH }, \
+	[XOP(RDMA_READ_RESPONSE_LAST)] = { \
+		"XRC_RDMA_READ_RESPONSE_LAST", \
+		F(VALID) | F(RESP) | F(READ) | F(PAYLOAD) | F(LAST) | F(AETH), \
+		BTH + ROCE_AETH_LEN }, \
+	[XOP(RDMA_READ_RESPONSE_ONLY)] = { \
+		"XRC_RDMA_READ_RESPONSE_ONLY", \
+		F(VALID) | F(RESP) | F(READ) | F(PAYLOAD) | ROCE_OPF_ONLY | F(AETH), \
+		BTH + ROCE_AETH_LEN }, \
+	[XOP(ACKNOWLEDGE)] = { \
+		"XRC_ACKNOWLEDGE", F(VALID) | F(RESP) | ROCE_OPF_ONLY | F(AETH), \
+		BTH + ROCE_AETH_LEN }, \
+	[XOP(ATOMIC_ACKNOWLEDGE)] = { \
+		"XRC_ATOMIC_ACKNOWLEDGE", \
+		F(VALID) | F(RESP) | F(ATOMIC) | ROCE_OPF_ONLY | F(AETH) | F(ATMACK), \
+		BTH + ROCE_AETH_LEN + ROCE_ATMACK_LEN }, \
+	[XOP(COMPARE_SWAP)] = { \
+		"XRC_COMPARE_SWAP", F(VALID) | F(REQ) | F(ATOMIC) | ROCE_OPF_ONLY | F(ATMETH) | XRQ, \
+		XBTH + ROCE_ATMETH_LEN }, \
+	[XOP(FETCH_ADD)] = { \
+		"XRC_FETCH_ADD", F(VALID) | F(REQ) | F(ATOMIC) | ROCE_OPF_ONLY | F(ATMETH) | XRQ, \
+		XBTH + ROCE_ATMETH_LEN }
 
 const struct roce_opcode_info roce_opcode_tbl[256] = {
 	SEND_OPS(RC),
@@ -111,4 +174,6 @@ const struct roce_opcode_info roce_opcode_tbl[256] = {
 		"UD_SEND_ONLY_WITH_IMMEDIATE",
 		SEND_ONLY_F | F(DETH) | F(IMMDT),
 		BTH + ROCE_DETH_LEN + ROCE_IMMDT_LEN },
+
+	XRC_OPS,
 };

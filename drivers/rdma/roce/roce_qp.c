@@ -222,6 +222,12 @@ roce_qp_reset_engine(struct roce_qp *qp)
 		roce_send_wqe_release(qp, w);
 	if (e->tm_tag != NULL && e->rwqe == &e->tm_tag->rw) {
 		roce_tm_drop(qp);
+	} else if (e->rwqe != NULL && qp->fp.type == IBV_QPT_XRC_RECV) {
+		struct roce_srq *xsrq = roce_srq_by_num(qp->dev, e->xsrqn);
+
+		/* an SRQ destroyed meanwhile took its WQEs with it */
+		if (xsrq != NULL)
+			rte_ring_enqueue(xsrq->fp.rq.free, e->rwqe);
 	} else if (e->rwqe != NULL) {
 		if (e->tm_kind == ROCE_TM_UNEXPECTED)	/* cut short: software never sees it */
 			roce_tm_uncount(qp->srq->tm);
@@ -259,7 +265,8 @@ int
 roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	       struct droce_rdev_qp **out)
 {
-	struct roce_dev *dev = pd->dev;
+	bool xrc_recv = init->type == IBV_QPT_XRC_RECV;
+	struct roce_dev *dev = xrc_recv ? (init->xrcd ? init->xrcd->dev : NULL) : pd->dev;
 	struct ibv_qp_cap *cap = &init->cap;
 	struct roce_srq *srq = init->srq ? to_roce_srq(init->srq) : NULL;
 	bool tm = srq != NULL && srq->tm != NULL;
@@ -269,8 +276,21 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	int ret;
 
 	if ((tm && init->type != IBV_QPT_RC) ||	/* tag matching is defined for RC */
-	    (init->gsi && (init->type != IBV_QPT_UD || srq != NULL)))
+	    (init->gsi && (init->type != IBV_QPT_UD || srq != NULL)) ||
+	    /* XRC: the target has a domain and no queue, the initiator no receive queue */
+	    (xrc_recv && (dev == NULL || srq != NULL)) ||
+	    (init->type == IBV_QPT_XRC_SEND && (srq != NULL || init->xrcd != NULL)))
 		return -EINVAL;
+	/* the unused half's queue: one slot, never posted to (the facade refuses) */
+	if (xrc_recv) {
+		cap->max_send_wr = 0;
+		cap->max_send_sge = 0;
+		cap->max_inline_data = 0;
+	}
+	if (xrc_recv || init->type == IBV_QPT_XRC_SEND) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
 	qp = roce_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (qp == NULL)
 		return -ENOMEM;
@@ -294,10 +314,12 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	pthread_mutex_unlock(&dev->lock);
 
 	qp->dev = dev;
-	qp->pd = pd;
+	qp->pd = xrc_recv ? NULL : pd;
+	qp->xrcd = xrc_recv ? init->xrcd : NULL;
 	qp->idx = idx;
-	qp->scq = to_roce_cq(init->send_cq);
-	qp->rcq = to_roce_cq(init->recv_cq);
+	qp->scq = xrc_recv || init->send_cq == NULL ? NULL : to_roce_cq(init->send_cq);
+	/* XRC receives complete into the CQ of the XRC SRQ each request names */
+	qp->rcq = xrc_recv || init->recv_cq == NULL ? NULL : to_roce_cq(init->recv_cq);
 	qp->srq = srq;
 	qp->fp.dev = &dev->rdev;
 	qp->fp.srq = init->srq;
@@ -323,7 +345,7 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 		if (ret)
 			goto err_fini_sq;
 	}
-	cap->max_send_sge = qp->fp.sq.max_sge;
+	cap->max_send_sge = xrc_recv ? 0 : qp->fp.sq.max_sge;
 	qp->e.win = roce_zmalloc("droce_win", sizeof(void *) * qp->fp.sq.size, 0, SOCKET_ID_ANY);
 	if (qp->e.win == NULL) {
 		ret = -ENOMEM;
@@ -337,7 +359,8 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 				   init->single_threaded);
 		if (ret)
 			goto err_free_win;
-		cap->max_recv_sge = qp->fp.rq.max_sge;
+		cap->max_recv_sge = init->type == IBV_QPT_XRC_SEND || xrc_recv ?
+				    0 : qp->fp.rq.max_sge;
 	} else {
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
@@ -611,6 +634,16 @@ flush_recv(struct roce_qp *qp, struct droce_recv_wqe *r)
 
 	if (qp->srq && qp->srq->tm) {
 		roce_tm_recv_done(qp, r, &wc, false);
+		return;
+	}
+	if (qp->fp.type == IBV_QPT_XRC_RECV) {
+		struct roce_srq *xsrq = roce_srq_by_num(qp->dev, qp->e.xsrqn);
+
+		/* an SRQ destroyed meanwhile took its WQEs with it */
+		if (xsrq != NULL) {
+			rte_ring_enqueue(xsrq->fp.rq.free, r);
+			roce_cq_push(xsrq->cq, &wc, NULL, false);
+		}
 		return;
 	}
 	rte_ring_enqueue(qp->srq ? qp->srq->fp.rq.free : qp->fp.rq.free, r);

@@ -42,6 +42,10 @@ qp_type_matches(const struct roce_qp *qp, uint8_t opcode)
 	case IBV_OPCODE_RC: return qp->fp.type == IBV_QPT_RC;
 	case IBV_OPCODE_UC: return qp->fp.type == IBV_QPT_UC;
 	case IBV_OPCODE_UD: return qp->fp.type == IBV_QPT_UD;
+	/* XRC requests go to the target, responses to the initiator */
+	case ROCE_OPCODE_XRC:
+		return qp->fp.type == (roce_opcode_tbl[opcode].flags & ROCE_OPF_RESP ?
+				       IBV_QPT_XRC_SEND : IBV_QPT_XRC_RECV);
 	default: return false;
 	}
 }

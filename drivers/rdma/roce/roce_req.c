@@ -58,7 +58,8 @@ wr_opcode(const struct droce_send_wqe *wqe, bool first, bool last)
 static uint8_t
 transport_of(enum ibv_qp_type t)
 {
-	return t == IBV_QPT_RC ? IBV_OPCODE_RC : t == IBV_QPT_UC ? IBV_OPCODE_UC : IBV_OPCODE_UD;
+	return t == IBV_QPT_RC ? IBV_OPCODE_RC : t == IBV_QPT_UC ? IBV_OPCODE_UC :
+	       t == IBV_QPT_XRC_SEND ? ROCE_OPCODE_XRC : IBV_OPCODE_UD;
 }
 
 static uint32_t
@@ -84,9 +85,10 @@ send_rd_atomic(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *
 {
 	struct roce_qp_eng *e = &qp->e;
 	bool read = wqe->opcode == IBV_WR_RDMA_READ;
-	uint8_t op = read ? IBV_OPCODE_RC_RDMA_READ_REQUEST :
-		wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? IBV_OPCODE_RC_COMPARE_SWAP :
-		IBV_OPCODE_RC_FETCH_ADD;
+	uint8_t op = transport_of(qp->fp.type) |
+		(read ? IBV_OPCODE_RDMA_READ_REQUEST :
+		 wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? IBV_OPCODE_COMPARE_SWAP :
+		 IBV_OPCODE_FETCH_ADD);
 	const struct roce_opcode_info *oi = &roce_opcode_tbl[op];
 	struct rte_mbuf *m = roce_pkt_alloc(dev);
 	struct roce_bth *bth;
@@ -95,6 +97,8 @@ send_rd_atomic(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *
 		return -ENOBUFS;
 	bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len + ROCE_ICRC_LEN);
 	bth_init(bth, op, 0, 0, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 1, e->psn);
+	if (oi->flags & ROCE_OPF_XRCETH)
+		xrceth_init(bth_xrceth(bth), wqe->xrc_srqn);
 	if (read) {
 		uint32_t off = e->cur_pkt * qp->mtu;
 
@@ -153,7 +157,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 
 	if (roce_wqe_is_rd_atomic(wqe))
 		return send_rd_atomic(dev, qp, wqe);
-	if (qp->fp.type == IBV_QPT_RC)
+	if (roce_qp_reliable(qp))
 		ackreq = last || ++e->pkts_since_ackreq >= DROCE_ACK_EVERY;
 	m = roce_pkt_alloc(dev);
 	if (m == NULL)
@@ -165,6 +169,8 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	}
 	bth_init(bth, opcode, last && (wqe->send_flags & IBV_SEND_SOLICITED),
 		 pad, DROCE_DEFAULT_PKEY, dqpn, ackreq, e->psn);
+	if (oi->flags & ROCE_OPF_XRCETH)
+		xrceth_init(bth_xrceth(bth), wqe->xrc_srqn);
 	if (oi->flags & ROCE_OPF_DETH) {
 		/* IBA 10.2.4: a Q_Key with the high bit set means "use the QP's" */
 		uint32_t qkey = (int32_t)wqe->wr.ud.remote_qkey < 0 ? qp->attr.qkey : wqe->wr.ud.remote_qkey;
@@ -230,7 +236,7 @@ arm_stall(struct roce_qp *qp, uint64_t now)
 static void
 req_stall(struct roce_qp *qp, uint64_t now)
 {
-	if (qp->fp.type == IBV_QPT_RC && !qp->e.tx_stalled) {
+	if (roce_qp_reliable(qp) && !qp->e.tx_stalled) {
 		qp->e.tx_stalled = 1;
 		if (qp->e.retry_tsc == 0)
 			arm_stall(qp, now);
@@ -398,7 +404,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 	if (e->win_cur == e->win_tail && e->win_head == e->win_cur)
 		return;
 	now = roce_clock(dev);
-	if (qp->fp.type == IBV_QPT_RC) {
+	if (roce_qp_reliable(qp)) {
 		/* waiting out an RNR NAK's delay is not waiting for an ACK */
 		if (now < e->rnr_tsc)
 			return;
@@ -419,7 +425,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		}
 		if (e->cur_pkt == 0 && wqe->npkts == 0 && !rd_atomic_allowed(qp, wqe))
 			return;
-		if (qp->fp.type == IBV_QPT_RC && psn_diff(e->psn, e->una) >= REQ_MAX_UNACKED)
+		if (roce_qp_reliable(qp) && psn_diff(e->psn, e->una) >= REQ_MAX_UNACKED)
 			return;
 		if (e->cur_pkt == 0 && wqe->npkts == 0 && start_wqe(dev, qp, wqe) != 0) {
 			/* a bad local key fails the WR; the QP goes to ERR */
@@ -453,7 +459,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 			return;		/* try next loop */
 		}
 		e->tx_stalled = 0;
-		if (qp->fp.type == IBV_QPT_RC)
+		if (roce_qp_reliable(qp))
 			arm_retry(qp, now);
 		if (ret == 0)
 			continue;
@@ -461,7 +467,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		e->win_cur++;
 		e->cur_pkt = 0;
 		e->cur_off = 0;
-		if (qp->fp.type != IBV_QPT_RC) {
+		if (!roce_qp_reliable(qp)) {
 			roce_comp_send_wqe(qp, wqe, IBV_WC_SUCCESS);
 			e->win_head++;
 		}

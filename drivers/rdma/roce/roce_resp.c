@@ -9,13 +9,38 @@
 
 #include "roce_loc.h"
 
+/* The SRQ receives take their WQEs from: the QP's, or the one an XRC request names. */
+static inline struct roce_srq *
+resp_srq(const struct roce_qp *qp)
+{
+	return unlikely(qp->fp.type == IBV_QPT_XRC_RECV) ? qp->e.xsrq : qp->srq;
+}
+
+/*
+ * The PD remote accesses are checked against. An XRC target has none: the
+ * XRC SRQ the request names lends its own (as mlx5 and rxe's XRC do).
+ */
+static inline const struct droce_rdev_pd *
+resp_pd(const struct roce_qp *qp)
+{
+	return unlikely(qp->fp.type == IBV_QPT_XRC_RECV) ? qp->e.xsrq->pd : qp->pd;
+}
+
+/* The responses' transport: XRC's to an XRC initiator, else RC's. */
+static inline uint8_t
+resp_transport(const struct roce_qp *qp)
+{
+	return unlikely(qp->fp.type == IBV_QPT_XRC_RECV) ? ROCE_OPCODE_XRC : IBV_OPCODE_RC;
+}
+
 static struct droce_recv_wqe *
 get_rwqe(struct roce_dev *dev, struct roce_qp *qp)
 {
+	struct roce_srq *srq = resp_srq(qp);
 	struct droce_recv_wqe *w;
 
-	if (qp->srq)
-		return roce_srq_get(dev, qp->srq);
+	if (srq)
+		return roce_srq_get(dev, srq);
 	return rte_ring_dequeue(qp->fp.rq.posted, (void **)&w) == 0 ? w : NULL;
 }
 
@@ -23,13 +48,17 @@ get_rwqe(struct roce_dev *dev, struct roce_qp *qp)
 static inline const struct droce_rdev_pd *
 rwqe_pd(const struct roce_qp *qp)
 {
-	return qp->srq ? qp->srq->pd : qp->pd;
+	struct roce_srq *srq = resp_srq(qp);
+
+	return srq ? srq->pd : qp->pd;
 }
 
 static void
 put_rwqe(struct roce_qp *qp, struct droce_recv_wqe *w)
 {
-	rte_ring_enqueue(qp->srq ? qp->srq->fp.rq.free : qp->fp.rq.free, w);
+	struct roce_srq *srq = resp_srq(qp);
+
+	rte_ring_enqueue(srq ? srq->fp.rq.free : qp->fp.rq.free, w);
 }
 
 static void
@@ -53,7 +82,9 @@ complete_recv(struct roce_qp *qp, struct droce_recv_wqe *w, enum ibv_wc_status s
 		return;
 	}
 	put_rwqe(qp, w);
-	roce_cq_push(qp->rcq, &wc, NULL, solicited);
+	/* XRC: the SRQ's CQ, with the target QP's number (as mlx5 reports it) */
+	roce_cq_push(unlikely(qp->fp.type == IBV_QPT_XRC_RECV) ? qp->e.xsrq->cq : qp->rcq,
+		     &wc, NULL, solicited);
 }
 
 static struct rte_mbuf *
@@ -76,7 +107,8 @@ ack_alloc(struct roce_dev *dev, struct roce_qp *qp, uint8_t opcode, uint32_t psn
 static bool
 send_aeth(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, uint8_t syn)
 {
-	struct rte_mbuf *m = ack_alloc(dev, qp, IBV_OPCODE_RC_ACKNOWLEDGE, psn, syn, qp->e.msn, 0);
+	struct rte_mbuf *m = ack_alloc(dev, qp, resp_transport(qp) | IBV_OPCODE_ACKNOWLEDGE, psn,
+				       syn, qp->e.msn, 0);
 
 	if (m == NULL)
 		return false;
@@ -281,7 +313,7 @@ read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool du
 		return -EINVAL;
 	}
 	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
-	    (len && roce_rkey_check(dev, qp, reth_rkey(reth), reth_va(reth), len,
+	    (len && roce_rkey_check(dev, qp, resp_pd(qp), reth_rkey(reth), reth_va(reth), len,
 				  IBV_ACCESS_REMOTE_READ, &host) != 0)) {
 		if (!dup)
 			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
@@ -297,6 +329,7 @@ read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool du
 		return -ENOSPC;
 	}
 	j->host = host;
+	j->pd = resp_pd(qp);
 	j->rkey = reth_rkey(reth);
 	j->va = reth_va(reth);
 	j->left = len;
@@ -318,7 +351,8 @@ atomic_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	uint8_t *host;
 
 	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC) ||
-	    roce_rkey_check(dev, qp, atmeth_rkey(a), va, 8, IBV_ACCESS_REMOTE_ATOMIC, &host) != 0) {
+	    roce_rkey_check(dev, qp, resp_pd(qp), atmeth_rkey(a), va, 8, IBV_ACCESS_REMOTE_ATOMIC,
+			  &host) != 0) {
 		req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 		return -EACCES;
 	}
@@ -338,15 +372,16 @@ atomic_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	}
 	/* atomic with respect to every other atomic of the process, on any device */
 	if (unlikely(__atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) != 0)) {
+		bool cas = roce_op_kind(pkt->opcode) == IBV_OPCODE_COMPARE_SWAP;
+
 		/* an ODP page that is not there: as an R_Key violation */
-		if (roce_odp_atomic((uint64_t *)host, pkt->opcode == IBV_OPCODE_RC_COMPARE_SWAP,
-				    pkt->opcode == IBV_OPCODE_RC_COMPARE_SWAP ? atmeth_comp(a) :
+		if (roce_odp_atomic((uint64_t *)host, cas, cas ? atmeth_comp(a) :
 				    atmeth_swap_add(a), atmeth_swap_add(a), &orig) != 0) {
 			qp->e.rd_tail--;	/* the job just pushed */
 			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 			return -EACCES;
 		}
-	} else if (pkt->opcode == IBV_OPCODE_RC_COMPARE_SWAP) {
+	} else if (roce_op_kind(pkt->opcode) == IBV_OPCODE_COMPARE_SWAP) {
 		orig = atmeth_comp(a);
 		__atomic_compare_exchange_n((uint64_t *)host, &orig, atmeth_swap_add(a), false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -414,7 +449,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 		if (!roce_tx_room_data(dev))
 			return;
 		if (j->atomic) {
-			m = ack_alloc(dev, qp, IBV_OPCODE_RC_ATOMIC_ACKNOWLEDGE, j->psn,
+			m = ack_alloc(dev, qp, resp_transport(qp) | IBV_OPCODE_ATOMIC_ACKNOWLEDGE, j->psn,
 				      AETH_ACK | AETH_CREDIT_INVALID, e->msn, ROCE_ATMACK_LEN);
 			if (m == NULL)
 				return;
@@ -428,15 +463,16 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 		while (budget) {
 			uint32_t pay = RTE_MIN(j->left, qp->mtu);
 			bool first = j->psn == j->first_psn, last = pay == j->left;
-			uint8_t op = first && last ? IBV_OPCODE_RC_RDMA_READ_RESPONSE_ONLY :
-				first ? IBV_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
-				last ? IBV_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
-				IBV_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
+			uint8_t op = resp_transport(qp) |
+				(first && last ? IBV_OPCODE_RDMA_READ_RESPONSE_ONLY :
+				 first ? IBV_OPCODE_RDMA_READ_RESPONSE_FIRST :
+				 last ? IBV_OPCODE_RDMA_READ_RESPONSE_LAST :
+				 IBV_OPCODE_RDMA_READ_RESPONSE_MIDDLE);
 			const struct roce_opcode_info *oi = &roce_opcode_tbl[op];
 			uint32_t pad = -pay & 3;
 
 			/* the MR may have been deregistered since the request */
-			if (pay != 0 && roce_rkey_check(dev, qp, j->rkey, j->va, pay,
+			if (pay != 0 && roce_rkey_check(dev, qp, j->pd, j->rkey, j->va, pay,
 						      IBV_ACCESS_REMOTE_READ, &j->host) != 0) {
 				read_access_error(dev, qp, j);
 				return;
@@ -538,7 +574,7 @@ static void
 req_fail(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn,
 	 bool wc_reported)
 {
-	if (qp->fp.type == IBV_QPT_RC) {
+	if (roce_qp_reliable(qp)) {
 		nak_fatal(dev, qp, pkt, syn, wc_reported);
 	} else {
 		abort_msg(qp);
@@ -550,7 +586,7 @@ req_fail(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t
 static void
 rnr(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
-	if (qp->fp.type == IBV_QPT_RC) {
+	if (roce_qp_reliable(qp)) {
 		dev->stats.rnr_naks_sent++;
 		send_aeth(dev, qp, pkt->psn, AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
 	} else {
@@ -655,7 +691,7 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		/* C9-88: a zero-length WRITE has no address or R_Key to check */
 		if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
 		    (reth_len(reth) != 0 &&
-		     roce_rkey_check(dev, qp, reth_rkey(reth), reth_va(reth), reth_len(reth),
+		     roce_rkey_check(dev, qp, resp_pd(qp), reth_rkey(reth), reth_va(reth), reth_len(reth),
 				   IBV_ACCESS_REMOTE_WRITE, &e->w_host) != 0)) {
 			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 			return -EACCES;
@@ -670,7 +706,7 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	}
 	/* the MR may have been deregistered since the first packet */
 	if (!(pkt->opf & ROCE_OPF_FIRST) && pkt->paylen != 0 &&
-	    roce_rkey_check(dev, qp, e->w_rkey, e->w_va + (e->w_len - e->w_left), pkt->paylen,
+	    roce_rkey_check(dev, qp, resp_pd(qp), e->w_rkey, e->w_va + (e->w_len - e->w_left), pkt->paylen,
 			  IBV_ACCESS_REMOTE_WRITE, &e->w_host) != 0) {
 		req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 		return -EACCES;
@@ -695,7 +731,7 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		 * with the QP. UC cannot keep it (its SGEs were never checked, and a
 		 * kept WQE is reused for SEND data unchecked).
 		 */
-		if (e->rwqe && qp->fp.type != IBV_QPT_RC) {
+		if (e->rwqe && !roce_qp_reliable(qp)) {
 			put_rwqe(qp, e->rwqe);
 			e->rwqe = NULL;
 		}
@@ -708,6 +744,43 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		e->rwqe = NULL;
 	}
 	return 0;
+}
+
+/*
+ * An XRC request names an XRC SRQ (its XRCETH), which must exist and be of
+ * the target QP's domain; every packet of a message names the SRQ its first
+ * did. A request naming an SRQ that does not exist is NAKed as an invalid
+ * request, one naming another domain's as a remote access error (IBA
+ * 9.7.5.2.x; the requester gets REM_INV_REQ_ERR or REM_ACCESS_ERR and both
+ * QPs go to ERR, as for RC). true: go on, e->xsrq set for this packet.
+ */
+static bool
+xrc_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	struct roce_qp_eng *e = &qp->e;
+	uint32_t srqn = xrceth_srqn(bth_xrceth(pkt->bth));
+	struct roce_srq *srq = roce_srq_by_num(dev, srqn);
+	int32_t d = psn_cmp(pkt->psn, e->epsn);
+	bool ok = srq != NULL && srq->xrcd == qp->xrcd;
+
+	/* the SRQ of the message in progress was destroyed: its WQE went with it */
+	if (unlikely(e->rwqe != NULL) && roce_srq_by_num(dev, e->xsrqn) == NULL)
+		e->rwqe = NULL;
+	e->xsrq = ok ? srq : NULL;
+	if (d > 0)
+		return true;	/* out of sequence: check_psn NAKs it, nothing else is read */
+	if (d < 0)
+		return ok;	/* a duplicate is answered again only while its SRQ is there */
+	if (!ok) {
+		req_error(dev, qp, pkt, srq == NULL ? AETH_NAK_INV_REQ : AETH_NAK_REM_ACC);
+		return false;
+	}
+	if (e->in_msg && srqn != e->xsrqn) {
+		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+		return false;
+	}
+	e->xsrqn = srqn;
+	return true;
 }
 
 void
@@ -730,10 +803,12 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		ud_rcv(dev, qp, pkt);
 		return;
 	}
+	if (unlikely(qp->fp.type == IBV_QPT_XRC_RECV) && !xrc_rcv(dev, qp, pkt))
+		return;
 	if (!check_psn(dev, qp, pkt))
 		return;
 	if (pkt->opf & (ROCE_OPF_READ | ROCE_OPF_ATOMIC)) {
-		if (qp->fp.type != IBV_QPT_RC || e->in_msg) {
+		if (!roce_qp_reliable(qp) || e->in_msg) {
 			req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 			return;
 		}
@@ -757,6 +832,6 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	if (pkt->opf & ROCE_OPF_LAST)
 		e->msn = (e->msn + 1) & 0xffffff;
 	/* not for a message whose completion a CQ overrun lost (the QP is in ERR) */
-	if (qp->fp.type == IBV_QPT_RC && bth_ackreq(pkt->bth) && roce_qp_state(qp) != IBV_QPS_ERR)
+	if (roce_qp_reliable(qp) && bth_ackreq(pkt->bth) && roce_qp_state(qp) != IBV_QPS_ERR)
 		owe_ack(dev, qp, pkt->psn);
 }

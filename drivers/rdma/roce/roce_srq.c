@@ -62,6 +62,57 @@ err_count:
 	return ret;
 }
 
+/* --- XRC domains and XRC SRQs --- */
+int
+roce_xrcd_alloc(struct droce_rdev *rdev, struct droce_rdev_xrcd **out)
+{
+	struct droce_rdev_xrcd *xrcd = roce_zmalloc("droce_xrcd", sizeof(*xrcd), 0, SOCKET_ID_ANY);
+
+	if (xrcd == NULL)
+		return -ENOMEM;
+	xrcd->dev = to_roce_dev(rdev);
+	*out = xrcd;
+	return 0;
+}
+
+void
+roce_xrcd_free(struct droce_rdev_xrcd *xrcd)
+{
+	roce_free(xrcd);
+}
+
+/* Publish the SRQ under a number; the receive path finds it from then on. */
+int
+roce_srq_xrc_enable(struct droce_rdev_srq *fp, struct droce_rdev_xrcd *xrcd,
+		    struct droce_rdev_cq *cqfp)
+{
+	struct roce_srq *srq = to_roce_srq(fp);
+	struct roce_dev *dev = srq->dev;
+	uint32_t idx, gen;
+
+	if (xrcd->dev != dev || to_roce_cq(cqfp)->dev != dev || srq->tm != NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	for (idx = 0; idx < DROCE_MAX_SRQ && dev->srq_tbl[idx] != NULL; idx++)
+		;
+	if (idx == DROCE_MAX_SRQ) {
+		pthread_mutex_unlock(&dev->lock);
+		return -ENOMEM;
+	}
+	/* never 0, and never the number the slot's last SRQ had */
+	gen = dev->srq_gen[idx] = (dev->srq_gen[idx] + 1) &
+				  (ROCE_QPN_MASK >> ROCE_SRQN_IDX_BITS);
+	if (gen == 0)
+		gen = dev->srq_gen[idx] = 1;
+	srq->xrcd = xrcd;
+	srq->cq = to_roce_cq(cqfp);
+	srq->fp.srqn = gen << ROCE_SRQN_IDX_BITS | idx;
+	__atomic_fetch_add(&cqfp->tm_users, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&dev->srq_tbl[idx], srq, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
 int
 roce_srq_limit_set(struct droce_rdev_srq *fp, uint32_t limit)
 {
@@ -93,7 +144,20 @@ roce_srq_destroy(struct droce_rdev_srq *fp)
 		}
 	}
 	dev->nb_srq--;
+	if (srq->xrcd != NULL) {
+		/*
+		 * XRC QPs do not hold it: unpublished, the receive path cannot
+		 * reach it, and after the quiesce no engine iteration holds it;
+		 * a message in progress into it is found orphaned by its number.
+		 */
+		__atomic_store_n(&dev->srq_tbl[srq->fp.srqn & ((1U << ROCE_SRQN_IDX_BITS) - 1)],
+				 NULL, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&dev->lock);
+	if (srq->xrcd != NULL) {
+		roce_dev_quiesce(dev);
+		__atomic_fetch_sub(&srq->cq->fp.tm_users, 1, __ATOMIC_RELAXED);
+	}
 	if (srq->tm != NULL)
 		roce_tm_fini(srq);
 	roce_wq_fini(&srq->fp.rq);
