@@ -380,6 +380,18 @@ h_qp_state(struct ibv_qp *qp)
 	return ibv_query_qp(qp, &a, IBV_QP_STATE, &i) == 0 ? a.qp_state : IBV_QPS_UNKNOWN;
 }
 
+enum ibv_qp_state
+h_qp_state_wait(struct ibv_qp *qp, enum ibv_qp_state want, int ms)
+{
+	enum ibv_qp_state st = h_qp_state(qp);
+
+	for (int i = 0; st != want && i < ms * 10; i++) {
+		usleep(100);
+		st = h_qp_state(qp);
+	}
+	return st;
+}
+
 struct ibv_cq_ex *
 h_tm_cq(struct ibv_context *ctx, uint32_t cqe)
 {

@@ -88,6 +88,12 @@ struct ibv_ah *h_ah(struct h_side *s, const struct h_side *peer);
 void h_fill_ah(struct ibv_ah_attr *ah, const struct h_side *peer);
 /* The QP's state (ibv_query_qp), IBV_QPS_UNKNOWN if the query fails. */
 enum ibv_qp_state h_qp_state(struct ibv_qp *qp);
+/*
+ * The same, once it is @want or @ms milliseconds have passed: a responder
+ * that reports an error in a receive completion moves its QP to ERR just
+ * after, on the engine's side.
+ */
+enum ibv_qp_state h_qp_state_wait(struct ibv_qp *qp, enum ibv_qp_state want, int ms);
 /* An extended CQ of @cqe entries whose completions carry tag-matching info. */
 struct ibv_cq_ex *h_tm_cq(struct ibv_context *ctx, uint32_t cqe);
 /*

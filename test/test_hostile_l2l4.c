@@ -322,6 +322,7 @@ spec_valid_opcode(unsigned int op)
 {
 	return op <= IBV_OPCODE_RC_FETCH_ADD ||
 	       op == ROCE_OPCODE_SEND_LAST_INV || op == ROCE_OPCODE_SEND_ONLY_INV ||
+	       op == ROCE_OPCODE_ATOMIC_WRITE ||
 	       /* XRC: RC's requests and responses under its prefix, without invalidation */
 	       (op >= ROCE_OPCODE_XRC && op <= (ROCE_OPCODE_XRC | IBV_OPCODE_RC_FETCH_ADD)) ||
 	       (op >= IBV_OPCODE_UC_SEND_FIRST && op <= IBV_OPCODE_UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE) ||

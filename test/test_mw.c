@@ -176,8 +176,8 @@ violation(enum ibv_wr_opcode op, uint64_t raddr, uint32_t len, uint32_t rkey)
 	CHECK(rdma(&a, op, 0, len, raddr, rkey, 1, IBV_WC_REM_ACCESS_ERR));
 	for (int i = 0; i < WIN_OFF * 2 + WIN_LEN; i++)
 		TEST_ASSERT(b.buf[i] == 0x3c, "b.buf[%d] written", i);
-	TEST_ASSERT_EQ(h_qp_state(a.qp), IBV_QPS_ERR);
-	TEST_ASSERT_EQ(h_qp_state(b.qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(a.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
 	return TEST_SUCCESS;
 }
 
@@ -368,7 +368,7 @@ test_type2_window_from_another_qp_rem_access_err(void)
 		   IBV_WC_REM_ACCESS_ERR));
 	for (int i = 0; i < 64; i++)
 		TEST_ASSERT(b.buf[WIN_OFF + i] == 0x3c, "written through another QP");
-	TEST_ASSERT_EQ(h_qp_state(d.qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(d.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
 	/* b's QP is not concerned */
 	CHECK(rdma(&a, IBV_WR_RDMA_READ, 0, 64, win_addr(0), key2(mw, 3), 0, IBV_WC_SUCCESS));
 	h_side_destroy(&c);
@@ -490,8 +490,8 @@ test_send_with_inv_of_mr_key_rem_inv_req_err(void)
 	TEST_ASSERT_EQ(post_recv_b(65536, 8192), 0);
 	CHECK(send_inv(64, b.mr->rkey, IBV_WC_REM_INV_REQ_ERR));
 	CHECK(one_wc(b.rcq, &wc, 0x5ec, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV));
-	TEST_ASSERT_EQ(h_qp_state(a.qp), IBV_QPS_ERR);
-	TEST_ASSERT_EQ(h_qp_state(b.qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(a.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
 	return TEST_SUCCESS;
 }
 
@@ -551,7 +551,7 @@ test_local_inv_of_type1_window_loc_qp_op_err(void)
 	TEST_ASSERT(mw != NULL, "alloc");
 	CHECK(bind1(&b, mw, b.mr, win_addr(0), WIN_LEN, RW_ALL, IBV_WC_SUCCESS));
 	CHECK(local_inv(&b, mw->rkey, IBV_WC_LOC_QP_OP_ERR));
-	TEST_ASSERT_EQ(h_qp_state(b.qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
 	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
 	return TEST_SUCCESS;
 }
@@ -564,10 +564,10 @@ test_local_inv_of_unbound_or_mr_key_loc_qp_op_err(void)
 
 	TEST_ASSERT(mw != NULL, "alloc");
 	CHECK(local_inv(&b, mw->rkey, IBV_WC_LOC_QP_OP_ERR));
-	TEST_ASSERT_EQ(h_qp_state(b.qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
 	/* a's QP: an MR's key (droce has no fast-registration MRs to invalidate) */
 	CHECK(local_inv(&a, a.mr->rkey, IBV_WC_LOC_QP_OP_ERR));
-	TEST_ASSERT_EQ(h_qp_state(a.qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(a.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
 	/* what follows is flushed */
 	TEST_ASSERT_EQ(h_post_send(&a, IBV_WR_SEND, 0, 8, 9, IBV_SEND_SIGNALED), 0);
 	CHECK(one_wc(a.scq, &wc, 9, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND));
@@ -586,7 +586,7 @@ test_bind_past_mr_end_mw_bind_err(void)
 	TEST_ASSERT(mw != NULL, "alloc");
 	CHECK(bind2(&b, mw, key2(mw, 7), b.mr, (uintptr_t)b.buf + b.buf_len - 4096, 4097, RW_ALL,
 		    IBV_WC_MW_BIND_ERR));
-	TEST_ASSERT_EQ(h_qp_state(b.qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
 	/* the WRs after it are flushed */
 	TEST_ASSERT_EQ(h_post_send(&b, IBV_WR_SEND, 0, 8, 8, IBV_SEND_SIGNALED), 0);
 	CHECK(one_wc(b.scq, &wc, 8, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND));
@@ -601,7 +601,7 @@ test_bind_before_mr_start_mw_bind_err(void)
 
 	TEST_ASSERT(mw != NULL, "alloc");
 	CHECK(bind1(&b, mw, b.mr, (uintptr_t)b.buf - 1, 64, RW_ALL, IBV_WC_MW_BIND_ERR));
-	TEST_ASSERT_EQ(h_qp_state(b.qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
 	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
 	return TEST_SUCCESS;
 }
@@ -616,7 +616,7 @@ test_bind_on_mr_without_mw_bind_mw_bind_err(void)
 
 	TEST_ASSERT(mr != NULL && mw != NULL, "alloc");
 	CHECK(bind1(&b, mw, mr, win_addr(0), WIN_LEN, IBV_ACCESS_REMOTE_READ, IBV_WC_MW_BIND_ERR));
-	TEST_ASSERT_EQ(h_qp_state(b.qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
 	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
 	TEST_ASSERT_EQ(ibv_dereg_mr(mr), 0);
 	return TEST_SUCCESS;
@@ -636,7 +636,7 @@ writable_on_read_only_mr(unsigned int access)
 		    IBV_WC_SUCCESS));
 	CHECK(local_inv(&b, key2(mw, 8), IBV_WC_SUCCESS));
 	CHECK(bind2(&b, mw, key2(mw, 9), mr, win_addr(0), WIN_LEN, access, IBV_WC_MW_BIND_ERR));
-	TEST_ASSERT_EQ(h_qp_state(b.qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
 	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
 	TEST_ASSERT_EQ(ibv_dereg_mr(mr), 0);
 	return TEST_SUCCESS;
@@ -667,7 +667,7 @@ test_type1_zero_length_bind_unbinds(void)
 	CHECK(rdma(&a, IBV_WR_RDMA_READ, 0, 64, win_addr(0), bound, 0, IBV_WC_SUCCESS));
 	CHECK(bind1(&b, mw, NULL, 0, 0, 0, IBV_WC_SUCCESS));
 	CHECK(rdma(&a, IBV_WR_RDMA_READ, 0, 64, win_addr(0), mw->rkey, 0, IBV_WC_REM_ACCESS_ERR));
-	TEST_ASSERT_EQ(h_qp_state(b.qp), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
 	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
 	return TEST_SUCCESS;
 }

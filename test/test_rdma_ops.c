@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RDMA READ, atomics, max_rd_atomic, FENCE and remote access checks over RC,
- * between droce0 and droce1 (harness.h).
+ * RDMA READ, atomics, ATOMIC WRITE, max_rd_atomic, FENCE and remote access
+ * checks over RC, between droce0 and droce1 (harness.h).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -201,7 +201,7 @@ remote_violation(enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey)
 	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		ret = post_atomic(&a, op, 0, raddr, rkey, 1, 0, 77);
 	else
-		ret = post_rdma(&a, op, 0, 64, raddr, rkey, 77, 0);
+		ret = post_rdma(&a, op, 0, op == IBV_WR_ATOMIC_WRITE ? 8 : 64, raddr, rkey, 77, 0);
 	TEST_ASSERT_EQ(ret, 0);
 	TEST_ASSERT_EQ(h_poll(a.scq, &wc, 1, 5000), 1);
 	TEST_ASSERT_EQ(wc.wr_id, 77);
@@ -252,6 +252,111 @@ test_rkey_of_another_pd_gives_rem_access_err(void)
 	ret = remote_violation(IBV_WR_RDMA_WRITE, (uintptr_t)b.buf, mr2->rkey);
 	ibv_dereg_mr(mr2);
 	ibv_dealloc_pd(pd2);
+	return ret;
+}
+
+/*
+ * ATOMIC WRITE (rdma-core v44's IBV_WR_ATOMIC_WRITE, IBA 1.5): 8 bytes from
+ * an SGE, then inline (whatever max_inline_data), then through
+ * ibv_wr_atomic_write on an extended QP, each stored whole at the remote
+ * address; the completion is IBV_WC_ATOMIC_WRITE.
+ */
+static int
+test_atomic_write_stores_8_bytes(void)
+{
+	const struct h_qp_opts xo = { .type = IBV_QPT_RC, .send_ops_flags =
+				      IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_SEND };
+	uint64_t v = 0x1122334455667788ull, got;
+	struct h_side c = { 0 }, d = { 0 };
+	struct ibv_qp_ex *qx;
+	struct ibv_wc wc;
+
+	memcpy(a.buf, &v, 8);
+	memset(b.buf, 0, 64);
+	TEST_ASSERT_EQ(post_rdma(&a, IBV_WR_ATOMIC_WRITE, 0, 8, (uintptr_t)b.buf + 16, b.mr->rkey,
+				 5, 0), 0);
+	TEST_ASSERT_EQ(h_poll(a.scq, &wc, 1, 2000), 1);
+	TEST_ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+	TEST_ASSERT_EQ(wc.opcode, IBV_WC_ATOMIC_WRITE);
+	TEST_ASSERT_EQ(wc.wr_id, 5);
+	memcpy(&got, b.buf + 16, 8);
+	TEST_ASSERT_EQ(got, v);
+	TEST_ASSERT(b.buf[15] == 0 && b.buf[24] == 0, "bytes around the word changed");
+	/* inline: the harness QP has no inline room, an ATOMIC WRITE's 8 bytes fit all the same */
+	v = ~v;
+	memcpy(a.buf, &v, 8);
+	TEST_ASSERT_EQ(post_rdma(&a, IBV_WR_ATOMIC_WRITE, 0, 8, (uintptr_t)b.buf + 16, b.mr->rkey,
+				 6, IBV_SEND_INLINE), 0);
+	memset(a.buf, 0, 8);	/* the buffer is ours again at once */
+	TEST_ASSERT_EQ(h_poll(a.scq, &wc, 1, 2000), 1);
+	TEST_ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+	memcpy(&got, b.buf + 16, 8);
+	TEST_ASSERT_EQ(got, v);
+	/* ibv_wr_atomic_write */
+	CHECK(h_pair(&c, &d, &xo));
+	qx = ibv_qp_to_qp_ex(c.qp);
+	TEST_ASSERT(qx != NULL, "ibv_qp_to_qp_ex");
+	v = 0x0badc0ffee0ddf00ull;
+	ibv_wr_start(qx);
+	qx->wr_id = 7;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qx, d.mr->rkey, (uintptr_t)d.buf + 40, &v);
+	TEST_ASSERT_EQ(ibv_wr_complete(qx), 0);
+	v = 0;
+	TEST_ASSERT_EQ(h_poll(c.scq, &wc, 1, 2000), 1);
+	TEST_ASSERT(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_ATOMIC_WRITE && wc.wr_id == 7,
+		    "wr_atomic_write: %s, opcode %d", ibv_wc_status_str(wc.status), wc.opcode);
+	memcpy(&got, d.buf + 40, 8);
+	TEST_ASSERT_EQ(got, 0x0badc0ffee0ddf00ull);
+	h_pair_destroy(&c, &d);
+	return TEST_SUCCESS;
+}
+
+/* Not 8 bytes, or not 8-aligned: EINVAL at post, *bad_wr the WR; UC has no ATOMIC WRITE. */
+static int
+test_atomic_write_misaligned_wrong_length_or_uc_einval(void)
+{
+	const struct h_qp_opts uo = { .type = IBV_QPT_UC };
+	struct ibv_sge sge = { (uintptr_t)a.buf, 4, a.mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_ATOMIC_WRITE },
+		*bad = NULL;
+	struct h_side c = { 0 }, d = { 0 };
+
+	wr.wr.rdma.remote_addr = (uintptr_t)b.buf;
+	wr.wr.rdma.rkey = b.mr->rkey;
+	TEST_ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), EINVAL);
+	TEST_ASSERT_PTR_EQ(bad, &wr);
+	sge.length = 16;
+	bad = NULL;
+	TEST_ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), EINVAL);
+	TEST_ASSERT_PTR_EQ(bad, &wr);
+	sge.length = 8;
+	wr.wr.rdma.remote_addr = (uintptr_t)b.buf + 4;
+	bad = NULL;
+	TEST_ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), EINVAL);
+	TEST_ASSERT_PTR_EQ(bad, &wr);
+	CHECK(h_pair(&c, &d, &uo));
+	sge = (struct ibv_sge){ (uintptr_t)c.buf, 8, c.mr->lkey };
+	wr.wr.rdma.remote_addr = (uintptr_t)d.buf;
+	wr.wr.rdma.rkey = d.mr->rkey;
+	bad = NULL;
+	TEST_ASSERT_EQ(ibv_post_send(c.qp, &wr, &bad), EINVAL);
+	TEST_ASSERT_PTR_EQ(bad, &wr);
+	h_pair_destroy(&c, &d);
+	return TEST_SUCCESS;
+}
+
+/* An MR with remote atomic but no remote write access: ATOMIC WRITE is REM_ACCESS_ERR. */
+static int
+test_atomic_write_needs_remote_write_access(void)
+{
+	struct ibv_mr *amr = ibv_reg_mr(b.pd, b.buf, b.buf_len,
+					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	int ret;
+
+	TEST_ASSERT(amr != NULL, "atomic MR");
+	ret = remote_violation(IBV_WR_ATOMIC_WRITE, (uintptr_t)b.buf + 8, amr->rkey);
+	ibv_dereg_mr(amr);
 	return ret;
 }
 
@@ -315,6 +420,9 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_read_out_of_bounds_gives_rem_access_err),
 	TEST_CASE(test_atomic_without_remote_atomic_access_gives_rem_access_err),
 	TEST_CASE(test_rkey_of_another_pd_gives_rem_access_err),
+	TEST_CASE(test_atomic_write_stores_8_bytes),
+	TEST_CASE(test_atomic_write_misaligned_wrong_length_or_uc_einval),
+	TEST_CASE(test_atomic_write_needs_remote_write_access),
 };
 
 int

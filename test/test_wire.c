@@ -572,8 +572,8 @@ test_opcode_table_hdr_len_and_flags(void)
 		TEST_ASSERT(t[op].hdr_len == len, "%s: hdr_len %u, flags say %u",
 			    t[op].name, t[op].hdr_len, len);
 	}
-	/* RC 21 + 2 with invalidate + UC 12 + UD 2 + XRC 21 (RC's but invalidation) */
-	TEST_ASSERT_EQ(valid, 58);
+	/* RC 21 + 2 with invalidate + ATOMIC WRITE + UC 12 + UD 2 + XRC 21 (RC's but invalidation) */
+	TEST_ASSERT_EQ(valid, 59);
 	return TEST_SUCCESS;
 }
 

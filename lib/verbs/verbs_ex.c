@@ -155,9 +155,10 @@ create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 #define SEND_OPS_UD	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define SEND_OPS_UC	(SEND_OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 			 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
-#define SEND_OPS_RC	(SEND_OPS_UC | IBV_QP_EX_WITH_RDMA_READ | \
+#define SEND_OPS_XRC	(SEND_OPS_UC | IBV_QP_EX_WITH_RDMA_READ | \
 			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
 			 IBV_QP_EX_WITH_SEND_WITH_INV)
+#define SEND_OPS_RC	(SEND_OPS_XRC | IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 /*
  * The WRs built between ibv_wr_start() and ibv_wr_complete(): at most a
@@ -170,12 +171,13 @@ struct droce_wr_batch {
 	uint32_t cap;			/* WRs: the send queue size */
 	uint32_t max_sge;
 	uint32_t max_inline;
+	uint32_t inl_stride;		/* a WR's inline slot: max_inline, at least 8 (ATOMIC WRITE) */
 	uint32_t n;			/* WRs built */
 	int err;
 	struct ibv_send_wr *cur;	/* the WR the wr_set_* calls apply to */
 	struct ibv_send_wr *wr;		/* [cap] */
 	struct ibv_sge *sge;		/* [cap * max_sge] */
-	uint8_t *inl;			/* [cap * max_inline] */
+	uint8_t *inl;			/* [cap * inl_stride] */
 };
 
 
@@ -280,6 +282,29 @@ wr_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t add)
 	wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
 }
 
+/*
+ * ibv_wr_atomic_write: @data's 8 bytes are copied now (the caller's buffer
+ * is free on return, as for inline data), into the WR's inline slot, which
+ * holds 8 bytes whatever max_inline_data.
+ */
+static void
+wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, const void *data)
+{
+	struct droce_wr_batch *b = to_dqp_ex(qpx)->batch;
+	struct ibv_send_wr *wr = wr_new(qpx, IBV_WR_ATOMIC_WRITE);
+	uint8_t *dst;
+
+	if (wr == NULL)
+		return;
+	dst = &b->inl[(size_t)(wr - b->wr) * b->inl_stride];
+	memcpy(dst, data, 8);
+	wr->wr.rdma.remote_addr = addr;
+	wr->wr.rdma.rkey = rkey;
+	wr->sg_list[0] = (struct ibv_sge){ .addr = (uintptr_t)dst, .length = 8 };
+	wr->num_sge = 1;
+	wr->send_flags |= IBV_SEND_INLINE;
+}
+
 /* Type 2 windows (a type 1 one goes through ibv_bind_mw), as ibv_post_send's BIND_MW */
 static void
 wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
@@ -312,7 +337,7 @@ wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 		wr->invalidate_rkey = invalidate_rkey;
 }
 
-/* TSO and atomic write: refused at creation. */
+/* TSO: refused at creation. */
 static void
 wr_unsupported(struct ibv_qp_ex *qpx)
 {
@@ -326,12 +351,6 @@ wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint16_t mss)
 	wr_unsupported(qpx);
 }
 
-static void
-wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, const void *data)
-{
-	RTE_SET_USED(rkey), RTE_SET_USED(addr), RTE_SET_USED(data);
-	wr_unsupported(qpx);
-}
 
 /* The current WR, or NULL (and the batch failed) when there is none. */
 static struct ibv_send_wr *
@@ -401,7 +420,7 @@ wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf, const struct ibv_
 
 	if (wr == NULL)
 		return;
-	dst = &b->inl[(size_t)(wr - b->wr) * b->max_inline];
+	dst = &b->inl[(size_t)(wr - b->wr) * b->inl_stride];
 	for (size_t i = 0; i < num_buf; i++) {
 		if (bufs[i].length > b->max_inline - len) {
 			batch_fail(b, EINVAL);
@@ -474,9 +493,9 @@ static int
 batch_alloc(struct droce_qp *qp)
 {
 	uint32_t cap = qp->fp->sq.size, max_sge = qp->fp->sq.max_sge;
-	uint32_t max_inline = qp->fp->max_inline;
+	uint32_t max_inline = qp->fp->max_inline, stride = RTE_MAX(max_inline, 8u);
 	size_t sz = sizeof(struct droce_wr_batch) + cap * sizeof(struct ibv_send_wr) +
-		    (size_t)cap * max_sge * sizeof(struct ibv_sge) + (size_t)cap * max_inline;
+		    (size_t)cap * max_sge * sizeof(struct ibv_sge) + (size_t)cap * stride;
 	struct droce_wr_batch *b = calloc(1, sz);
 
 	if (b == NULL)
@@ -484,6 +503,7 @@ batch_alloc(struct droce_qp *qp)
 	b->cap = cap;
 	b->max_sge = max_sge;
 	b->max_inline = max_inline;
+	b->inl_stride = stride;
 	b->wr = (struct ibv_send_wr *)(b + 1);
 	b->sge = (struct ibv_sge *)(b->wr + cap);
 	b->inl = (uint8_t *)(b->sge + (size_t)cap * max_sge);
@@ -529,7 +549,7 @@ send_ops_supported(enum ibv_qp_type type)
 {
 	switch (type) {
 	case IBV_QPT_RC: return SEND_OPS_RC;
-	case IBV_QPT_XRC_SEND: return SEND_OPS_RC;
+	case IBV_QPT_XRC_SEND: return SEND_OPS_XRC;
 	case IBV_QPT_UC: return SEND_OPS_UC;
 	case IBV_QPT_UD: return SEND_OPS_UD;
 	default: return 0;

@@ -16,7 +16,7 @@
  * errno: EINVAL for one the QP type does not allow (or no verb defines),
  * EOPNOTSUPP for one it allows and droce does not have yet (SEND_WITH_INV
  * on UC, which IBA gives no opcode on the wire and the kernel's rxe fails
- * with a local QP operation error; ATOMIC_WRITE on RC, TSO on UD).
+ * with a local QP operation error; ATOMIC_WRITE on XRC, TSO on UD).
  */
 static int
 check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
@@ -32,7 +32,7 @@ check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
 	case IBV_WR_SEND_WITH_INV:
 		return qp->type == IBV_QPT_UD ? EINVAL : qp->type == IBV_QPT_UC ? EOPNOTSUPP : 0;
 	case IBV_WR_ATOMIC_WRITE:
-		return rc ? EOPNOTSUPP : EINVAL;
+		return qp->type == IBV_QPT_RC ? 0 : rc ? EOPNOTSUPP : EINVAL;
 	case IBV_WR_TSO:
 		return qp->type == IBV_QPT_UD ? EOPNOTSUPP : EINVAL;
 	case IBV_WR_SEND:
@@ -57,7 +57,8 @@ check_flags(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 	unsigned int f = wr->send_flags;
 	bool send = wr->opcode == IBV_WR_SEND || wr->opcode == IBV_WR_SEND_WITH_IMM ||
 		    wr->opcode == IBV_WR_SEND_WITH_INV;
-	bool write = wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	bool write = wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
+		     wr->opcode == IBV_WR_ATOMIC_WRITE;
 
 	if (f & ~SEND_FLAGS_OK)
 		return EINVAL;
@@ -112,7 +113,9 @@ droce_send_wr_check(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr
 		return EINVAL;
 	for (int i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	if ((wr->send_flags & IBV_SEND_INLINE) && len > qp->max_inline)
+	/* (an ATOMIC WRITE's 8 bytes always fit a WQE, whatever max_inline_data) */
+	if ((wr->send_flags & IBV_SEND_INLINE) && len > qp->max_inline &&
+	    wr->opcode != IBV_WR_ATOMIC_WRITE)
 		return EINVAL;
 	if (len > DROCE_MAX_MSG ||
 	    (qp->type == IBV_QPT_UD && len > qp->max_ud_len))	/* UD: one packet */
@@ -122,6 +125,9 @@ droce_send_wr_check(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr
 	/* atomics: exactly 8 bytes, naturally aligned */
 	if ((wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
 	    (len != 8 || (wr->wr.atomic.remote_addr & 7)))
+		return EINVAL;
+	/* ATOMIC WRITE: its 8 bytes (SGEs or inline), to an 8-aligned address (wr.rdma) */
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE && (len != 8 || (wr->wr.rdma.remote_addr & 7)))
 		return EINVAL;
 	return 0;
 }

@@ -24,6 +24,8 @@ wc_opcode(enum ibv_wr_opcode op)
 		return IBV_WC_BIND_MW;
 	case IBV_WR_LOCAL_INV:
 		return IBV_WC_LOCAL_INV;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -98,6 +100,7 @@ local_fault(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *w)
 {
 	struct roce_qp_eng *e = &qp->e;
 
+	roce_qp_to_err(dev, qp);	/* before the completion */
 	roce_comp_send_wqe(qp, w, IBV_WC_LOC_PROT_ERR);
 	if (e->win_cur == e->win_head) {	/* a rewind had the cursor back on it */
 		e->win_cur++;
@@ -105,7 +108,6 @@ local_fault(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *w)
 		e->cur_off = 0;
 	}
 	e->win_head++;
-	roce_qp_to_err(dev, qp);
 }
 
 /* READ response or atomic ACK for the READ/atomic at the head of the window. */
@@ -248,11 +250,12 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	case AETH_RNR_NAK:
 		ack_upto(dev, qp, psn_add(pkt->psn, -1), true);
 		if (qp->attr.rnr_retry != 7 && e->rnr_left-- == 0) {
+			/* in ERR before the completion that says so */
+			roce_qp_to_err(dev, qp);
 			if (e->win_head != e->win_cur) {
 				roce_comp_send_wqe(qp, e->win[e->win_head++ % qp->fp.sq.size],
 						   IBV_WC_RNR_RETRY_EXC_ERR);
 			}
-			roce_qp_to_err(dev, qp);
 			return;
 		}
 		e->rnr_tsc = roce_clock(dev) + rnr_delay_tsc(dev, syn & 0x1f);
@@ -282,13 +285,14 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			roce_req_rewind(qp, e->una);
 			return;
 		}
+		/* in ERR before the completion that says so */
+		roce_qp_to_err(dev, qp);
 		if (e->win_head != e->win_cur) {
 			enum ibv_wc_status ws = syn == AETH_NAK_REM_ACC ? IBV_WC_REM_ACCESS_ERR :
 				syn == AETH_NAK_REM_OP ? IBV_WC_REM_OP_ERR : IBV_WC_REM_INV_REQ_ERR;
 
 			roce_comp_send_wqe(qp, e->win[e->win_head++ % qp->fp.sq.size], ws);
 		}
-		roce_qp_to_err(dev, qp);
 		return;
 	default:
 		dev->stats.rx_drop_bad_bth++;

@@ -309,11 +309,14 @@ enum {
 	ROCE_OPF_VALID	= 1 << 16,
 	ROCE_OPF_IETH	= 1 << 17,	/* SEND with Invalidate: the R_Key to invalidate */
 	ROCE_OPF_XRCETH	= 1 << 18,	/* an XRC request: XRCETH after the BTH */
+	ROCE_OPF_ATOMIC_WRITE = 1 << 19,	/* ATOMIC WRITE: 8 bytes, stored at once */
 };
 
 /* IBA table 38: RC SEND with Invalidate (no opcode.h name; RC and XRC only) */
 #define ROCE_OPCODE_SEND_LAST_INV	0x16
 #define ROCE_OPCODE_SEND_ONLY_INV	0x17
+/* IBA 1.5 (the kernel's IB_OPCODE_RC_ATOMIC_WRITE; no opcode.h name in rdma-core v44) */
+#define ROCE_OPCODE_ATOMIC_WRITE	0x1d
 #define ROCE_OPF_ONLY (ROCE_OPF_FIRST | ROCE_OPF_LAST)
 
 struct roce_opcode_info {

@@ -313,6 +313,7 @@ int roce_mr_advise(struct droce_rdev_pd *pd, const struct ibv_sge *sge, uint32_t
 		   bool fault, bool sync);
 int roce_odp_copy(void *dst, const void *src, size_t n);
 int roce_odp_atomic(uint64_t *p, bool cmp_swap, uint64_t cmp_add, uint64_t swap, uint64_t *orig);
+int roce_odp_store64(uint64_t *p, uint64_t v);
 
 /*
  * A copy to or from application memory: guarded while an ODP MR exists in
@@ -326,6 +327,20 @@ roce_mem_copy(void *dst, const void *src, size_t n)
 		return 0;
 	}
 	return roce_odp_copy(dst, src, n);
+}
+
+/* ATOMIC WRITE: the 8 bytes at @src stored at once at @dst (8-aligned); guarded as above. */
+static inline int
+roce_mem_store64(uint64_t *dst, const uint8_t *src)
+{
+	uint64_t v;
+
+	memcpy(&v, src, sizeof(v));
+	if (likely(__atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) == 0)) {
+		__atomic_store_n(dst, v, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	return roce_odp_store64(dst, v);
 }
 
 /* roce_port.c */

@@ -111,6 +111,7 @@ struct odp_op {
 	const void *src;
 	size_t n;
 	uint64_t *p;
+	bool store;			/* ATOMIC WRITE: swap stored */
 	bool cmp_swap;
 	uint64_t cmp_add, swap, orig;
 };
@@ -141,7 +142,9 @@ op_copy(struct odp_op *op)
 static void
 op_atomic(struct odp_op *op)
 {
-	if (op->cmp_swap) {
+	if (op->store) {
+		__atomic_store_n(op->p, op->swap, __ATOMIC_SEQ_CST);
+	} else if (op->cmp_swap) {
 		uint64_t o = op->cmp_add;
 
 		__atomic_compare_exchange_n(op->p, &o, op->swap, false, __ATOMIC_SEQ_CST,
@@ -158,6 +161,14 @@ roce_odp_copy(void *dst, const void *src, size_t n)
 	struct odp_op op = { .dst = dst, .src = src, .n = n };
 
 	return guarded(op_copy, &op);
+}
+
+int
+roce_odp_store64(uint64_t *p, uint64_t v)
+{
+	struct odp_op op = { .p = p, .store = true, .swap = v };
+
+	return guarded(op_atomic, &op);
 }
 
 /* 8-byte compare-and-swap (@cmp_add compared, @swap stored) or fetch-and-add. */

@@ -126,6 +126,9 @@ const struct roce_opcode_info roce_opcode_tbl[256] = {
 		"RC_SEND_LAST_WITH_INVALIDATE", SEND_LAST_F | F(IETH), BTH + ROCE_IETH_LEN },
 	[ROCE_OPCODE_SEND_ONLY_INV] = {
 		"RC_SEND_ONLY_WITH_INVALIDATE", SEND_ONLY_F | F(IETH), BTH + ROCE_IETH_LEN },
+	/* a WRITE ONLY of exactly 8 bytes that the responder stores at once */
+	[ROCE_OPCODE_ATOMIC_WRITE] = {
+		"RC_ATOMIC_WRITE", WRITE_ONLY_F | F(ATOMIC_WRITE), BTH + ROCE_RETH_LEN },
 	[IBV_OPCODE_RC_RDMA_READ_REQUEST] = {
 		"RC_RDMA_READ_REQUEST",
 		F(VALID) | F(REQ) | F(READ) | ROCE_OPF_ONLY | F(RETH),

@@ -44,6 +44,8 @@ wr_opcode(const struct droce_send_wqe *wqe, bool first, bool last)
 			return imm ? IBV_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE : IBV_OPCODE_RDMA_WRITE_LAST;
 		return IBV_OPCODE_RDMA_WRITE_MIDDLE;
 	}
+	if (wqe->opcode == IBV_WR_ATOMIC_WRITE)	/* RC, 8 bytes: one packet (the facade checked) */
+		return ROCE_OPCODE_ATOMIC_WRITE;
 	if (wqe->opcode == IBV_WR_SEND_WITH_INV && last)	/* RC only: the facade checked */
 		return first ? ROCE_OPCODE_SEND_ONLY_INV : ROCE_OPCODE_SEND_LAST_INV;
 	if (first && last)
@@ -294,9 +296,10 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 	if (now < e->retry_tsc)
 		return;
 	if (e->retry_left-- == 0) {
+		/* in ERR before the completion that says so: a query after it sees ERR */
+		roce_qp_to_err(dev, qp);
 		roce_comp_send_wqe(qp, win_at(qp, e->win_head), IBV_WC_RETRY_EXC_ERR);
 		e->win_head++;
-		roce_qp_to_err(dev, qp);
 		return;
 	}
 	dev->stats.retransmits++;
@@ -358,11 +361,11 @@ run_local(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	} else if (roce_mw_invalidate(dev, qp, wqe->invalidate_rkey, false) != 0) {
 		st = IBV_WC_LOC_QP_OP_ERR;
 	}
+	if (st != IBV_WC_SUCCESS)
+		roce_qp_to_err(dev, qp);	/* before the completion that says so */
 	roce_comp_send_wqe(qp, wqe, st);
 	e->win_head++;
 	e->win_cur++;
-	if (st != IBV_WC_SUCCESS)
-		roce_qp_to_err(dev, qp);
 	return true;
 }
 
@@ -430,10 +433,10 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		if (e->cur_pkt == 0 && wqe->npkts == 0 && start_wqe(dev, qp, wqe) != 0) {
 			/* a bad local key fails the WR; the QP goes to ERR */
 			if (e->win_cur == e->win_head) {
+				roce_qp_to_err(dev, qp);	/* before the completion */
 				roce_comp_send_wqe(qp, wqe, IBV_WC_LOC_PROT_ERR);
 				e->win_head++;
 				e->win_cur++;
-				roce_qp_to_err(dev, qp);
 			}
 			return;
 		}
@@ -445,12 +448,12 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 			 * fails once it is the oldest, as for a bad local key
 			 */
 			if (e->win_cur == e->win_head) {
+				roce_qp_to_err(dev, qp);	/* before the completion */
 				roce_comp_send_wqe(qp, wqe, IBV_WC_LOC_PROT_ERR);
 				e->win_head++;
 				e->win_cur++;
 				e->cur_pkt = 0;
 				e->cur_off = 0;
-				roce_qp_to_err(dev, qp);
 			}
 			return;
 		}

@@ -700,6 +700,24 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		e->w_rkey = reth_rkey(reth);
 		e->w_va = reth_va(reth);
 	}
+	/*
+	 * ATOMIC WRITE (IBA 1.5): exactly 8 bytes, at an 8-aligned address and
+	 * memory, stored at once, atomic with respect to every other atomic of
+	 * the process; else an invalid request
+	 */
+	if (unlikely(pkt->opf & ROCE_OPF_ATOMIC_WRITE)) {
+		if (e->w_len != 8 || pkt->paylen != 8 || (e->w_va & 7) || ((uintptr_t)e->w_host & 7)) {
+			req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
+			return -EINVAL;
+		}
+		if (roce_mem_store64((uint64_t *)e->w_host, pkt->payload) != 0) {
+			/* an ODP page that is not there: as an R_Key violation */
+			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
+			return -EACCES;
+		}
+		e->w_left = 0;
+		return 0;
+	}
 	if (pkt->paylen > e->w_left) {
 		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 		return -EINVAL;
