@@ -270,45 +270,7 @@ echo "   --   with the default payload heuristics: $n malformed frames, flagged 
 # ICRC: Wireshark 4.0 shows it but does not check it
 if command -v python3 >/dev/null; then
 	$TS -Y "udp.dstport == 4791" -F pcap -w "$WORK/roce.pcap" 2>/dev/null
-	out=$(python3 - "$WORK/roce.pcap" <<'EOF'
-# RoCEv2 ICRC (IBA A17.3.3): CRC-32 over 8 bytes of 0xff (LRH stand-in), the
-# IPv4 header with TOS, TTL and checksum set to ones, UDP with its checksum set
-# to ones, BTH with byte 4 (FECN/BECN/resv) set to ones, then the rest up to
-# the ICRC; sent least significant byte first.
-import struct, sys, zlib
-f = open(sys.argv[1], 'rb')
-gh = f.read(24)
-e = '<' if struct.unpack('<I', gh[:4])[0] in (0xa1b2c3d4, 0xa1b23c4d) else '>'
-good = bad = 0
-first = None
-n = 0
-while True:
-    h = f.read(16)
-    if len(h) < 16:
-        break
-    _, _, incl, orig = struct.unpack(e + 'IIII', h)
-    d = f.read(incl)
-    n += 1
-    if struct.unpack('>H', d[12:14])[0] != 0x0800:
-        continue
-    ip = d[14:]
-    ihl = (ip[0] & 0xf) * 4
-    tot = struct.unpack('>H', ip[2:4])[0]
-    pkt = bytearray(ip[:tot])
-    m = bytearray(pkt[:tot - 4])
-    m[1] = 0xff; m[8] = 0xff; m[10:12] = b'\xff\xff'
-    m[ihl + 6:ihl + 8] = b'\xff\xff'
-    m[ihl + 8 + 4] = 0xff
-    want = struct.pack('<I', zlib.crc32(b'\xff' * 8 + bytes(m)) & 0xffffffff)
-    if bytes(pkt[tot - 4:tot]) == want:
-        good += 1
-    else:
-        bad += 1
-        if first is None:
-            first = 'frame %d: ICRC %s, computed %s' % (n, pkt[tot - 4:tot].hex(), want.hex())
-print(good, bad, first or '')
-EOF
-)
+	out=$(python3 "$(dirname "$0")/roce_icrc_check.py" "$WORK/roce.pcap")
 	set -- $out
 	check "ICRC verified independently (python3 zlib): ${1:-0} good, ${2:-?} bad ${*:3}" \
 		$([ "${2:-1}" -eq 0 ] && [ "${1:-0}" -eq "$n_roce" ] && echo 1)
