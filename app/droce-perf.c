@@ -11,7 +11,7 @@
  *   droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S] [-n iters]
  *              [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline]
  *              [-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss]
- *              [-t timeout] [-j] [--odp]
+ *              [-t timeout] [-j] [--odp] [--pcapng file]
  *   droce-perf [EAL args --] -m reg [-s bytes]
  *   droce-perf [EAL args --] -m post [-s size] [-d depth] [-p inline|lcore]
  *              [-T threads,...] [-D seconds] [-B batch] [-a]
@@ -21,7 +21,9 @@
  * suffixes), -S: every power of two from 2 to the largest -s; -n: iterations
  * (latency 2000, bandwidth 20000) or -D seconds a figure; -j: JSON instead
  * of the table (devtools/plot draws it); --odp: the buffers are ODP MRs
- * (IBV_ACCESS_ON_DEMAND: every access of the engine to them is guarded).
+ * (IBV_ACCESS_ON_DEMAND: every access of the engine to them is guarded);
+ * --pcapng FILE: droce0 of the embedded default writes its frames there
+ * (its devarg pcapng=).
  *
  * -L wraps both ports of the embedded default in net_impair with drop=<loss>
  * (a probability, e.g. 0.001), to measure goodput and latency under loss.
@@ -105,6 +107,7 @@ struct side {
 static size_t size = 64;
 static unsigned int depth = 128, qp_timeout = 14;
 static const char *loss;
+static const char *pcapng;	/* --pcapng FILE: droce0 of the embedded default captures */
 
 #define die(...) do { fprintf(stderr, "droce-perf: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
 
@@ -916,6 +919,7 @@ main(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'd' },
 		{ "loss", required_argument, NULL, 'L' },
 		{ "odp", no_argument, NULL, 'O' },
+		{ "pcapng", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool sweep = false, dur_set = false;
@@ -935,7 +939,7 @@ main(int argc, char **argv)
 		argv += ret;
 	}
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:n:d:p:L:t:m:T:D:B:ac:q:l:I:Q:SjO", longopts,
+	while ((opt = getopt_long(argc, argv, "s:n:d:p:L:t:m:T:D:B:ac:q:l:I:Q:SjOP:", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 's': sizes = optarg; break;
@@ -967,11 +971,12 @@ main(int argc, char **argv)
 		case 'S': sweep = true; break;
 		case 'j': po.json = true; break;
 		case 'O': po.odp = true; break;
+		case 'P': pcapng = optarg; break;
 		default:
 			die("usage: droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S|--sweep] "
 			    "[-n iters] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline] "
 			    "[-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss] [-t timeout] "
-			    "[-j|--json] [--odp]\n"
+			    "[-j|--json] [--odp] [--pcapng file]\n"
 			    "       droce-perf [EAL args --] -m reg [-s bytes]\n"
 			    "       droce-perf [EAL args --] -m post [-s size] [-d depth] [-p inline|lcore] "
 			    "[-T threads,...] [-D seconds] [-B batch] [-a]\ntests: %s", perf_test_names);
@@ -1031,8 +1036,12 @@ main(int argc, char **argv)
 			if (droce_dev_create("net_impair1", args))
 				die("bad loss %s", loss);
 		}
-		if (droce_dev_create("droce0", loss ? "ethdev=net_impair0,ip=10.0.0.1,mtu=4200" :
-				     "ethdev=net_ring_a,ip=10.0.0.1,mtu=4200") ||
+		char args0[PATH_MAX + 96];
+
+		snprintf(args0, sizeof(args0), "ethdev=%s,ip=10.0.0.1,mtu=4200%s%s",
+			 loss ? "net_impair0" : "net_ring_a", pcapng ? ",pcapng=" : "",
+			 pcapng ? pcapng : "");
+		if (droce_dev_create("droce0", args0) ||
 		    droce_dev_create("droce1", loss ? "ethdev=net_impair1,ip=10.0.0.2,mtu=4200" :
 				     "ethdev=net_ring_b,ip=10.0.0.2,mtu=4200"))
 			die("cannot create the embedded net_ring topology");

@@ -391,6 +391,7 @@ struct roce_dev {
 	struct rte_ring *loop;		/* frames addressed to ourselves */
 	struct roce_engine *engine;
 	rte_spinlock_t inline_lock;	/* inline progress: one caller at a time */
+	struct roce_capture *cap;	/* devarg pcapng=: the capture, or NULL (roce_capture.c) */
 
 	/* control path */
 	pthread_mutex_t lock;

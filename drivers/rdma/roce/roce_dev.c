@@ -29,10 +29,11 @@ RTE_LOG_REGISTER(roce_logtype, pmd.rdma.roce, NOTICE);
 #define ARG_LCORE	"lcore"
 #define ARG_NEIGH	"neigh"
 #define ARG_LINK_WAIT	"link_wait"
+#define ARG_PCAPNG	"pcapng"
 #define LINK_WAIT_MAX_MS	60000
 
 static const char *const valid_args[] = {
-	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, ARG_LINK_WAIT, NULL
+	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, ARG_LINK_WAIT, ARG_PCAPNG, NULL
 };
 
 static struct roce_dev *devs[DROCE_MAX_DEVS];
@@ -162,6 +163,17 @@ arg_link_wait(const char *key, const char *val, void *opaque)
 }
 
 static int
+arg_pcapng(const char *key, const char *val, void *opaque)
+{
+	struct roce_dev_args *a = opaque;
+
+	if (val == NULL || *val == '\0' || strlen(val) >= sizeof(a->pcapng))
+		return -EINVAL;
+	snprintf(a->pcapng, sizeof(a->pcapng), "%s", val);
+	return 0;
+}
+
+static int
 arg_neigh(const char *key, const char *val, void *opaque)
 {
 	struct roce_dev_args *a = opaque;
@@ -192,14 +204,14 @@ roce_dev_args_parse(struct roce_dev_args *a, const char *params)
 	} handlers[] = {
 		{ ARG_ETHDEV, arg_ethdev }, { ARG_IP, arg_ip }, { ARG_MAC, arg_mac },
 		{ ARG_MTU, arg_mtu }, { ARG_LCORE, arg_lcore }, { ARG_NEIGH, arg_neigh },
-		{ ARG_LINK_WAIT, arg_link_wait },
+		{ ARG_LINK_WAIT, arg_link_wait }, { ARG_PCAPNG, arg_pcapng },
 	};
 	struct rte_kvargs *kv;
 	int ret = 0;
 
 	kv = rte_kvargs_parse(params ? params : "", valid_args);
 	if (kv == NULL) {
-		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait)",
+		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng)",
 			 a->dev, params ? params : "");
 		return -EINVAL;
 	}
@@ -423,6 +435,15 @@ roce_probe(struct rte_vdev_device *vdev)
 		ret = -rte_errno;
 		goto err_free_dev;
 	}
+	/*
+	 * Before the port is owned: rte_pcapng_fdopen describes the ports
+	 * RTE_ETH_FOREACH_DEV lists, which skips owned ones
+	 */
+	if (a.pcapng[0] != '\0') {
+		ret = roce_capture_start(dev, a.pcapng);
+		if (ret)
+			goto err_free_pool;
+	}
 	/* own the port so that applications iterating ethdevs leave it alone */
 	if (rte_eth_dev_owner_new(&dev->owner.id) == 0) {
 		snprintf(dev->owner.name, sizeof(dev->owner.name), "%s", "droce");
@@ -461,6 +482,8 @@ roce_probe(struct rte_vdev_device *vdev)
 
 err_unown:
 	rte_eth_dev_owner_unset(dev->port_id, dev->owner.id);
+	roce_capture_stop(dev);
+err_free_pool:
 	if (dev->mp)
 		rte_mempool_free(dev->mp);
 	rte_ring_free(dev->loop);
@@ -491,6 +514,7 @@ roce_remove(struct rte_vdev_device *vdev)
 	roce_port_revive_stop(dev);
 	roce_port_monitor_stop(dev);
 	roce_engine_detach(dev);
+	roce_capture_stop(dev);
 	rte_eth_dev_stop(dev->port_id);
 	rte_eth_dev_owner_unset(dev->port_id, dev->owner.id);
 	while (rte_ring_dequeue(dev->loop, (void **)&m) == 0)
@@ -572,4 +596,5 @@ RTE_PMD_REGISTER_PARAM_STRING(droce,
 	ARG_MTU "=<576..9600> "
 	ARG_LCORE "=<lcore id>|auto|inline "
 	ARG_NEIGH "=<IPv4>@<mac> "
-	ARG_LINK_WAIT "=<ms, 0..60000>");
+	ARG_LINK_WAIT "=<ms, 0..60000> "
+	ARG_PCAPNG "=<file>");

@@ -195,6 +195,7 @@ struct roce_dev_args {
 	uint32_t mtu;
 	int lcore;		/* -2 auto, -1 inline */
 	uint32_t link_wait_ms;	/* 0: do not wait for link up at probe */
+	char pcapng[PATH_MAX];	/* capture to this file; "" none */
 	unsigned int nb_neigh;
 	struct {
 		rte_be32_t ip;
@@ -304,6 +305,14 @@ void roce_cq_arm(struct droce_rdev_cq *fp, uint32_t how);
 int roce_cq_resize(struct droce_rdev_cq *fp, uint32_t cqe);
 void roce_cq_resize_run(struct roce_dev *dev);
 void roce_cq_purge_qp(struct roce_cq *cq, uint32_t qpn, bool recv);
+
+/* roce_capture.c */
+struct roce_capture;
+int roce_capture_start(struct roce_dev *dev, const char *path);
+void roce_capture_stop(struct roce_dev *dev);
+void roce_capture_burst(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool out);
+bool roce_capture_info(const struct roce_dev *dev, const char **path, uint64_t *written,
+		       uint64_t *dropped);
 
 /* roce_odp.c */
 extern uint32_t roce_odp_mrs;

@@ -67,6 +67,8 @@ roce_dev_poll(struct roce_dev *dev)
 		n = roce_port_rx(dev, pkts, DROCE_BURST);
 		for (uint16_t i = 0; i < n; i++)
 			roce_mbuf_takeover(pkts[i]);
+		if (unlikely(dev->cap != NULL) && n)
+			roce_capture_burst(dev, pkts, n, false);
 		if (n)
 			roce_rx(dev, pkts, n, false);
 		if (n < DROCE_BURST)

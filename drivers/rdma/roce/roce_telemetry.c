@@ -3,7 +3,7 @@
  * DPDK telemetry (rte_telemetry) for droce devices, read with dpdk-telemetry.py
  * on the process's socket:
  *   /droce/devs                   the devices' names
- *   /droce/dev_info,<dev>         a device: port, addresses, MTU, progress, objects
+ *   /droce/dev_info,<dev>         a device: port, addresses, MTU, progress, objects, capture
  *   /droce/stats,<dev>            its counters (as droce_dev_xstats)
  *   /droce/qps,<dev>              its QPNs
  *   /droce/qp_info,<dev>,<qpn>    a QP: type, state, PSNs, queue depths, attributes
@@ -132,6 +132,16 @@ tel_dev_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "qps", o.qps);
 	rte_tel_data_add_dict_int(d, "ahs", o.ahs);
 	rte_tel_data_add_dict_int(d, "mbufs_in_use", o.mbufs_in_use);
+	{
+		const char *path;
+		uint64_t written, dropped;
+
+		if (roce_capture_info(dev, &path, &written, &dropped)) {
+			rte_tel_data_add_dict_string(d, "pcapng", path);
+			rte_tel_data_add_dict_u64(d, "pcapng_written", written);
+			rte_tel_data_add_dict_u64(d, "pcapng_dropped", dropped);
+		}
+	}
 	return 0;
 }
 

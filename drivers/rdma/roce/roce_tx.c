@@ -71,6 +71,8 @@ roce_xmit(struct roce_dev *dev, struct rte_mbuf *m)
 	}
 	dev->stats.tx_pkts++;
 	dev->stats.tx_bytes += m->pkt_len;
+	if (unlikely(dev->cap != NULL))
+		roce_capture_burst(dev, &m, 1, true);
 	dev->tx[dev->nb_tx] = m;
 	__atomic_store_n(&dev->nb_tx, dev->nb_tx + 1, __ATOMIC_RELAXED);
 }

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Capture (devarg pcapng=<file>): every frame the device takes from its port
+ * and every frame it queues for the port, in a pcapng file (DPDK's
+ * rte_pcapng), for Wireshark and tshark.
+ *
+ * The engine copies each frame (rte_pcapng_copy, from a pool of the
+ * capture's own) onto a ring, and goes on; a control thread of the device
+ * writes what the ring holds to the file. So the lcore loop makes no system
+ * call and waits for no disk: when the writer falls behind, the ring fills
+ * and frames go uncaptured (counted, never held back). Frames a device sends
+ * to itself (its loopback ring) are not captured.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_pcapng.h>
+#include <rte_ring.h>
+#include <rte_version.h>
+
+#include "roce_loc.h"
+
+#define CAP_RING	4096	/* frames copied and not yet written */
+#define CAP_BURST	64
+
+struct roce_capture {
+	rte_pcapng_t *pcapng;
+	struct rte_mempool *mp;
+	struct rte_ring *ring;
+	pthread_t thread;
+	uint32_t stop;
+	char path[PATH_MAX];
+	uint64_t written;	/* writer thread's */
+	uint64_t dropped;	/* engine's: no copy mbuf, or the ring full */
+	int write_err;		/* writer thread's: the file could not be written */
+};
+
+/* The engine, on a burst of frames in (@dir IN) or one out: copies onto the ring. */
+void
+roce_capture_burst(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool out)
+{
+	struct roce_capture *c = dev->cap;
+	struct rte_mbuf *cp[DROCE_BURST];
+	uint64_t now = rte_get_tsc_cycles();
+	unsigned int k = 0, q;
+
+	for (uint16_t i = 0; i < n && k < RTE_DIM(cp); i++) {
+		cp[k] = rte_pcapng_copy(dev->port_id, 0, pkts[i], c->mp, UINT32_MAX, now,
+					out ? RTE_PCAPNG_DIRECTION_OUT : RTE_PCAPNG_DIRECTION_IN);
+		if (cp[k] != NULL)
+			k++;
+	}
+	q = rte_ring_enqueue_burst(c->ring, (void **)cp, k, NULL);
+	if (unlikely(q < k))
+		rte_pktmbuf_free_bulk(&cp[q], k - q);
+	if (unlikely(q < n))
+		__atomic_store_n(&c->dropped, c->dropped + (n - q), __ATOMIC_RELAXED);
+}
+
+/* Write what the ring holds; true if it held anything. */
+static bool
+drain(struct roce_capture *c)
+{
+	struct rte_mbuf *m[CAP_BURST];
+	unsigned int n = rte_ring_dequeue_burst(c->ring, (void **)m, CAP_BURST, NULL);
+
+	if (n == 0)
+		return false;
+	/* rte_pcapng_write_packets frees them, written or not */
+	if (rte_pcapng_write_packets(c->pcapng, m, n) < 0)
+		__atomic_store_n(&c->write_err, errno ? errno : EIO, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&c->written, c->written + n, __ATOMIC_RELAXED);
+	return true;
+}
+
+static void *
+writer(void *arg)
+{
+	struct roce_capture *c = arg;
+	const struct timespec nap = { 0, 200 * 1000 };
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
+		if (!drain(c))
+			nanosleep(&nap, NULL);
+	while (drain(c))
+		;
+	return NULL;
+}
+
+/* At probe, once the port is set up: 0, or a negative errno. */
+int
+roce_capture_start(struct roce_dev *dev, const char *path)
+{
+	char name[RTE_MEMPOOL_NAMESIZE], tname[RTE_MAX_THREAD_NAME_LEN], app[64];
+	struct roce_capture *c = calloc(1, sizeof(*c));
+	int fd, ret;
+
+	if (c == NULL)
+		return -ENOMEM;
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		ROCE_LOG(ERR, "%s: pcapng=%s: %s", dev->name, path, strerror(errno));
+		goto err_free;
+	}
+	snprintf(app, sizeof(app), "droce (%s)", rte_version());
+	c->pcapng = rte_pcapng_fdopen(fd, NULL, NULL, app, dev->name);
+	if (c->pcapng == NULL) {
+		ret = -rte_errno;
+		close(fd);
+		ROCE_LOG(ERR, "%s: pcapng=%s: %s", dev->name, path, rte_strerror(rte_errno));
+		goto err_free;
+	}
+	/* names of pools and rings are short: the device's name, cut (%.16s) */
+	snprintf(name, sizeof(name), "dcap_%.16s", dev->name);
+	/* sized for a 4096 B IB MTU's frames; larger ones take two segments */
+	c->mp = rte_pktmbuf_pool_create(name, 2 * CAP_RING - 1, 0, 0,
+					rte_pcapng_mbuf_size(4200 + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN),
+					rte_socket_id());
+	snprintf(name, sizeof(name), "dcapr_%.16s", dev->name);
+	c->ring = rte_ring_create(name, CAP_RING, rte_socket_id(), RING_F_SC_DEQ);
+	if (c->mp == NULL || c->ring == NULL) {
+		ret = -ENOMEM;
+		goto err_close;
+	}
+	snprintf(tname, sizeof(tname), "dcap-%.8s", dev->name);
+	ret = rte_ctrl_thread_create(&c->thread, tname, NULL, writer, c);
+	if (ret != 0) {
+		ret = -ret;
+		goto err_close;
+	}
+	__atomic_store_n(&dev->cap, c, __ATOMIC_RELEASE);
+	ROCE_LOG(INFO, "%s: capturing to %s", dev->name, path);
+	return 0;
+
+err_close:
+	rte_ring_free(c->ring);
+	rte_mempool_free(c->mp);
+	rte_pcapng_close(c->pcapng);
+err_free:
+	free(c);
+	return ret;
+}
+
+/* At remove, once the engine has let go of the device: the rest is written, the file closed. */
+void
+roce_capture_stop(struct roce_dev *dev)
+{
+	struct roce_capture *c = dev->cap;
+
+	if (c == NULL)
+		return;
+	dev->cap = NULL;
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(c->thread, NULL);
+	rte_pcapng_close(c->pcapng);
+	rte_ring_free(c->ring);
+	rte_mempool_free(c->mp);
+	free(c);
+}
+
+/* For telemetry: the file, frames written, frames not captured; false if none. */
+bool
+roce_capture_info(const struct roce_dev *dev, const char **path, uint64_t *written,
+		  uint64_t *dropped)
+{
+	const struct roce_capture *c = dev->cap;
+
+	if (c == NULL)
+		return false;
+	*path = c->path;
+	*written = __atomic_load_n(&c->written, __ATOMIC_RELAXED);
+	*dropped = __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
+	return true;
+}
