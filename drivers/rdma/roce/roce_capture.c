@@ -39,9 +39,48 @@ struct roce_capture {
 	uint64_t written;	/* writer thread's */
 	uint64_t dropped;	/* engine's: no copy mbuf, or the ring full */
 	int write_err;		/* writer thread's: the file could not be written */
+	bool closed;		/* the writer is joined and the file closed (under caps_lock) */
+	struct roce_capture *next;	/* the process's captures (caps) */
 };
 
-/* The engine, on a burst of frames in (@dir IN) or one out: copies onto the ring. */
+/*
+ * The process's captures: at exit, those still open are written out and
+ * closed (capture_exit), so that a program that ends without removing its
+ * devices (most do) leaves a whole file, not one cut in the middle of a
+ * frame the writer was killed writing.
+ */
+static struct roce_capture *caps;
+static pthread_mutex_t caps_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
+
+/* Stop @c's writer once it has written what the ring holds, and close the file. */
+static void
+capture_close(struct roce_capture *c)
+{
+	if (c->closed)
+		return;
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(c->thread, NULL);
+	rte_pcapng_close(c->pcapng);
+	c->closed = true;
+}
+
+static void
+capture_exit(void)
+{
+	pthread_mutex_lock(&caps_lock);
+	for (struct roce_capture *c = caps; c != NULL; c = c->next)
+		capture_close(c);
+	pthread_mutex_unlock(&caps_lock);
+}
+
+static void
+capture_exit_register(void)
+{
+	atexit(capture_exit);
+}
+
+/* The engine, on a burst of frames taken in, or (@out) one queued out: copies onto the ring. */
 void
 roce_capture_burst(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool out)
 {
@@ -94,7 +133,7 @@ writer(void *arg)
 	return NULL;
 }
 
-/* At probe, once the port is set up: 0, or a negative errno. */
+/* At probe, before the port is owned (roce_probe says why): 0, or a negative errno. */
 int
 roce_capture_start(struct roce_dev *dev, const char *path)
 {
@@ -137,6 +176,11 @@ roce_capture_start(struct roce_dev *dev, const char *path)
 		ret = -ret;
 		goto err_close;
 	}
+	pthread_once(&caps_once, capture_exit_register);
+	pthread_mutex_lock(&caps_lock);
+	c->next = caps;
+	caps = c;
+	pthread_mutex_unlock(&caps_lock);
 	__atomic_store_n(&dev->cap, c, __ATOMIC_RELEASE);
 	ROCE_LOG(INFO, "%s: capturing to %s", dev->name, path);
 	return 0;
@@ -159,24 +203,33 @@ roce_capture_stop(struct roce_dev *dev)
 	if (c == NULL)
 		return;
 	dev->cap = NULL;
-	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
-	pthread_join(c->thread, NULL);
-	rte_pcapng_close(c->pcapng);
+	pthread_mutex_lock(&caps_lock);
+	for (struct roce_capture **p = &caps; *p != NULL; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	capture_close(c);
+	pthread_mutex_unlock(&caps_lock);
 	rte_ring_free(c->ring);
 	rte_mempool_free(c->mp);
 	free(c);
 }
 
-/* For telemetry: the file, frames written, frames not captured; false if none. */
+/*
+ * For telemetry: the file, frames written, frames not captured, the last
+ * error writing the file (0: none); false if the device does not capture.
+ */
 bool
 roce_capture_info(const struct roce_dev *dev, const char **path, uint64_t *written,
-		  uint64_t *dropped)
+		  uint64_t *dropped, int *write_err)
 {
 	const struct roce_capture *c = dev->cap;
 
 	if (c == NULL)
 		return false;
 	*path = c->path;
+	*write_err = __atomic_load_n(&c->write_err, __ATOMIC_RELAXED);
 	*written = __atomic_load_n(&c->written, __ATOMIC_RELAXED);
 	*dropped = __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
 	return true;

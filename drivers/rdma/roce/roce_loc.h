@@ -312,7 +312,7 @@ int roce_capture_start(struct roce_dev *dev, const char *path);
 void roce_capture_stop(struct roce_dev *dev);
 void roce_capture_burst(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool out);
 bool roce_capture_info(const struct roce_dev *dev, const char **path, uint64_t *written,
-		       uint64_t *dropped);
+		       uint64_t *dropped, int *write_err);
 
 /* roce_odp.c */
 extern uint32_t roce_odp_mrs;
@@ -336,6 +336,33 @@ roce_mem_copy(void *dst, const void *src, size_t n)
 		return 0;
 	}
 	return roce_odp_copy(dst, src, n);
+}
+
+/*
+ * The responder's 8-byte atomic at @p (8-aligned): compare-and-swap
+ * (@cmp_add compared, @swap stored) or fetch-and-add of @cmp_add; the value
+ * before. Atomic with respect to every other atomic of the process.
+ */
+static inline uint64_t
+roce_atomic_apply(uint64_t *p, bool cmp_swap, uint64_t cmp_add, uint64_t swap)
+{
+	uint64_t o = cmp_add;
+
+	if (!cmp_swap)
+		return __atomic_fetch_add(p, cmp_add, __ATOMIC_SEQ_CST);
+	__atomic_compare_exchange_n(p, &o, swap, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return o;
+}
+
+/* roce_atomic_apply, guarded as roce_mem_copy: 0 with *@orig set, or -EFAULT. */
+static inline int
+roce_mem_atomic(uint64_t *p, bool cmp_swap, uint64_t cmp_add, uint64_t swap, uint64_t *orig)
+{
+	if (likely(__atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) == 0)) {
+		*orig = roce_atomic_apply(p, cmp_swap, cmp_add, swap);
+		return 0;
+	}
+	return roce_odp_atomic(p, cmp_swap, cmp_add, swap, orig);
 }
 
 /* ATOMIC WRITE: the 8 bytes at @src stored at once at @dst (8-aligned); guarded as above. */

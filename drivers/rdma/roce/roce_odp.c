@@ -142,17 +142,10 @@ op_copy(struct odp_op *op)
 static void
 op_atomic(struct odp_op *op)
 {
-	if (op->store) {
+	if (op->store)
 		__atomic_store_n(op->p, op->swap, __ATOMIC_SEQ_CST);
-	} else if (op->cmp_swap) {
-		uint64_t o = op->cmp_add;
-
-		__atomic_compare_exchange_n(op->p, &o, op->swap, false, __ATOMIC_SEQ_CST,
-					    __ATOMIC_SEQ_CST);
-		op->orig = o;
-	} else {
-		op->orig = __atomic_fetch_add(op->p, op->cmp_add, __ATOMIC_SEQ_CST);
-	}
+	else
+		op->orig = roce_atomic_apply(op->p, op->cmp_swap, op->cmp_add, op->swap);
 }
 
 int

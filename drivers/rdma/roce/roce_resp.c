@@ -349,6 +349,7 @@ atomic_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	uint64_t va = atmeth_va(a), orig;
 	struct roce_rd_job *j;
 	uint8_t *host;
+	bool cas;
 
 	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC) ||
 	    roce_rkey_check(dev, qp, resp_pd(qp), atmeth_rkey(a), va, 8, IBV_ACCESS_REMOTE_ATOMIC,
@@ -370,23 +371,13 @@ atomic_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 		return -ENOSPC;
 	}
-	/* atomic with respect to every other atomic of the process, on any device */
-	if (unlikely(__atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) != 0)) {
-		bool cas = roce_op_kind(pkt->opcode) == IBV_OPCODE_COMPARE_SWAP;
-
+	cas = roce_op_kind(pkt->opcode) == IBV_OPCODE_COMPARE_SWAP;
+	if (roce_mem_atomic((uint64_t *)host, cas, cas ? atmeth_comp(a) : atmeth_swap_add(a),
+			    atmeth_swap_add(a), &orig) != 0) {
 		/* an ODP page that is not there: as an R_Key violation */
-		if (roce_odp_atomic((uint64_t *)host, cas, cas ? atmeth_comp(a) :
-				    atmeth_swap_add(a), atmeth_swap_add(a), &orig) != 0) {
-			qp->e.rd_tail--;	/* the job just pushed */
-			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
-			return -EACCES;
-		}
-	} else if (roce_op_kind(pkt->opcode) == IBV_OPCODE_COMPARE_SWAP) {
-		orig = atmeth_comp(a);
-		__atomic_compare_exchange_n((uint64_t *)host, &orig, atmeth_swap_add(a), false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	} else {
-		orig = __atomic_fetch_add((uint64_t *)host, atmeth_swap_add(a), __ATOMIC_SEQ_CST);
+		qp->e.rd_tail--;	/* the job just pushed */
+		req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
+		return -EACCES;
 	}
 	j->atomic = 1;
 	j->orig = orig;

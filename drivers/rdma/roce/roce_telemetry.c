@@ -135,11 +135,13 @@ tel_dev_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	{
 		const char *path;
 		uint64_t written, dropped;
+		int err;
 
-		if (roce_capture_info(dev, &path, &written, &dropped)) {
+		if (roce_capture_info(dev, &path, &written, &dropped, &err)) {
 			rte_tel_data_add_dict_string(d, "pcapng", path);
 			rte_tel_data_add_dict_u64(d, "pcapng_written", written);
 			rte_tel_data_add_dict_u64(d, "pcapng_dropped", dropped);
+			rte_tel_data_add_dict_string(d, "pcapng_error", err ? strerror(err) : "");
 		}
 	}
 	return 0;
