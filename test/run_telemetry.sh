@@ -17,7 +17,8 @@ fails=0
 ok() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-"$PERF" send_bw -s 64 -D 30 >"$OUT" 2>&1 &
+# (long enough for a slow machine; killed at the end)
+"$PERF" send_bw -s 64 -D 300 >"$OUT" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$OUT"; rm -rf /var/run/dpdk/droce-perf-$pid' EXIT
 prefix=droce-perf-$pid
