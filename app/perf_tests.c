@@ -379,13 +379,24 @@ print_bw(const struct test *t, enum ibv_qp_type tr, size_t size, uint64_t msgs, 
 	fflush(stdout);
 }
 
+/* stderr is a terminal: asked once, not a syscall per iteration of a test */
+static bool
+progress_tty(void)
+{
+	static int tty = -1;
+
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	return tty;
+}
+
 /* A progress line on stderr for figures longer than a second (a terminal only). */
 static void
 progress(const struct test *t, size_t size, uint64_t done, double t0, double *next)
 {
 	double now;
 
-	if (!isatty(STDERR_FILENO))
+	if (!progress_tty())
 		return;
 	now = now_s();
 	if (now < *next)
@@ -398,7 +409,7 @@ progress(const struct test *t, size_t size, uint64_t done, double t0, double *ne
 static void
 progress_end(double t0)
 {
-	if (isatty(STDERR_FILENO) && now_s() - t0 >= 1)
+	if (progress_tty() && now_s() - t0 >= 1)
 		fprintf(stderr, "\r%60s\r", "");
 }
 
