@@ -448,6 +448,12 @@ struct roce_dev {
 	 * (roce_port_rx/tx); NULL for every other port
 	 */
 	rte_spinlock_t *port_guard;
+	/*
+	 * The port may hold frames that only a later burst releases (a wrapper
+	 * such as net_impair): an iteration that sent nothing still makes a
+	 * zero-frame tx burst. False for ports known to send at once.
+	 */
+	bool port_tx_kick;
 	uint32_t port_paused;		/* set while the control path restarts the port */
 	uint16_t nb_tx;
 	uint16_t nb_ack;

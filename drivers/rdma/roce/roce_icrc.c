@@ -41,8 +41,13 @@
 static uint32_t crc_tbl[SLICES][256];
 
 #ifdef ICRC_HAVE_CLMUL
-/* Runs shorter than this go to the table engine. */
-#define CLMUL_MIN_LEN	128
+/*
+ * Runs shorter than this go to the table engine: from 32 bytes on, folding
+ * lanes and reducing the last one by table beats the table alone (an ICRC of
+ * a small message is two runs of 40 to 100 bytes: the masked headers, then
+ * the rest).
+ */
+#define CLMUL_MIN_LEN	32
 static bool use_clmul;
 /* Fold constants for distances of 512 and 128 bits: {hi qword, lo qword}. */
 static uint64_t k512[2], k128[2];
@@ -102,9 +107,34 @@ fold(__m128i x, __m128i k)
 }
 
 /*
- * The register is folded into the first four bytes; the lanes then carry a
- * 128-bit residue congruent to the whole run mod P, which the table engine
- * reduces (starting from a zero register) before the tail is added.
+ * Fold one lane over the rest of a run, 16 bytes a step, then reduce it: the
+ * lane carries a 128-bit residue congruent to everything folded so far mod P,
+ * which the table engine reduces (from a zero register) before the tail goes
+ * in.
+ */
+__attribute__((target("pclmul,sse4.1")))
+static inline uint32_t
+lane_finish(__m128i x0, const uint8_t *p, size_t n)
+{
+	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
+	uint8_t res[16];
+	uint32_t crc;
+
+	while (n >= 16) {
+		x0 = _mm_xor_si128(fold(x0, c128),
+				   _mm_loadu_si128((const __m128i *)(const void *)p));
+		p += 16;
+		n -= 16;
+	}
+	_mm_storeu_si128((__m128i *)(void *)res, x0);
+	crc = crc_update_tbl(0, res, sizeof(res));
+	return crc_update_tbl(crc, p, n);
+}
+
+/*
+ * The register is folded into the first four bytes. A run of 64 bytes or
+ * more is folded in four lanes first (independent multiplies), which are then
+ * folded into one; a shorter one goes lane by lane.
  */
 __attribute__((target("pclmul,sse4.1")))
 static uint32_t
@@ -113,13 +143,14 @@ crc_update_clmul(uint32_t crc, const uint8_t *p, size_t n)
 	const __m128i c512 = _mm_set_epi64x((long long)k512[1], (long long)k512[0]);
 	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
 	__m128i x0, x1, x2, x3;
-	uint8_t res[16];
 
 	x0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+	x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128((int)crc));
+	if (n < 64)
+		return lane_finish(x0, p + 16, n - 16);
 	x1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
 	x2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
 	x3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
-	x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128((int)crc));
 	p += 64;
 	n -= 64;
 
@@ -139,16 +170,26 @@ crc_update_clmul(uint32_t crc, const uint8_t *p, size_t n)
 	x1 = _mm_xor_si128(x1, fold(x0, c128));
 	x2 = _mm_xor_si128(x2, fold(x1, c128));
 	x0 = _mm_xor_si128(x3, fold(x2, c128));
-	while (n >= 16) {
-		x0 = _mm_xor_si128(fold(x0, c128),
-				   _mm_loadu_si128((const __m128i *)(const void *)p));
-		p += 16;
-		n -= 16;
-	}
+	return lane_finish(x0, p, n);
+}
 
-	_mm_storeu_si128((__m128i *)(void *)res, x0);
-	crc = crc_update_tbl(0, res, sizeof(res));
-	return crc_update_tbl(crc, p, n);
+/*
+ * A small frame's ICRC in one pass over two runs, the masked headers @h (a
+ * multiple of 16 bytes: 48 for IPv4 without options) and the rest @p: the
+ * lane goes on from the first run into the second, reduced once at the end.
+ */
+__attribute__((target("pclmul,sse4.1")))
+static uint32_t
+crc_clmul_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
+{
+	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
+	__m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)h);
+
+	x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128((int)0xffffffffU));
+	for (size_t i = 16; i < nh; i += 16)
+		x0 = _mm_xor_si128(fold(x0, c128),
+				   _mm_loadu_si128((const __m128i *)(const void *)(h + i)));
+	return lane_finish(x0, p, n);
 }
 #endif
 
@@ -223,8 +264,21 @@ RTE_INIT(roce_icrc_init)
 static uint32_t
 mask_headers(uint8_t *buf, const uint8_t *hdr, uint32_t have, uint32_t len)
 {
+	const uint32_t plain = ROCE_IPV4_LEN + sizeof(struct rte_udp_hdr) + ROCE_BTH_LEN;
 	uint32_t ihl = ROCE_IPV4_LEN, n, udp, bth;
 
+	/* the usual frame: IPv4 without options, whole headers; constant offsets */
+	if (likely(have >= plain && len >= plain && (hdr[0] & 0x0f) * 4U == ROCE_IPV4_LEN)) {
+		memset(buf, 0xff, ICRC_LRH_LEN);
+		memcpy(buf + ICRC_LRH_LEN, hdr, plain);
+		buf += ICRC_LRH_LEN;
+		buf[offsetof(struct rte_ipv4_hdr, type_of_service)] = 0xff;
+		buf[offsetof(struct rte_ipv4_hdr, time_to_live)] = 0xff;
+		memset(buf + offsetof(struct rte_ipv4_hdr, hdr_checksum), 0xff, 2);
+		memset(buf + ROCE_IPV4_LEN + offsetof(struct rte_udp_hdr, dgram_cksum), 0xff, 2);
+		buf[ROCE_IPV4_LEN + sizeof(struct rte_udp_hdr) + offsetof(struct roce_bth, qpn)] = 0xff;
+		return plain;
+	}
 	if (have > 0 && (hdr[0] & 0x0f) * 4U > ihl)
 		ihl = (hdr[0] & 0x0f) * 4U;
 	n = RTE_MIN(len, ihl + (uint32_t)sizeof(struct rte_udp_hdr) + ROCE_BTH_LEN);
@@ -262,6 +316,11 @@ roce_icrc_ipv4(const void *ip, uint32_t len)
 	uint32_t n, crc;
 
 	n = mask_headers(buf, p, RTE_MIN(len, (uint32_t)ICRC_HDR_MAX - ICRC_LRH_LEN), len);
+#ifdef ICRC_HAVE_CLMUL
+	/* up to a few lanes of payload: one lane through headers and payload */
+	if (use_clmul && ((ICRC_LRH_LEN + n) & 15) == 0 && len - n < 256)
+		return ~crc_clmul_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
+#endif
 	crc = crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n);
 	crc = crc_update(crc, p + n, len - n);
 	return ~crc;

@@ -36,7 +36,12 @@ roce_dev_poll(struct roce_dev *dev)
 	uint32_t hi;
 	uint16_t n;
 
-	__atomic_fetch_add(&dev->epoch, 1, __ATOMIC_SEQ_CST);
+	/*
+	 * Odd while the iteration runs. One writer at a time (the engine lcore,
+	 * or whoever holds the inline lock), so a plain store: no locked
+	 * instruction per iteration. roce_dev_quiesce needs no more (see there).
+	 */
+	__atomic_store_n(&dev->epoch, dev->epoch + 1, __ATOMIC_RELAXED);
 	/*
 	 * The engine clock (roce_clock), which RC deadlines use. A device is
 	 * polled without pause by its lcore, or at least every
@@ -114,9 +119,10 @@ roce_dev_poll(struct roce_dev *dev)
 	}
 	if (dev->nb_tx)
 		roce_tx_flush(dev);
-	else	/* lets a wrapping port (net_impair) release frames it holds */
+	else if (dev->port_tx_kick)	/* lets a wrapping port (net_impair) release frames it holds */
 		roce_port_tx(dev, dev->tx, 0);
-	__atomic_fetch_add(&dev->epoch, 1, __ATOMIC_SEQ_CST);
+	/* everything this iteration read and wrote is done before the count says so */
+	__atomic_store_n(&dev->epoch, dev->epoch + 1, __ATOMIC_RELEASE);
 }
 
 static int
@@ -147,6 +153,15 @@ roce_dev_quiesce(struct roce_dev *dev)
 		roce_inline_unlock(dev);
 		return;
 	}
+	/*
+	 * What the caller published is visible before the count is read. The
+	 * engine's start of iteration is a plain store, which its own loads may
+	 * pass: an iteration may already read the old state while the count
+	 * still says it has not begun. Waiting for the end of the iteration
+	 * after the one read covers it: that is the end of the iteration in
+	 * flight, whatever the count showed of its start.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	e0 = __atomic_load_n(&dev->epoch, __ATOMIC_ACQUIRE);
 	/* an odd epoch is mid-iteration: wait for the next start, else one full pass */
 	do {

@@ -184,6 +184,17 @@ port_revive(void *arg)
 bool
 roce_port_guard_init(struct roce_dev *dev)
 {
+	/* ports that hold no frame once a tx burst returns: no empty bursts for them */
+	static const char *const sends_at_once[] = {
+		"net_ring", "net_memif", "net_shm", "net_af_packet", "net_tap", "net_af_xdp",
+	};
+	struct rte_eth_dev_info info;
+
+	dev->port_tx_kick = true;
+	if (rte_eth_dev_info_get(dev->port_id, &info) == 0 && info.driver_name != NULL)
+		for (unsigned int i = 0; i < RTE_DIM(sends_at_once); i++)
+			if (strcmp(info.driver_name, sends_at_once[i]) == 0)
+				dev->port_tx_kick = false;
 #ifdef DROCE_MEMIF_GUARD
 	struct pmd_internals *pmd = memif_of(dev);
 
