@@ -998,10 +998,10 @@ main(int argc, char **argv)
 			po.tests = tests_buf;
 		if ((sizes || sweep) && perf_sizes_parse(&po, sizes ? sizes : "65536", sweep) != 0)
 			die("-s: sizes from 0 to 64M, comma-separated, K and M suffixes: %s", sizes);
-		if (po.qps < 1 || po.qps > 64 || po.post_list < 1 || po.post_list > 64 ||
+		if (po.qps < 1 || po.qps > MAX_QPS || po.post_list < 1 || po.post_list > 64 ||
 		    po.cq_mod < 1 || po.cq_mod > 1024 || depth < 1 || depth > 4096 ||
 		    po.post_list > depth || po.inline_size > 1024 || (dur_set && !(po.duration > 0)))
-			die("-q 1..64, -l 1..64 and at most -d, -Q 1..1024, -d 1..4096, -I up to 1024, "
+			die("-q 1..16384, -l 1..64 and at most -d, -Q 1..1024, -d 1..4096, -I up to 1024, "
 			    "-D > 0");
 		po.depth = depth;
 		po.qp_timeout = qp_timeout;

@@ -29,10 +29,11 @@
 #include <unistd.h>
 
 #include <rte_common.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
 
 #include "perf_tests.h"
 
-#define MAX_QPS		64
 #define GRH		40
 #define QKEY		0x11111111u
 #define STALL_S		10
@@ -82,6 +83,7 @@ struct pside {
 	union ibv_gid gid;
 	enum ibv_mtu mtu;
 	unsigned int nqp;
+	size_t qp_mem;			/* DPDK heap bytes its QPs took */
 };
 
 static const struct perf_opts *O;
@@ -103,6 +105,21 @@ tname(enum ibv_qp_type t)
 }
 
 /* --- set-up --- */
+
+/* Bytes allocated from DPDK's heaps, every socket (where droce's objects live). */
+static size_t
+heap_used(void)
+{
+	size_t sum = 0;
+
+	for (unsigned int i = 0; i < rte_socket_count(); i++) {
+		struct rte_malloc_socket_stats st;
+
+		if (rte_malloc_get_socket_stats(rte_socket_id_by_idx(i), &st) == 0)
+			sum += st.heap_allocsz_bytes;
+	}
+	return sum;
+}
 
 static void
 side_open(struct pside *s, struct ibv_device *dev, enum ibv_qp_type t, unsigned int nqp,
@@ -135,6 +152,7 @@ side_open(struct pside *s, struct ibv_device *dev, enum ibv_qp_type t, unsigned 
 		if (s->srq == NULL)
 			die("ibv_create_srq: %s", strerror(errno));
 	}
+	s->qp_mem = heap_used();
 	for (unsigned int i = 0; i < nqp; i++) {
 		struct ibv_qp_init_attr qa = {
 			.send_cq = s->scq, .recv_cq = s->rcq, .srq = s->srq, .qp_type = t,
@@ -149,6 +167,7 @@ side_open(struct pside *s, struct ibv_device *dev, enum ibv_qp_type t, unsigned 
 			    O->inline_size, strerror(errno));
 	}
 	s->nqp = nqp;
+	s->qp_mem = heap_used() - s->qp_mem;
 	if (ibv_query_gid(s->ctx, 1, 0, &s->gid) || ibv_query_port(s->ctx, 1, &pa))
 		die("query gid/port failed");
 	s->mtu = pa.active_mtu;
@@ -568,7 +587,37 @@ run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside
 struct bw_qp {
 	uint64_t posted, sigd, retired, quota;
 	bool closed;
+	bool ready;		/* on the ready FIFO */
 };
+
+/*
+ * The QPs with room to post, in FIFO order: a round visits those there at
+ * its start, so that with thousands of QPs a round costs what it posts, not
+ * a scan of every QP.
+ */
+struct bw_ready {
+	unsigned int *q, n, head, count;
+};
+
+static void
+ready_push(struct bw_ready *r, struct bw_qp *Q, unsigned int q)
+{
+	if (Q[q].ready || Q[q].closed)
+		return;
+	Q[q].ready = true;
+	r->q[(r->head + r->count++) % r->n] = q;
+}
+
+static unsigned int
+ready_pop(struct bw_ready *r, struct bw_qp *Q)
+{
+	unsigned int q = r->q[r->head];
+
+	r->head = (r->head + 1) % r->n;
+	r->count--;
+	Q[q].ready = false;
+	return q;
+}
 
 #define WRID(q, seq)	((uint64_t)(q) << 48 | (seq))
 #define WRID_Q(id)	((unsigned int)((id) >> 48))
@@ -583,13 +632,14 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 	size_t len = t->kind == K_ATOMIC ? ATOMIC_SIZE : size;
 	unsigned int rdepth = b->srq ? RTE_MIN(depth * nq, 4096u) : depth;
 	struct bw_qp *Q = calloc(nq, sizeof(*Q));
+	struct bw_ready R = { .q = calloc(nq, sizeof(unsigned int)), .n = nq };
 	bool sends = t->kind == K_SEND, dur = O->duration > 0, expired = false;
 	struct ibv_send_wr w[64];
 	struct ibv_sge sge[64];
 	struct ibv_wc wc[64];
 	double t0, t_end, next;
 
-	if (Q == NULL)
+	if (Q == NULL || R.q == NULL)
 		die("out of memory");
 	for (unsigned int q = 0; q < nq; q++)
 		Q[q].quota = dur ? UINT64_MAX : n / nq + (q < n % nq);
@@ -599,9 +649,11 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 			for (unsigned int r = 0; r < rdepth; r++)
 				recv_post(b, q, (size_t)r * slot, size + grh, WRID(q, r));
 	open = nq;
-	for (unsigned int q = 0; q < nq; q++)
+	for (unsigned int q = 0; q < nq; q++) {
 		if (Q[q].quota == 0)
 			Q[q].closed = true, open--;
+		ready_push(&R, Q, q);
+	}
 	t0 = now_s();
 	next = t0 + 1;
 	t_end = t0;
@@ -615,7 +667,8 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 					Q[q].closed = true, open--;
 			}
 		}
-		for (unsigned int q = 0; q < nq; q++) {
+		for (unsigned int c = R.count; c > 0; c--) {
+			unsigned int q = ready_pop(&R, Q);
 			struct bw_qp *p = &Q[q];
 			unsigned int k = 0;
 
@@ -641,6 +694,8 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 			posted += k;
 			if (p->posted == p->quota)
 				p->closed = true, open--;
+			else if (p->posted - p->retired < depth)
+				ready_push(&R, Q, q);
 		}
 		/* sender completions */
 		int m = ibv_poll_cq(a->scq, 64, wc);
@@ -654,6 +709,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 				    ibv_wc_status_str(wc[i].status));
 			done += upto - p->retired;
 			p->retired = upto;
+			ready_push(&R, Q, WRID_Q(wc[i].wr_id));
 		}
 
 		/* receiver: count and replenish; its poll also progresses its device */
@@ -688,6 +744,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 		}
 	}
 	print_bw(t, tr, len, sends ? recvd : done, t_end - t0);
+	free(R.q);
 	free(Q);
 }
 
@@ -738,7 +795,7 @@ run_one(const struct test *t, struct ibv_device *d0, struct ibv_device *d1, size
 	unsigned int nq = t->lat ? 1 : O->qps;
 	size_t grh = tr == IBV_QPT_UD ? GRH : 0, slot = RTE_ALIGN_CEIL(size + grh, 64);
 	size_t bufsz = RTE_MAX((size_t)O->depth * (t->srq ? nq : 1) * slot, 8192 + 2 * slot);
-	struct pside a, b;
+	static struct pside a, b;	/* MAX_QPS QPs each: not on the stack */
 
 	if ((t->kind == K_READ || t->kind == K_ATOMIC) && tr != IBV_QPT_RC)
 		die("%s: RC only", t->name);
@@ -755,6 +812,10 @@ run_one(const struct test *t, struct ibv_device *d0, struct ibv_device *d1, size
 		qp_connect(&a, i, &b, tr);
 		qp_connect(&b, i, &a, tr);
 	}
+	if (nq > 1)	/* what a QP costs, its queues included */
+		fprintf(stderr, "%s: %u QPs a side, %zu bytes each (%u send and %u receive WRs)\n",
+			t->name, nq, (a.qp_mem + b.qp_mem) / (2 * nq), O->depth,
+			b.srq ? 0 : O->depth);
 	if (t->lat)
 		run_lat(t, tr, &a, &b, size);
 	else

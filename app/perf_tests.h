@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 
 #define PERF_MAX_SIZES	32
+#define MAX_QPS		16384	/* -q: QPs a side for bandwidth tests */
 
 struct perf_opts {
 	const char *tests;		/* comma-separated names, or "main" */

@@ -12,7 +12,7 @@
 #define DROCE_VENDOR_ID		0x02c9	/* reported, never matched */
 #define DROCE_VENDOR_PART_ID	0xd70e
 
-#define DROCE_MAX_QP		1024	/* QPs per device */
+#define DROCE_MAX_QP		16384	/* QPs per device */
 #define DROCE_QPN_BASE		0x11	/* QPN = base + table index; 0 and 1 are special */
 #define DROCE_MAX_QP_WR		4096	/* WRs in one SQ or RQ */
 #define DROCE_MAX_SGE		16	/* SGEs per WR */

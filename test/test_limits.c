@@ -59,7 +59,8 @@
 #define SLOT		(64 * 1024)
 #define NSLOT		16	/* buffers of 1 MiB: one slot per message */
 #define NFLOW		4
-#define MAX_OBJS	(DROCE_MAX_AH > DROCE_MAX_MR ? DROCE_MAX_AH + 64 : DROCE_MAX_MR + 64)
+#define MAX3(a, b, c)	((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c)))
+#define MAX_OBJS	(MAX3(DROCE_MAX_AH, DROCE_MAX_MR, DROCE_MAX_QP) + 64)
 
 /* ------------------------------------------------------------------------- */
 /* RC traffic with every completion and byte checked */

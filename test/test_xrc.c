@@ -538,6 +538,16 @@ test_posting_where_xrc_qps_have_no_queue_is_einval(void)
 	TEST_ASSERT_PTR_EQ(rbad, &rwr);
 	TEST_ASSERT_EQ(ibv_post_send(tgt, &swr, &sbad), EINVAL);
 	TEST_ASSERT_PTR_EQ(sbad, &swr);
+	/* no SEND with Invalidate over XRC (droce has no such XRC opcodes): refused, not lost */
+	{
+		struct ibv_send_wr inv = swr;
+
+		inv.opcode = IBV_WR_SEND_WITH_INV;
+		inv.invalidate_rkey = 1;
+		sbad = NULL;
+		TEST_ASSERT_EQ(ibv_post_send(ini, &inv, &sbad), EOPNOTSUPP);
+		TEST_ASSERT_PTR_EQ(sbad, &inv);
+	}
 	/* an XRC_SEND QP cannot have an SRQ; an XRC_RECV QP needs a domain */
 	{
 		struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_XRC_SEND, .send_cq = scq,

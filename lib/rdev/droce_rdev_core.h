@@ -226,6 +226,15 @@ struct droce_rdev_qp {
 	bool sq_sig_all;
 	uint32_t state;			/* enum ibv_qp_state (atomic) */
 	void *user;
+	/*
+	 * The doorbell (droce_rdev_qp_doorbell): @db_armed is set while the
+	 * driver has the QP among those with work, or on its way there as
+	 * @db_token in the device's ring @db; the driver clears it when the QP
+	 * runs out of work.
+	 */
+	uint32_t db_armed __rte_cache_aligned;
+	struct rte_ring *db;
+	uint64_t db_token;
 };
 
 /*
@@ -261,6 +270,21 @@ static inline uint32_t
 droce_rdev_qp_state(const struct droce_rdev_qp *qp)
 {
 	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * After posting to @qp (or changing its state): make sure the driver visits
+ * it. Its engine looks only at QPs with work, never at every QP. The
+ * exchange is a full barrier: the WQEs just posted are visible before the
+ * flag is read, which pairs with the driver's clearing it and then looking
+ * at the queues once more, so a post is never missed.
+ */
+static inline void
+droce_rdev_qp_doorbell(struct droce_rdev_qp *qp)
+{
+	if (__atomic_exchange_n(&qp->db_armed, 1, __ATOMIC_SEQ_CST) == 0)
+		/* the ring holds a token for every QP: this cannot fail */
+		rte_ring_enqueue_elem(qp->db, &qp->db_token, sizeof(qp->db_token));
 }
 
 static inline void

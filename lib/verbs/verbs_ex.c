@@ -156,9 +156,8 @@ create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 #define SEND_OPS_UC	(SEND_OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 			 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 #define SEND_OPS_XRC	(SEND_OPS_UC | IBV_QP_EX_WITH_RDMA_READ | \
-			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
-			 IBV_QP_EX_WITH_SEND_WITH_INV)
-#define SEND_OPS_RC	(SEND_OPS_XRC | IBV_QP_EX_WITH_ATOMIC_WRITE)
+			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+#define SEND_OPS_RC	(SEND_OPS_XRC | IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_SEND_WITH_INV)
 
 /*
  * The WRs built between ibv_wr_start() and ibv_wr_complete(): at most a
@@ -485,6 +484,7 @@ wr_complete(struct ibv_qp_ex *qpx)
 		ret = droce_send_wr_enqueue(qp, &b->wr[i]);
 	b->n = 0;
 	droce_wq_unlock(&qp->sq);
+	droce_rdev_qp_doorbell(qp);
 	verbs_progress(qp->dev);
 	return ret;
 }

@@ -30,7 +30,8 @@ check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
 	case IBV_WR_BIND_MW:
 		return qp->type == IBV_QPT_UD ? EINVAL : 0;
 	case IBV_WR_SEND_WITH_INV:
-		return qp->type == IBV_QPT_UD ? EINVAL : qp->type == IBV_QPT_UC ? EOPNOTSUPP : 0;
+		/* not over XRC: droce has no XRC SEND with Invalidate opcodes */
+		return qp->type == IBV_QPT_UD ? EINVAL : qp->type == IBV_QPT_RC ? 0 : EOPNOTSUPP;
 	case IBV_WR_ATOMIC_WRITE:
 		return qp->type == IBV_QPT_RC ? 0 : rc ? EOPNOTSUPP : EINVAL;
 	case IBV_WR_TSO:
@@ -237,6 +238,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 		}
 	}
 	droce_wq_unlock(&qp->sq);
+	droce_rdev_qp_doorbell(qp);
 	verbs_progress(qp->dev);
 	return ret;
 }
@@ -264,9 +266,10 @@ post_one_recv(struct droce_wq *wq, struct ibv_recv_wr *wr)
 	return 0;
 }
 
+/* @qp: the QP whose own receive queue @wq is, NULL for an SRQ's */
 static int
-post_recv_list(struct droce_rdev *dev, struct droce_wq *wq, struct ibv_recv_wr *wr,
-	       struct ibv_recv_wr **bad)
+post_recv_list(struct droce_rdev *dev, struct droce_rdev_qp *qp, struct droce_wq *wq,
+	       struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	int ret = 0;
 
@@ -283,6 +286,16 @@ post_recv_list(struct droce_rdev *dev, struct droce_wq *wq, struct ibv_recv_wr *
 		}
 	}
 	droce_wq_unlock(wq);
+	/*
+	 * A receive needs the engine only to flush it (IBA 10.7.3.1). The
+	 * fence pairs with a modify to ERR, which rings after its store: either
+	 * the state read here is ERR, or that doorbell's flush sees these WQEs.
+	 */
+	if (qp != NULL) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (droce_rdev_qp_state(qp) == IBV_QPS_ERR)
+			droce_rdev_qp_doorbell(qp);
+	}
 	verbs_progress(dev);
 	return ret;
 }
@@ -301,7 +314,7 @@ droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 		*bad = wr;
 		return EINVAL;
 	}
-	return post_recv_list(qp->dev, &qp->rq, wr, bad);
+	return post_recv_list(qp->dev, qp, &qp->rq, wr, bad);
 }
 
 int
@@ -309,7 +322,7 @@ droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_re
 {
 	struct droce_rdev_srq *srq = to_dsrq(ibsrq)->fp;
 
-	return post_recv_list(srq->dev, &srq->rq, wr, bad);
+	return post_recv_list(srq->dev, NULL, &srq->rq, wr, bad);
 }
 
 /*

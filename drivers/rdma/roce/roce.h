@@ -350,6 +350,9 @@ struct roce_qp {
 	uint16_t sport;			/* UDP source port */
 	bool mc_noloop;			/* UD: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 
+	/* the engine's, kept across roce_qp_reset_engine: on dev->active, dev->parked */
+	bool on_active;
+	bool parked;
 
 	/* written by the engine */
 	struct roce_qp_eng e __rte_cache_aligned;
@@ -455,6 +458,23 @@ struct roce_dev {
 	 */
 	bool port_tx_kick;
 	uint32_t port_paused;		/* set while the control path restarts the port */
+	/*
+	 * The QPs with work, which each iteration visits (roce_poll.c), as
+	 * tokens (roce_qp_token); a QP joins when its doorbell rings (@db:
+	 * multi-producer, the engine consumes), when a packet comes for it, or
+	 * when the engine gives it work, and leaves when it has none.
+	 */
+	struct rte_ring *db;
+	uint32_t nb_active;
+	uint64_t active[DROCE_MAX_QP];
+	/*
+	 * RC QPs that left the list with everything sent and their local ACK
+	 * timer running: looked at again when the earliest deadline of them
+	 * (@park_min, engine clock) passes, or sooner by an ACK or a post.
+	 */
+	uint32_t nb_parked;
+	uint64_t park_min;
+	uint64_t parked[DROCE_MAX_QP];
 	uint16_t nb_tx;
 	uint16_t nb_ack;
 	struct roce_qp *ack_qp[DROCE_BURST];	/* QPs owing a coalesced ACK */

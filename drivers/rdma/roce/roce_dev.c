@@ -408,6 +408,7 @@ roce_probe(struct rte_vdev_device *vdev)
 	dev->clock_gap_max = dev->tsc_hz * DROCE_CLOCK_GAP_US / 1000000;
 	dev->clock_tsc = rte_get_timer_cycles();
 	dev->clock = dev->clock_tsc;
+	dev->park_min = UINT64_MAX;	/* no parked QP */
 	rte_spinlock_init(&dev->inline_lock);
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->port_lock, NULL);
@@ -433,6 +434,15 @@ roce_probe(struct rte_vdev_device *vdev)
 				    RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	if (dev->loop == NULL) {
 		ret = -rte_errno;
+		goto err_free_dev;
+	}
+	/* a token per QP at most (roce_poll.c): enqueues never fail */
+	snprintf(rname, sizeof(rname), "droce_db_%.16s", name);
+	dev->db = roce_ring_alloc(rname, sizeof(uint64_t), DROCE_MAX_QP, rte_socket_id(),
+				  RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (dev->db == NULL) {
+		ret = -rte_errno;
+		rte_ring_free(dev->loop);
 		goto err_free_dev;
 	}
 	/*
@@ -487,6 +497,7 @@ err_free_pool:
 	if (dev->mp)
 		rte_mempool_free(dev->mp);
 	rte_ring_free(dev->loop);
+	roce_ring_release(dev->db);
 err_free_dev:
 	rte_free(dev);
 	return ret;
@@ -521,6 +532,7 @@ roce_remove(struct rte_vdev_device *vdev)
 		rte_pktmbuf_free(m);
 	rte_pktmbuf_free_bulk(dev->tx, dev->nb_tx);
 	rte_ring_free(dev->loop);
+	roce_ring_release(dev->db);
 	rte_mempool_free(dev->mp);
 	rte_free(dev);
 	return 0;

@@ -123,6 +123,46 @@ roce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev)
 }
 
 /* The QP a QPN names, or NULL: QP1 (GSI) wherever it sits in the table. */
+/*
+ * A QP's token on the device's doorbell ring and active list: its table
+ * index and its serial, which no other QP of the device ever had, so that a
+ * token outliving its QP never names the QP that took the slot after it.
+ */
+#define ROCE_QP_TOKEN_IDX_BITS	16
+_Static_assert(DROCE_MAX_QP <= 1U << ROCE_QP_TOKEN_IDX_BITS, "a QP index fits its token");
+
+static inline uint64_t
+roce_qp_token(const struct roce_qp *qp)
+{
+	return qp->serial << ROCE_QP_TOKEN_IDX_BITS | qp->idx;
+}
+
+/* The live QP a token names, or NULL: valid for this engine iteration. */
+static inline struct roce_qp *
+roce_qp_by_token(struct roce_dev *dev, uint64_t t)
+{
+	struct roce_qp *qp = __atomic_load_n(
+		&dev->qp_tbl[t & ((1U << ROCE_QP_TOKEN_IDX_BITS) - 1)], __ATOMIC_ACQUIRE);
+
+	return qp != NULL && qp->serial == t >> ROCE_QP_TOKEN_IDX_BITS ? qp : NULL;
+}
+
+/*
+ * The engine gives @qp work (a packet came for it, or it queued a WQE of its
+ * own): the QP joins the list the iteration visits. Engine context only;
+ * from elsewhere ring its doorbell (droce_rdev_qp_doorbell).
+ */
+static inline void
+roce_qp_activate(struct roce_dev *dev, struct roce_qp *qp)
+{
+	if (likely(qp->on_active))
+		return;
+	qp->on_active = true;
+	/* posts need not ring while it is on the list */
+	__atomic_store_n(&qp->fp.db_armed, 1, __ATOMIC_RELAXED);
+	dev->active[dev->nb_active++] = roce_qp_token(qp);
+}
+
 static inline struct roce_qp *
 roce_qp_by_qpn(struct roce_dev *dev, uint32_t qpn)
 {
@@ -270,6 +310,7 @@ void roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool loop
 /* roce_req.c */
 void roce_req_run(struct roce_dev *dev, struct roce_qp *qp);
 void roce_req_rewind(struct roce_qp *qp, uint32_t psn);
+uint64_t roce_req_deadline(struct roce_dev *dev, struct roce_qp *qp);
 
 /* roce_resp.c */
 void roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt);

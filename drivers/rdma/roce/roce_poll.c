@@ -29,6 +29,142 @@ static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define RX_BURSTS	8	/* receive bursts in one device iteration, at most */
 
+/* The QPs whose doorbell rang join the active list. */
+static void
+db_collect(struct roce_dev *dev)
+{
+	uint64_t t[DROCE_BURST];
+	unsigned int n;
+
+	do {
+		n = rte_ring_dequeue_burst_elem(dev->db, t, sizeof(t[0]), DROCE_BURST, NULL);
+		for (unsigned int i = 0; i < n; i++) {
+			struct roce_qp *qp = roce_qp_by_token(dev, t[i]);
+
+			if (qp != NULL)	/* else destroyed since it rang */
+				roce_qp_activate(dev, qp);
+		}
+	} while (n == DROCE_BURST);
+}
+
+/*
+ * Nothing for the engine to do on @qp in state @st until a post, a packet, a
+ * state change or its local ACK timer: everything posted is sent (what waits
+ * for an ACK is the timer's, roce_req_deadline). A QP in SQD keeps the WRs
+ * posted meanwhile for RTS.
+ */
+static bool
+qp_idle(struct roce_qp *qp, uint32_t st)
+{
+	const struct roce_qp_eng *e = &qp->e;
+
+	if (st == IBV_QPS_RESET)
+		return true;
+	if (e->win_cur != e->win_tail || e->cur_pkt != 0 || e->tx_stalled ||
+	    e->rd_head != e->rd_tail || e->ack_pending)
+		return false;
+	if (st == IBV_QPS_ERR && e->win_head != e->win_tail)
+		return false;
+	if (st != IBV_QPS_SQD && !rte_ring_empty(qp->fp.sq.posted))
+		return false;
+	/* ERR: until everything is flushed */
+	return st != IBV_QPS_ERR ||
+	       (e->rwqe == NULL && (qp->srq != NULL || qp->fp.rq.posted == NULL ||
+				    rte_ring_empty(qp->fp.rq.posted)));
+}
+
+/*
+ * The earliest deadline passed: the QPs whose timer is due go back to the
+ * list (the requester's timeout check runs there); entries of QPs destroyed,
+ * back on the list by other means or without a timer any more go.
+ */
+static void
+park_walk(struct roce_dev *dev)
+{
+	uint64_t min = UINT64_MAX, now = roce_clock(dev);
+
+	for (uint32_t i = 0; i < dev->nb_parked;) {
+		struct roce_qp *qp = roce_qp_by_token(dev, dev->parked[i]);
+
+		if (qp != NULL && !qp->on_active && qp->e.retry_tsc != 0) {
+			if (now < qp->e.retry_tsc) {
+				min = RTE_MIN(min, qp->e.retry_tsc);
+				i++;
+				continue;
+			}
+			roce_qp_activate(dev, qp);
+		}
+		if (qp != NULL)
+			qp->parked = false;
+		dev->parked[i] = dev->parked[--dev->nb_parked];
+	}
+	dev->park_min = min;
+}
+
+/* A QP off the list whose ACK timer runs: the timer brings it back. */
+static void
+qp_park(struct roce_dev *dev, struct roce_qp *qp)
+{
+	uint64_t at = roce_req_deadline(dev, qp);
+
+	if (at == 0)
+		return;
+	if (!qp->parked) {
+		if (unlikely(dev->nb_parked == RTE_DIM(dev->parked)))
+			park_walk(dev);	/* drops the entries of QPs gone */
+		qp->parked = true;
+		dev->parked[dev->nb_parked++] = roce_qp_token(qp);
+	}
+	dev->park_min = RTE_MIN(dev->park_min, at);
+}
+
+/*
+ * One visit to each QP with work: responder, then requester. A QP without
+ * work leaves the list: its doorbell is cleared, then it is looked at once
+ * more, as a post may have come in between (it found the doorbell still set
+ * and did not ring: the full barrier of the exchange pairs with the one of
+ * droce_rdev_qp_doorbell).
+ */
+static void
+active_run(struct roce_dev *dev)
+{
+	for (uint32_t i = 0; i < dev->nb_active;) {
+		struct roce_qp *qp = roce_qp_by_token(dev, dev->active[i]);
+		uint32_t st;
+
+		if (qp == NULL) {	/* destroyed: the entry goes, nothing of it is read */
+			dev->active[i] = dev->active[--dev->nb_active];
+			continue;
+		}
+		/*
+		 * IBA 10.3.1: a QP in Reset does nothing; and once ibv_modify_qp
+		 * has quiesced the device it zeroes qp->e (roce_qp_reset_engine)
+		 */
+		st = roce_qp_state(qp);
+		if (st != IBV_QPS_RESET) {
+			if (qp->e.rd_head != qp->e.rd_tail || qp->e.ack_pending)
+				roce_resp_run(dev, qp);
+			roce_req_run(dev, qp);
+			st = roce_qp_state(qp);
+		}
+		if (!qp_idle(qp, st)) {
+			i++;
+			continue;
+		}
+		__atomic_exchange_n(&qp->fp.db_armed, 0, __ATOMIC_SEQ_CST);
+		if (!qp_idle(qp, roce_qp_state(qp)) &&
+		    __atomic_exchange_n(&qp->fp.db_armed, 1, __ATOMIC_SEQ_CST) == 0) {
+			i++;	/* work came: it stays */
+			continue;
+		}
+		/* idle, or a post rang meanwhile: its token brings the QP back */
+		qp->on_active = false;
+		dev->active[i] = dev->active[--dev->nb_active];
+		if (st == IBV_QPS_RTS || st == IBV_QPS_SQD)
+			qp_park(dev, qp);
+	}
+}
+
 void
 roce_dev_poll(struct roce_dev *dev)
 {
@@ -103,20 +239,10 @@ roce_dev_poll(struct roce_dev *dev)
 		if (srq != NULL)
 			roce_tm_ops_run(srq);
 	}
-	hi = __atomic_load_n(&dev->qp_hi, __ATOMIC_ACQUIRE);
-	for (uint32_t i = 0; i < hi; i++) {
-		struct roce_qp *qp = __atomic_load_n(&dev->qp_tbl[i], __ATOMIC_ACQUIRE);
-
-		/*
-		 * IBA 10.3.1: a QP in Reset does nothing; and once ibv_modify_qp
-		 * has quiesced the device it zeroes qp->e (roce_qp_reset_engine)
-		 */
-		if (qp == NULL || roce_qp_state(qp) == IBV_QPS_RESET)
-			continue;
-		if (qp->e.rd_head != qp->e.rd_tail || qp->e.ack_pending)
-			roce_resp_run(dev, qp);
-		roce_req_run(dev, qp);
-	}
+	db_collect(dev);
+	if (unlikely(dev->clock >= dev->park_min))
+		park_walk(dev);
+	active_run(dev);
 	if (dev->nb_tx)
 		roce_tx_flush(dev);
 	else if (dev->port_tx_kick)	/* lets a wrapping port (net_impair) release frames it holds */

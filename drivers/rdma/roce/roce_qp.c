@@ -314,9 +314,11 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	pthread_mutex_unlock(&dev->lock);
 
 	qp->dev = dev;
+	qp->fp.db = dev->db;
 	qp->pd = xrc_recv ? NULL : pd;
 	qp->xrcd = xrc_recv ? init->xrcd : NULL;
 	qp->idx = idx;
+	qp->fp.db_token = roce_qp_token(qp);
 	qp->scq = xrc_recv || init->send_cq == NULL ? NULL : to_roce_cq(init->send_cq);
 	/* XRC receives complete into the CQ of the XRC SRQ each request names */
 	qp->rcq = xrc_recv || init->recv_cq == NULL ? NULL : to_roce_cq(init->recv_cq);
@@ -490,6 +492,8 @@ roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mas
 		qp->mtu = dev->ib_mtu;
 	__atomic_store_n(&qp->fp.state, next, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&dev->lock);
+	/* the engine looks at the QP in its new state (ERR flushes, RTS sends what SQD held) */
+	droce_rdev_qp_doorbell(&qp->fp);
 	return 0;
 }
 
@@ -596,6 +600,7 @@ roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp)
 
 				roce_async_raise(dev, &ev);
 			}
+			droce_rdev_qp_doorbell(&qp->fp);	/* flush it */
 			return true;
 		}
 	}

@@ -185,6 +185,8 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m, bool loop)
 	}
 	if (unlikely(dev->neigh_pending != 0))
 		roce_neigh_learn(dev, ip->src_addr, &eth->src_addr);
+	/* what it may owe now (an ACK, READ responses, the next sends) runs this iteration */
+	roce_qp_activate(dev, qp);
 	if (pkt.opf & ROCE_OPF_RESP)
 		roce_comp_rcv(dev, qp, &pkt);
 	else
