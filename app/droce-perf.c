@@ -904,7 +904,7 @@ main(int argc, char **argv)
 	bool embedded = true, inl = false;
 	const char *prog = "lcore", *mode = "tests", *sizes = NULL;
 	struct perf_opts po = { .tests = "main", .transport = IBV_QPT_RC, .qps = 1, .post_list = 1,
-				.cq_mod = 1 };
+				.cq_mod = 1, .eager_limit = 8192 };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "sweep", no_argument, NULL, 'S' },
@@ -920,6 +920,7 @@ main(int argc, char **argv)
 		{ "loss", required_argument, NULL, 'L' },
 		{ "odp", no_argument, NULL, 'O' },
 		{ "pcapng", required_argument, NULL, 'P' },
+		{ "eager-limit", required_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool sweep = false, dur_set = false;
@@ -972,6 +973,7 @@ main(int argc, char **argv)
 		case 'j': po.json = true; break;
 		case 'O': po.odp = true; break;
 		case 'P': pcapng = optarg; break;
+		case 'E': po.eager_limit = strtoull(optarg, NULL, 0); break;
 		default:
 			die("usage: droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S|--sweep] "
 			    "[-n iters] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline] "

@@ -22,12 +22,16 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <infiniband/tm_types.h>
 #include <rte_common.h>
 
 #include "perf_tests.h"
@@ -37,10 +41,11 @@
 #define QKEY		0x11111111u
 #define STALL_S		10
 #define ATOMIC_SIZE	8
+#define TM_MAX_OPS	1024	/* TAG_ADDs in flight (droce's max_ops) */
 
 const char perf_test_names[] =
-	"send_lat write_lat read_lat atomic_lat ud_lat send_bw write_bw read_bw atomic_bw "
-	"srq_bw ud_bw, or main";
+	"send_lat write_lat read_lat atomic_lat ud_lat tag_lat send_bw write_bw read_bw atomic_bw "
+	"srq_bw ud_bw tag_bw, or main";
 
 #define die(...) do { fprintf(stderr, "droce-perf: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
 
@@ -52,20 +57,31 @@ struct test {
 	bool lat;
 	bool srq;
 	bool ud;		/* always UD */
+	bool tm;		/* tagged SENDs over TM SRQs (RC) */
 };
 
 static const struct test tests[] = {
-	{ "send_lat", K_SEND, true, false, false },
-	{ "write_lat", K_WRITE, true, false, false },
-	{ "read_lat", K_READ, true, false, false },
-	{ "atomic_lat", K_ATOMIC, true, false, false },
-	{ "ud_lat", K_SEND, true, false, true },
-	{ "send_bw", K_SEND, false, false, false },
-	{ "write_bw", K_WRITE, false, false, false },
-	{ "read_bw", K_READ, false, false, false },
-	{ "atomic_bw", K_ATOMIC, false, false, false },
-	{ "srq_bw", K_SEND, false, true, false },
-	{ "ud_bw", K_SEND, false, false, true },
+	{ "send_lat", K_SEND, true, false, false, false },
+	{ "write_lat", K_WRITE, true, false, false, false },
+	{ "read_lat", K_READ, true, false, false, false },
+	{ "atomic_lat", K_ATOMIC, true, false, false, false },
+	{ "ud_lat", K_SEND, true, false, true, false },
+	{ "tag_lat", K_SEND, true, false, false, true },
+	{ "send_bw", K_SEND, false, false, false, false },
+	{ "write_bw", K_WRITE, false, false, false, false },
+	{ "read_bw", K_READ, false, false, false, false },
+	{ "atomic_bw", K_ATOMIC, false, false, false, false },
+	{ "srq_bw", K_SEND, false, true, false, false },
+	{ "ud_bw", K_SEND, false, false, true, false },
+	{ "tag_bw", K_SEND, false, false, false, true },
+};
+
+/* What one end needs of the other: in this process, or sent over TCP (--server/--client). */
+struct pinfo {
+	union ibv_gid gid;
+	uint64_t addr;			/* its buffer */
+	uint32_t rkey;
+	uint32_t qpn[MAX_QPS];
 };
 
 /* One end: a device's objects, QPs of the test's transport. */
@@ -73,7 +89,9 @@ struct pside {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *scq, *rcq;
-	struct ibv_srq *srq;
+	struct ibv_srq *srq;		/* srq_bw's, or the TM SRQ of a tag test */
+	struct ibv_cq_ex *tcq;		/* the TM SRQ's CQ: its receives and operations */
+	struct pinfo peer;
 	struct ibv_qp *qp[MAX_QPS];
 	struct ibv_ah *ah;		/* UD: to the other end */
 	struct ibv_mr *mr;
@@ -82,10 +100,23 @@ struct pside {
 	union ibv_gid gid;
 	enum ibv_mtu mtu;
 	unsigned int nqp;
+	/* tag tests: slots of tslot bytes (TM_HDR, then the payload), then the SRQ WQEs */
+	size_t tslot;
+	unsigned int nslot, nwqe, ntags;
+	uint64_t fins;			/* FINs received: rendezvous messages completed */
+	uint64_t credit;		/* tags whose ADD is known applied: 0 .. credit - 1 */
+	size_t credit_off;		/* tag_bw over TCP: where the receiver WRITEs its credit */
+	uint64_t acked;			/* completions of its own tagged messages */
+	uint64_t sw_rndv;		/* rendezvous done by software (the engine had no slot) */
+	unsigned int credit_out;	/* credit WRITEs in flight */
 };
 
 static const struct perf_opts *O;
 static bool first_result = true;
+static int remote_sock = -1;		/* --server/--client: the TCP connection */
+static bool remote_server;
+
+static void ctl_send(const char *fmt, ...) __rte_format_printf(1, 2);
 
 static double
 now_s(void)
@@ -102,11 +133,121 @@ tname(enum ibv_qp_type t)
 	return t == IBV_QPT_UD ? "UD" : t == IBV_QPT_UC ? "UC" : "RC";
 }
 
-/* --- set-up --- */
+/* --- the control connection of --server/--client --- */
+
+#define CTL_LINE	1024
+#define CTL_WAIT_S	60	/* a peer silent this long is gone */
 
 static void
+ctl_send(const char *fmt, ...)
+{
+	char line[CTL_LINE + 16];
+	va_list ap;
+	size_t len, off = 0;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, CTL_LINE, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= CTL_LINE)
+		die("a control message too long");
+	len = (size_t)n;
+	line[len++] = '\n';
+	while (off < len) {
+		ssize_t w = send(remote_sock, line + off, len - off, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			die("the control connection: %s", w < 0 ? strerror(errno) : "closed");
+		off += (size_t)w;
+	}
+}
+
+/* Something to read on the control connection (a line, or its end)? */
+static bool
+__rte_unused ctl_pending(void)
+{
+	struct pollfd pfd = { .fd = remote_sock, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) > 0;
+}
+
+/* The next line, without its newline, into @line (CTL_LINE bytes). */
+static void
+ctl_recv(char *line)
+{
+	size_t n = 0;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = remote_sock, .events = POLLIN };
+		ssize_t r;
+		char c;
+
+		if (poll(&pfd, 1, CTL_WAIT_S * 1000) == 0)
+			die("the peer said nothing for %d s", CTL_WAIT_S);
+		/* byte by byte: lines are few and short, and nothing is read past one */
+		r = recv(remote_sock, &c, 1, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			die("the control connection: %s", r < 0 ? strerror(errno) : "the peer closed it");
+		if (c == '\n')
+			break;
+		if (n + 1 >= CTL_LINE)
+			die("a control line too long");
+		line[n++] = c;
+	}
+	line[n] = '\0';
+}
+
+/* The next line, which must start with @word; what follows it. */
+static __rte_unused const char *
+ctl_expect(char *line, const char *word)
+{
+	size_t l = strlen(word);
+
+	ctl_recv(line);
+	if (strncmp(line, "ERR ", 4) == 0)
+		die("the peer: %s", line + 4);
+	if (strncmp(line, word, l) != 0 || (line[l] != ' ' && line[l] != '\0'))
+		die("the peer sent \"%.60s\", not %s", line, word);
+	return line + l + (line[l] == ' ');
+}
+
+/* --- set-up --- */
+
+/* A TM SRQ of @nwqe WQEs and @ntags tags, with its extended CQ (tag tests). */
+static void
+tm_srq_create(struct pside *s, unsigned int nwqe, unsigned int ntags)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 2 * (nwqe + ntags) + 64,
+		.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO,
+	};
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = nwqe, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ |
+			     IBV_SRQ_INIT_ATTR_TM,
+		.srq_type = IBV_SRQT_TM, .pd = s->pd,
+		.tm_cap = { .max_num_tags = ntags, .max_ops = TM_MAX_OPS },
+	};
+
+	s->tcq = ibv_create_cq_ex(s->ctx, &ca);
+	if (s->tcq == NULL)
+		die("ibv_create_cq_ex (TM info): %s", strerror(errno));
+	sa.cq = ibv_cq_ex_to_cq(s->tcq);
+	s->srq = ibv_create_srq_ex(s->ctx, &sa);
+	if (s->srq == NULL)
+		die("ibv_create_srq_ex (TM, %u tags): %s", ntags, strerror(errno));
+	s->nwqe = nwqe;
+	s->ntags = ntags;
+}
+
+/* @tm: a tag test's side (TM_* below): its QPs on a TM SRQ of @tm_wqe WQEs and @tm_tags tags. */
+static void
 side_open(struct pside *s, struct ibv_device *dev, enum ibv_qp_type t, unsigned int nqp,
-	  bool srq, size_t bufsz)
+	  bool srq, size_t bufsz, bool tm, unsigned int tm_wqe, unsigned int tm_tags)
 {
 	unsigned int depth = O->depth, cqe = RTE_MIN(2 * depth * nqp + 64, 65536u);
 	struct ibv_port_attr pa;
@@ -130,15 +271,21 @@ side_open(struct pside *s, struct ibv_device *dev, enum ibv_qp_type t, unsigned 
 	s->rcq = ibv_create_cq(s->ctx, (int)cqe, NULL, NULL, 0);
 	if (s->mr == NULL || s->scq == NULL || s->rcq == NULL)
 		die("resource creation failed: %s", strerror(errno));
-	if (srq) {
+	if (tm) {
+		tm_srq_create(s, tm_wqe, tm_tags);
+	} else if (srq) {
 		s->srq = ibv_create_srq(s->pd, &sa);
 		if (s->srq == NULL)
 			die("ibv_create_srq: %s", strerror(errno));
 	}
 	for (unsigned int i = 0; i < nqp; i++) {
 		struct ibv_qp_init_attr qa = {
-			.send_cq = s->scq, .recv_cq = s->rcq, .srq = s->srq, .qp_type = t,
-			.cap = { .max_send_wr = depth, .max_recv_wr = s->srq ? 0 : depth,
+			.send_cq = s->scq, .qp_type = t, .srq = s->srq,
+			/* a TM side also READs and sends FINs for the rendezvous left to it */
+			/* on a TM SRQ, receives complete on the SRQ's CQ */
+			.recv_cq = s->tcq ? ibv_cq_ex_to_cq(s->tcq) : s->rcq,
+			.cap = { .max_send_wr = tm ? RTE_MIN(3 * depth, 4096u) : depth,
+				 .max_recv_wr = s->srq ? 0 : depth,
 				 .max_send_sge = 1, .max_recv_sge = 1,
 				 .max_inline_data = O->inline_size },
 		};
@@ -155,7 +302,7 @@ side_open(struct pside *s, struct ibv_device *dev, enum ibv_qp_type t, unsigned 
 }
 
 static void
-qp_connect(struct pside *s, unsigned int i, const struct pside *peer, enum ibv_qp_type t)
+qp_connect(struct pside *s, unsigned int i, enum ibv_qp_type t)
 {
 	struct ibv_qp *qp = s->qp[i];
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
@@ -176,10 +323,10 @@ qp_connect(struct pside *s, unsigned int i, const struct pside *peer, enum ibv_q
 	mask = IBV_QP_STATE;
 	if (t != IBV_QPT_UD) {
 		a.path_mtu = s->mtu;
-		a.dest_qp_num = peer->qp[i]->qp_num;
+		a.dest_qp_num = s->peer.qpn[i];
 		a.rq_psn = 0x100;
 		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = peer->gid;
+		a.ah_attr.grh.dgid = s->peer.gid;
 		a.ah_attr.grh.hop_limit = 64;
 		a.ah_attr.port_num = 1;
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
@@ -207,7 +354,7 @@ qp_connect(struct pside *s, unsigned int i, const struct pside *peer, enum ibv_q
 		die("modify RTS failed: %s", strerror(errno));
 	if (t == IBV_QPT_UD && s->ah == NULL) {
 		struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1,
-					  .grh = { .dgid = peer->gid, .hop_limit = 64 } };
+					  .grh = { .dgid = s->peer.gid, .hop_limit = 64 } };
 
 		s->ah = ibv_create_ah(s->pd, &ah);
 		if (s->ah == NULL)
@@ -224,6 +371,8 @@ side_close(struct pside *s)
 		ibv_destroy_ah(s->ah);
 	if (s->srq)
 		ibv_destroy_srq(s->srq);
+	if (s->tcq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(s->tcq));
 	ibv_destroy_cq(s->scq);
 	ibv_destroy_cq(s->rcq);
 	ibv_dereg_mr(s->mr);
@@ -245,10 +394,9 @@ recv_post(struct pside *s, unsigned int q, size_t off, size_t len, uint64_t id)
 		die("ibv_post_recv: %s", strerror(ret));
 }
 
-/* One WR of @k on QP @q of @s towards @peer: @len bytes at @off, the remote at @roff. */
+/* One WR of @k on QP @q of @s towards its peer: @len bytes at @off, the remote at @roff. */
 static void
-wr_fill(struct ibv_send_wr *w, struct ibv_sge *sge, struct pside *s, const struct pside *peer,
-	unsigned int q, enum kind k, size_t off, size_t roff, size_t len, uint64_t id,
+wr_fill(struct ibv_send_wr *w, struct ibv_sge *sge, struct pside *s, unsigned int q, enum kind k, size_t off, size_t roff, size_t len, uint64_t id,
 	bool signaled)
 {
 	memset(w, 0, sizeof(*w));
@@ -266,20 +414,20 @@ wr_fill(struct ibv_send_wr *w, struct ibv_sge *sge, struct pside *s, const struc
 		w->opcode = IBV_WR_SEND;
 		if (s->ah != NULL) {
 			w->wr.ud.ah = s->ah;
-			w->wr.ud.remote_qpn = peer->qp[q]->qp_num;
+			w->wr.ud.remote_qpn = s->peer.qpn[q];
 			w->wr.ud.remote_qkey = QKEY;
 		}
 		break;
 	case K_WRITE:
 	case K_READ:
 		w->opcode = k == K_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
-		w->wr.rdma.remote_addr = (uintptr_t)peer->buf + roff;
-		w->wr.rdma.rkey = peer->mr->rkey;
+		w->wr.rdma.remote_addr = s->peer.addr + roff;
+		w->wr.rdma.rkey = s->peer.rkey;
 		break;
 	case K_ATOMIC:
 		w->opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-		w->wr.atomic.remote_addr = (uintptr_t)peer->buf + RTE_ALIGN_FLOOR(roff, 8);
-		w->wr.atomic.rkey = peer->mr->rkey;
+		w->wr.atomic.remote_addr = s->peer.addr + RTE_ALIGN_FLOOR(roff, 8);
+		w->wr.atomic.rkey = s->peer.rkey;
 		w->wr.atomic.compare_add = 1;
 		break;
 	}
@@ -341,42 +489,81 @@ pct(const double *v, size_t n, double q)
 	return v[RTE_MIN(i, n - 1)];
 }
 
+/* A tag test's message: eager up to --eager-limit bytes, rendezvous above. */
+static bool
+tm_rndv(size_t size)
+{
+	return size > O->eager_limit;
+}
+
+/* A tag test's protocol at @size, for the figures; NULL for the others. */
+static const char *
+tm_proto(const struct test *t, size_t size)
+{
+	return !t->tm ? NULL : tm_rndv(size) ? "rndv" : "eager";
+}
+
+/*
+ * A figure, as a JSON object or a table row: printed, and in --client mode
+ * also sent to the server, which prints it too.
+ */
+static void
+result_line(const char *line)
+{
+	if (O->json)
+		printf("%s%s", first_result ? "" : ",\n", line);
+	else
+		printf("%s\n", line);
+	first_result = false;
+	fflush(stdout);
+	if (remote_sock >= 0 && !remote_server)
+		ctl_send("RESULT %s", line);
+}
+
 static void
 print_lat(const struct test *t, enum ibv_qp_type tr, size_t size, double *us, size_t n)
 {
+	const char *tm = tm_proto(t, size);
+	bool half = t->kind == K_SEND || t->kind == K_WRITE;
+	char line[512];
+
 	qsort(us, n, sizeof(*us), cmp_double);
-	if (O->json) {
-		printf("%s    {\"test\": \"%s\", \"transport\": \"%s\", \"size\": %zu, \"iters\": %zu, "
-		       "\"half_round_trip\": %s, \"lat_us\": {\"min\": %.3f, \"p50\": %.3f, "
-		       "\"p99\": %.3f, \"p99.9\": %.3f, \"max\": %.3f}}",
-		       first_result ? "" : ",\n", t->name, tname(tr), size, n,
-		       t->kind == K_SEND || t->kind == K_WRITE ? "true" : "false", us[0],
-		       pct(us, n, 0.5), pct(us, n, 0.99), pct(us, n, 0.999), us[n - 1]);
-	} else {
-		printf("%-11s %-3s %8zu %9zu %9.2f %9.2f %9.2f %9.2f %9.2f%s\n", t->name, tname(tr),
-		       size, n, us[0], pct(us, n, 0.5), pct(us, n, 0.99), pct(us, n, 0.999),
-		       us[n - 1], t->kind == K_SEND || t->kind == K_WRITE ? "" : "  (round trip)");
-	}
-	first_result = false;
-	fflush(stdout);
+	if (O->json)
+		snprintf(line, sizeof(line),
+			 "    {\"test\": \"%s\", \"transport\": \"%s\", \"size\": %zu, \"iters\": %zu, "
+			 "%s%s%s\"half_round_trip\": %s, \"lat_us\": {\"min\": %.3f, \"p50\": %.3f, "
+			 "\"p99\": %.3f, \"p99.9\": %.3f, \"max\": %.3f}}",
+			 t->name, tname(tr), size, n, tm ? "\"tm\": \"" : "", tm ? tm : "",
+			 tm ? "\", " : "", half ? "true" : "false", us[0], pct(us, n, 0.5),
+			 pct(us, n, 0.99), pct(us, n, 0.999), us[n - 1]);
+	else
+		snprintf(line, sizeof(line), "%-11s %-3s %8zu %9zu %9.2f %9.2f %9.2f %9.2f %9.2f%s%s%s",
+			 t->name, tname(tr), size, n, us[0], pct(us, n, 0.5), pct(us, n, 0.99),
+			 pct(us, n, 0.999), us[n - 1], half ? "" : "  (round trip)",
+			 tm ? "  " : "", tm ? tm : "");
+	result_line(line);
 }
 
 static void
 print_bw(const struct test *t, enum ibv_qp_type tr, size_t size, uint64_t msgs, double secs)
 {
 	double rate = (double)msgs / secs, gbit = rate * (double)size * 8 / 1e9;
+	const char *tm = tm_proto(t, size);
+	char line[512];
 
 	if (O->json)
-		printf("%s    {\"test\": \"%s\", \"transport\": \"%s\", \"size\": %zu, \"qps\": %u, "
-		       "\"post_list\": %u, \"cq_mod\": %u, \"depth\": %u, \"msgs\": %" PRIu64 ", "
-		       "\"seconds\": %.6f, \"msg_rate_mps\": %.4f, \"gbit_s\": %.4f}",
-		       first_result ? "" : ",\n", t->name, tname(tr), size, O->qps, O->post_list,
-		       O->cq_mod, O->depth, msgs, secs, rate / 1e6, gbit);
+		snprintf(line, sizeof(line),
+			 "    {\"test\": \"%s\", \"transport\": \"%s\", \"size\": %zu, %s%s%s\"qps\": %u, "
+			 "\"post_list\": %u, \"cq_mod\": %u, \"depth\": %u, \"msgs\": %" PRIu64 ", "
+			 "\"seconds\": %.6f, \"msg_rate_mps\": %.4f, \"gbit_s\": %.4f}",
+			 t->name, tname(tr), size, tm ? "\"tm\": \"" : "", tm ? tm : "",
+			 tm ? "\", " : "", O->qps, O->post_list, O->cq_mod, O->depth, msgs, secs,
+			 rate / 1e6, gbit);
 	else
-		printf("%-11s %-3s %8zu %4u %10" PRIu64 " %9.3f %10.3f %10.3f\n", t->name, tname(tr),
-		       size, O->qps, msgs, secs, rate / 1e6, gbit);
-	first_result = false;
-	fflush(stdout);
+		snprintf(line, sizeof(line), "%-11s %-3s %8zu %4u %10" PRIu64 " %9.3f %10.3f %10.3f%s%s",
+			 t->name, tname(tr), size, O->qps, msgs, secs, rate / 1e6, gbit,
+			 tm ? "  " : "", tm ? tm : "");
+	result_line(line);
 }
 
 /* A progress line on stderr for figures longer than a second (a terminal only). */
@@ -476,7 +663,7 @@ run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside
 		switch (t->kind) {
 		case K_SEND:
 			stamp(a->buf + 4096 + grh, size, i);
-			wr_fill(&w, &sge, a, b, 0, K_SEND, 4096 + grh, 0, size, i, true);
+			wr_fill(&w, &sge, a, 0, K_SEND, 4096 + grh, 0, size, i, true);
 			send_post(a, 0, &w);
 			wc_wait(b->rcq, a->scq, &wc);
 			if (wc.byte_len != size + grh || (size && !stamped(b->buf + grh, size, i)))
@@ -484,7 +671,7 @@ run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside
 				    wc.byte_len);
 			recv_post(b, 0, 0, size + grh, 1);
 			stamp(b->buf + 4096 + grh, size, i);
-			wr_fill(&w, &sge, b, a, 0, K_SEND, 4096 + grh, 0, size, i, true);
+			wr_fill(&w, &sge, b, 0, K_SEND, 4096 + grh, 0, size, i, true);
 			send_post(b, 0, &w);
 			wc_wait(a->rcq, b->scq, &wc);
 			if (wc.byte_len != size + grh || (size && !stamped(a->buf + grh, size, i)))
@@ -496,24 +683,24 @@ run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside
 		case K_WRITE:
 			/* a's 4 KiB-offset source lands at b's 0, and back */
 			stamp(a->buf + 4096, size, i);
-			wr_fill(&w, &sge, a, b, 0, K_WRITE, 4096, 0, size, i, true);
+			wr_fill(&w, &sge, a, 0, K_WRITE, 4096, 0, size, i, true);
 			send_post(a, 0, &w);
 			land_wait(b, a, 0, size, i);
 			stamp(b->buf + 4096, size, i);
-			wr_fill(&w, &sge, b, a, 0, K_WRITE, 4096, 0, size, i, true);
+			wr_fill(&w, &sge, b, 0, K_WRITE, 4096, 0, size, i, true);
 			send_post(b, 0, &w);
 			land_wait(a, b, 0, size, i);
 			break;
 		case K_READ:
 			stamp(b->buf, size, i);
-			wr_fill(&w, &sge, a, b, 0, K_READ, 4096, 0, size, i, true);
+			wr_fill(&w, &sge, a, 0, K_READ, 4096, 0, size, i, true);
 			send_post(a, 0, &w);
 			wc_wait(a->scq, b->rcq, &wc);
 			if (!stamped(a->buf + 4096, size, i))
 				die("read_lat %" PRIu64 ": the bytes read are not the remote ones", i);
 			break;
 		case K_ATOMIC:
-			wr_fill(&w, &sge, a, b, 0, K_ATOMIC, 4096, 0, ATOMIC_SIZE, i, true);
+			wr_fill(&w, &sge, a, 0, K_ATOMIC, 4096, 0, ATOMIC_SIZE, i, true);
 			send_post(a, 0, &w);
 			wc_wait(a->scq, b->rcq, &wc);
 			if (*(uint64_t *)(a->buf + 4096) != i)
@@ -529,12 +716,12 @@ run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside
 	progress_end(t0);
 	/* b's receive of the last round is still posted: consume it */
 	if (t->kind == K_SEND) {
-		wr_fill(&w, &sge, a, b, 0, K_SEND, 4096 + grh, 0, size, ~0ull, true);
+		wr_fill(&w, &sge, a, 0, K_SEND, 4096 + grh, 0, size, ~0ull, true);
 		send_post(a, 0, &w);
 		wc_wait(b->rcq, a->scq, &wc);
 		wc_wait(a->scq, NULL, &wc);
 		/* and a's own */
-		wr_fill(&w, &sge, b, a, 0, K_SEND, 4096 + grh, 0, size, ~0ull, true);
+		wr_fill(&w, &sge, b, 0, K_SEND, 4096 + grh, 0, size, ~0ull, true);
 		send_post(b, 0, &w);
 		wc_wait(a->rcq, b->scq, &wc);
 		wc_wait(b->scq, NULL, &wc);
@@ -612,7 +799,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 				bool sig = seq % mod == mod - 1 || seq + 1 == p->quota;
 				size_t off = (seq % depth) * slot;
 
-				wr_fill(&w[k], &sge[k], a, b, q, t->kind, off, off, len, WRID(q, seq),
+				wr_fill(&w[k], &sge[k], a, q, t->kind, off, off, len, WRID(q, seq),
 					sig);
 				w[k].next = NULL;
 				if (k > 0)
@@ -675,6 +862,399 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 	free(Q);
 }
 
+/* --- tag matching --- */
+
+/*
+ * tag_lat and tag_bw (rdma-core's Documentation/tag_matching.md): every
+ * side's RC QP is on a TM SRQ of its own, whose extended CQ reports its
+ * receives and operations. A buffer holds slots of tslot bytes, each
+ * TM_HDR bytes of header room and then a payload, followed by the SRQ's
+ * WQEs (TM_WQE bytes each), which take the FINs (and would take an
+ * unexpected message: an error here, as the tags are always posted first).
+ * A message of at most --eager-limit bytes goes eager: one SEND of the TMH
+ * followed by the payload, which lands without the TMH in the matched tag's
+ * buffer (a tag's completion with DATA_VALID). A larger one goes by
+ * rendezvous: a SEND of TMH and RVH naming the payload in the sender's
+ * slot; the receiver's engine matches the tag, READs the payload into the
+ * tag's buffer, sends the FIN and completes the tag (DATA_VALID); the FIN
+ * completes the message at the sender (NO_TAG on its TM SRQ).
+ */
+#define TM_HDR		64
+#define TM_WQE		256
+#define TM_AHEAD	16		/* tag_lat: tags posted ahead of their messages */
+#define TM_ADD_ID	(1ull << 62)	/* wr_id of a signaled ADD: the tag below it */
+#define TM_SW_ID	(1ull << 61)	/* wr_id of a software rendezvous's READ and FIN */
+#define TM_CREDIT_ID	(1ull << 60)	/* wr_id of a credit WRITE (--server) */
+
+struct tmc {
+	uint64_t wr_id;
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint32_t byte_len;
+	unsigned int flags;
+};
+
+static uint8_t *
+tm_slot(const struct pside *s, uint64_t k)
+{
+	return s->buf + (k % s->nslot) * s->tslot;
+}
+
+static void
+tm_wqe_post(struct pside *s, unsigned int r)
+{
+	recv_post(s, 0, (size_t)s->nslot * s->tslot + (size_t)r * TM_WQE, TM_WQE, r);
+}
+
+/* Slots of @size-byte payloads, @nslot of them, then @nwqe WQEs: the buffer's size. */
+static size_t
+tm_bufsz(size_t size, unsigned int nslot, unsigned int nwqe)
+{
+	return (size_t)nslot * (TM_HDR + RTE_ALIGN_CEIL(RTE_MAX(size, (size_t)1), 64)) +
+	       (size_t)nwqe * TM_WQE;
+}
+
+/* Before the QPs move to RTR: its slots, and every WQE posted. */
+static void
+tm_layout(struct pside *s, size_t size, unsigned int nslot)
+{
+	s->tslot = TM_HDR + RTE_ALIGN_CEIL(RTE_MAX(size, (size_t)1), 64);
+	s->nslot = nslot;
+	s->fins = 0;
+	s->credit = 0;
+	for (unsigned int r = 0; r < s->nwqe; r++)
+		tm_wqe_post(s, r);
+}
+
+/*
+ * ADD tags @from .. @to - 1, tag k's buffer the payload of slot k (tag_lat,
+ * two slots: of slot 1, the other is what it sends from); only
+ * the last is signaled: its completion (tm_reap) moves the credit, as
+ * operations apply in order.
+ */
+static void
+tm_add(struct pside *s, uint64_t from, uint64_t to, size_t size)
+{
+	struct ibv_ops_wr ops[64], *bad;
+	struct ibv_sge sge[64];
+
+	while (from < to) {
+		unsigned int k = 0;
+
+		for (; k < RTE_DIM(ops) && from + k < to; k++) {
+			uint64_t tag = from + k;
+
+			sge[k] = (struct ibv_sge){ (uintptr_t)tm_slot(s, s->nslot == 2 ? 1 : tag) + TM_HDR,
+						   (uint32_t)RTE_MAX(size, (size_t)1), s->mr->lkey };
+			ops[k] = (struct ibv_ops_wr){
+				.wr_id = TM_ADD_ID | tag, .opcode = IBV_WR_TAG_ADD,
+				.next = from + k + 1 < to && k + 1 < RTE_DIM(ops) ? &ops[k + 1] : NULL,
+				.flags = from + k + 1 == to ? IBV_OPS_SIGNALED : 0,
+				.tm = { .unexpected_cnt = 0,
+					.add = { .recv_wr_id = tag, .sg_list = &sge[k], .num_sge = 1,
+						 .tag = tag, .mask = ~0ull } },
+			};
+		}
+		int ret = ibv_post_srq_ops(s->srq, ops, &bad);
+
+		if (ret)
+			die("ibv_post_srq_ops (TAG_ADD of tag %" PRIu64 "): %s",
+			    bad->tm.add.tag, strerror(ret));
+		from += k;
+	}
+}
+
+/* A tagged message of @size bytes from slot @slot of @s, tag @tag, signaled. */
+static void
+tm_send(struct pside *s, uint64_t slot, uint64_t tag, size_t size)
+{
+	uint8_t *p = tm_slot(s, slot);
+	struct ibv_tmh tmh = { .opcode = tm_rndv(size) ? IBV_TMH_RNDV : IBV_TMH_EAGER,
+			       .app_ctx = htobe32((uint32_t)tag), .tag = htobe64(tag) };
+	struct ibv_sge sge = { .lkey = s->mr->lkey };
+	struct ibv_send_wr w = { .wr_id = tag, .sg_list = &sge, .num_sge = 1,
+				 .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+
+	if (tm_rndv(size)) {
+		struct ibv_rvh rvh = { .va = htobe64((uintptr_t)p + TM_HDR),
+				       .rkey = htobe32(s->mr->rkey), .len = htobe32((uint32_t)size) };
+
+		memcpy(p, &tmh, sizeof(tmh));
+		memcpy(p + sizeof(tmh), &rvh, sizeof(rvh));
+		sge.addr = (uintptr_t)p;
+		sge.length = sizeof(tmh) + sizeof(rvh);
+	} else {
+		/* the TMH right before the payload: one SGE */
+		memcpy(p + TM_HDR - sizeof(tmh), &tmh, sizeof(tmh));
+		sge.addr = (uintptr_t)p + TM_HDR - sizeof(tmh);
+		sge.length = (uint32_t)(sizeof(tmh) + size);
+	}
+	if (sge.length <= O->inline_size)
+		w.send_flags |= IBV_SEND_INLINE;
+	send_post(s, 0, &w);
+}
+
+/* Tag @tag's buffer: slot 1 of tag_lat's two, else the tag's own slot. */
+static uint8_t *
+tm_tagbuf(const struct pside *s, uint64_t tag)
+{
+	return tm_slot(s, s->nslot == 2 ? 1 : tag) + TM_HDR;
+}
+
+/*
+ * A rendezvous the engine left to software (IBV_WC_TM_RNDV_INCOMPLETE: it
+ * had no rendezvous slot free on the QP): the TMH and RVH are in the tag's
+ * buffer. READ the data there, then send the FIN, fenced so that it leaves
+ * once the READ is done; the FIN's completion completes the tag (tm_reap).
+ */
+static void
+tm_sw_rndv(struct pside *s, uint64_t tag)
+{
+	uint8_t *p = tm_tagbuf(s, tag);
+	struct ibv_tmh tmh;
+	struct ibv_rvh rvh;
+	struct ibv_sge rs, fs;
+	struct ibv_send_wr fin = { .wr_id = TM_SW_ID | tag, .sg_list = &fs, .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE };
+	struct ibv_send_wr rd = { .wr_id = TM_SW_ID | tag, .next = &fin, .sg_list = &rs,
+				  .num_sge = 1, .opcode = IBV_WR_RDMA_READ };
+
+	memcpy(&tmh, p, sizeof(tmh));
+	memcpy(&rvh, p + sizeof(tmh), sizeof(rvh));
+	if (tmh.opcode != IBV_TMH_RNDV || be64toh(tmh.tag) != tag)
+		die("tag %" PRIu64 ": a software rendezvous without its request", tag);
+	rs = (struct ibv_sge){ (uintptr_t)p, be32toh(rvh.len), s->mr->lkey };
+	rd.wr.rdma.remote_addr = be64toh(rvh.va);
+	rd.wr.rdma.rkey = be32toh(rvh.rkey);
+	/* the FIN from the header room before the tag's buffer */
+	tmh.opcode = IBV_TMH_FIN;
+	memcpy(p - TM_HDR, &tmh, sizeof(tmh));
+	fs = (struct ibv_sge){ (uintptr_t)p - TM_HDR, sizeof(tmh), s->mr->lkey };
+	send_post(s, 0, &rd);
+	s->sw_rndv++;
+}
+
+/*
+ * Poll @s's TM CQ and send CQ. FINs (NO_TAG) count in s->fins and give
+ * their WQE back; a signaled ADD's completion moves s->credit; completions
+ * of @s's own messages count in s->acked; the tags of DATA_VALID
+ * completions (each checked: @size bytes), and of software rendezvous whose
+ * FIN went, go to @tags (at most 2 * 64): how many. MATCH alone (a
+ * rendezvous, or the first packet of a longer eager message) says nothing
+ * more. Anything else ends the run.
+ */
+static int
+tm_reap(struct pside *s, uint64_t *tags, size_t size)
+{
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_wc wc[64];
+	struct tmc c[64];
+	int n = 0, k = 0, m, ret = ibv_start_poll(s->tcq, &pa);
+
+	if (ret != 0 && ret != ENOENT)
+		die("ibv_start_poll: %s", strerror(ret));
+	if (ret == 0) {
+		do {
+			c[n].wr_id = s->tcq->wr_id;
+			c[n].status = s->tcq->status;
+			c[n].opcode = ibv_wc_read_opcode(s->tcq);
+			c[n].byte_len = ibv_wc_read_byte_len(s->tcq);
+			c[n].flags = ibv_wc_read_wc_flags(s->tcq);
+			n++;
+		} while (n < (int)RTE_DIM(c) && ibv_next_poll(s->tcq) == 0);
+		ibv_end_poll(s->tcq);
+	}
+	for (int i = 0; i < n; i++) {
+		if (c[i].status == IBV_WC_TM_RNDV_INCOMPLETE) {
+			tm_sw_rndv(s, c[i].wr_id);
+			continue;
+		}
+		if (c[i].status != IBV_WC_SUCCESS)
+			die("TM completion error: %s (opcode %d, wr_id %#" PRIx64 ")",
+			    ibv_wc_status_str(c[i].status), c[i].opcode, c[i].wr_id);
+		switch (c[i].opcode) {
+		case IBV_WC_TM_NO_TAG: {
+			const struct ibv_tmh *fin = (const void *)(s->buf + (size_t)s->nslot * s->tslot +
+								   c[i].wr_id * TM_WQE);
+
+			if (fin->opcode != IBV_TMH_FIN)
+				die("a NO_TAG message that is no FIN (TMH opcode %u)", fin->opcode);
+			s->fins++;
+			tm_wqe_post(s, (unsigned int)c[i].wr_id);
+			break;
+		}
+		case IBV_WC_TM_ADD:
+			if (c[i].wr_id & TM_ADD_ID)
+				s->credit = (c[i].wr_id & ~TM_ADD_ID) + 1;
+			break;
+		case IBV_WC_TM_RECV:
+			if (!(c[i].flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID)))
+				die("an unexpected tagged message (SRQ WQE %" PRIu64 "): its tag was "
+				    "not posted", c[i].wr_id);
+			if (!(c[i].flags & IBV_WC_TM_DATA_VALID))
+				break;
+			if (c[i].byte_len != size)
+				die("tag %" PRIu64 ": %u bytes, not %zu", c[i].wr_id, c[i].byte_len,
+				    size);
+			tags[k++] = c[i].wr_id;
+			break;
+		default:
+			die("TM CQ: unexpected opcode %d (flags %#x)", c[i].opcode, c[i].flags);
+		}
+	}
+	m = ibv_poll_cq(s->scq, RTE_DIM(wc), wc);
+	for (int i = 0; i < m; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS)
+			die("TM send completion error: %s (wr_id %#" PRIx64 ")",
+			    ibv_wc_status_str(wc[i].status), wc[i].wr_id);
+		if (wc[i].wr_id & TM_SW_ID)
+			tags[k++] = wc[i].wr_id & ~TM_SW_ID;
+		else if (wc[i].wr_id & TM_CREDIT_ID)
+			s->credit_out--;
+		else
+			s->acked++;
+	}
+	return k;
+}
+
+/* Poll @s until tag @tag's data is valid, progressing @o's device too. */
+static void
+tm_wait_tag(struct pside *s, struct pside *o, uint64_t tag, size_t size)
+{
+	double deadline = 0;
+	uint64_t got[128];
+	struct ibv_wc wc;
+
+	for (unsigned int spin = 0;; spin++) {
+		int n = tm_reap(s, got, size);
+
+		if (n > 1 || (n == 1 && got[0] != tag))
+			die("tag_lat: tag %" PRIu64 " came while %" PRIu64 " was awaited", got[0], tag);
+		if (n == 1)
+			return;
+		if (o != NULL)
+			ibv_poll_cq(o->scq, 0, &wc);
+		if ((spin & 1023) == 1023) {
+			if (deadline == 0)
+				deadline = now_s() + STALL_S;
+			else if (now_s() > deadline)
+				die("tag %" PRIu64 " did not complete within %d s", tag, STALL_S);
+		}
+	}
+}
+
+/* Poll @s until @cond holds (its credit or FINs), progressing @o's device too. */
+#define TM_WAIT(s, o, size, cond, what) do {						\
+	uint64_t got_[128];								\
+	struct ibv_wc wc_;								\
+	double dl_ = now_s() + STALL_S;							\
+	while (!(cond)) {								\
+		if (tm_reap((s), got_, (size)) != 0)					\
+			die("%s: a tagged message nobody sent", what);			\
+		if ((o) != NULL)							\
+			ibv_poll_cq((o)->scq, 0, &wc_);					\
+		if (now_s() > dl_)							\
+			die("%s: not within %d s", what, STALL_S);			\
+	}										\
+} while (0)
+
+/* Ping-pong of tagged messages: a's tag i to b, b's tag i back; half the round trip. */
+static void
+run_tag_lat(const struct test *t, struct pside *a, struct pside *b, size_t size)
+{
+	uint64_t n = O->iters ? O->iters : 2000, cap = O->duration > 0 ? 1u << 24 : n, i;
+	double *us = malloc(cap * sizeof(*us)), t0, next;
+	bool rndv = tm_rndv(size);
+	struct pside *sd[2] = { a, b };
+
+	if (us == NULL)
+		die("out of memory");
+	/* slot 0: what a side sends; slot 1: every tag's buffer (one message at a time) */
+	for (int k = 0; k < 2; k++)
+		tm_add(sd[k], 0, TM_AHEAD, size);
+	for (int k = 0; k < 2; k++)
+		TM_WAIT(sd[k], sd[1 - k], size, sd[k]->credit == TM_AHEAD, "tag_lat: first tags");
+	t0 = now_s();
+	next = t0 + 1;
+	for (i = 0; more(i, n, t0) && i < cap; i++) {
+		double s0 = now_s();
+
+		for (int k = 0; k < 2; k++) {
+			struct pside *from = sd[k], *to = sd[1 - k];
+
+			stamp(from->buf + TM_HDR, size, i);
+			tm_send(from, 0, i, size);
+			tm_wait_tag(to, from, i, size);
+			if (size && !stamped(to->buf + to->tslot + TM_HDR, size, i))
+				die("tag_lat %" PRIu64 ": the tag's buffer does not hold the message", i);
+			/* the tag AHEAD on: long applied when its message comes */
+			tm_add(to, i + TM_AHEAD, i + TM_AHEAD + 1, size);
+		}
+		us[i] = (now_s() - s0) * 1e6 / 2;
+		/* both messages complete at their sender: the ACK, and for a rendezvous the FIN */
+		TM_WAIT(a, b, size, a->acked == i + 1, "tag_lat: the send completion");
+		TM_WAIT(b, a, size, b->acked == i + 1, "tag_lat: the send completion");
+		if (rndv) {
+			TM_WAIT(a, b, size, a->fins == i + 1, "tag_lat: the FIN");
+			TM_WAIT(b, a, size, b->fins == i + 1, "tag_lat: the FIN");
+		}
+		progress(t, size, i, t0, &next);
+	}
+	progress_end(t0);
+	print_lat(t, IBV_QPT_RC, size, us, (size_t)i);
+	free(us);
+}
+
+/*
+ * a streams tagged messages to b, which keeps ntags tags posted: it ADDs
+ * tag k + ntags when tag k completes, and a sends tag k only once b's
+ * credit (its ADDs known applied) passes k, so that no message comes
+ * unexpected. Up to --depth messages are outstanding at a; an eager one
+ * completes with its ACK, a rendezvous with its FIN. The figure: the
+ * messages b completed (DATA_VALID), between the first post and the last.
+ */
+static void
+run_tag_bw(const struct test *t, struct pside *a, struct pside *b, size_t size)
+{
+	uint64_t n = O->iters ? O->iters : 20000, quota, sent = 0, recvd = 0, got[128];
+	unsigned int depth = O->depth;
+	bool rndv = tm_rndv(size), dur = O->duration > 0;
+	double t0, t_end, next;
+
+	tm_add(b, 0, b->ntags, size);
+	TM_WAIT(b, a, size, b->credit == b->ntags, "tag_bw: first tags");
+	quota = dur ? UINT64_MAX : n;
+	t0 = now_s();
+	next = t0 + 1;
+	t_end = t0;
+	for (;;) {
+		uint64_t done = rndv ? a->fins : a->acked;
+		int m;
+
+		if (dur && quota == UINT64_MAX && now_s() - t0 >= O->duration)
+			quota = sent;
+		if (sent == quota && done == sent && a->acked == sent && recvd == sent)
+			break;
+		while (sent < quota && sent < b->credit && sent - done < depth) {
+			tm_send(a, sent, sent, size);
+			sent++;
+		}
+		if (tm_reap(a, got, size) != 0)
+			die("tag_bw: a tagged message at the sender");
+		m = tm_reap(b, got, size);
+		if (m > 0) {
+			/* a tag completed, another posted: b keeps ntags */
+			tm_add(b, recvd + b->ntags, recvd + m + b->ntags, size);
+			recvd += m;
+			t_end = now_s();
+		}
+		progress(t, size, recvd, t0, &next);
+	}
+	progress_end(t0);
+	print_bw(t, IBV_QPT_RC, size, recvd, t_end - t0);
+}
+
 /* --- driver --- */
 
 static const struct test *
@@ -715,31 +1295,91 @@ perf_sizes_parse(struct perf_opts *o, const char *s, bool sweep)
 	return o->nb_sizes ? 0 : -EINVAL;
 }
 
-static void
-run_one(const struct test *t, struct ibv_device *d0, struct ibv_device *d1, size_t size)
+static enum ibv_qp_type
+test_transport(const struct test *t)
 {
-	enum ibv_qp_type tr = t->ud ? IBV_QPT_UD : O->transport;
-	unsigned int nq = t->lat ? 1 : O->qps;
-	size_t grh = tr == IBV_QPT_UD ? GRH : 0, slot = RTE_ALIGN_CEIL(size + grh, 64);
-	size_t bufsz = RTE_MAX((size_t)O->depth * (t->srq ? nq : 1) * slot, 8192 + 2 * slot);
-	struct pside a, b;
+	return t->ud ? IBV_QPT_UD : t->tm ? IBV_QPT_RC : O->transport;
+}
 
-	if ((t->kind == K_READ || t->kind == K_ATOMIC) && tr != IBV_QPT_RC)
+/* What a test refuses, before any object exists. */
+static void
+test_check(const struct test *t, size_t size)
+{
+	enum ibv_qp_type tr = test_transport(t);
+
+	if ((t->kind == K_READ || t->kind == K_ATOMIC || t->tm) && O->transport != IBV_QPT_RC &&
+	    O->transport_set)
 		die("%s: RC only", t->name);
 	if (t->kind == K_WRITE && tr == IBV_QPT_UD)
 		die("%s: RC or UC", t->name);
-	side_open(&a, d0, tr, nq, false, bufsz);
-	side_open(&b, d1, tr, nq, t->srq, bufsz);
-	/* the GRH is in the receive buffer only, not on the wire: the payload may be the MTU */
-	if (tr == IBV_QPT_UD && size > (128u << a.mtu))
-		die("%s: %zu B is more than the UD MTU (%u B)", t->name, size, 128u << a.mtu);
 	if (t->kind == K_WRITE && t->lat && size == 0)
 		die("write_lat: at least 1 byte");
-	for (unsigned int i = 0; i < nq; i++) {
-		qp_connect(&a, i, &b, tr);
-		qp_connect(&b, i, &a, tr);
+	if (t->tm && size > UINT32_MAX)
+		die("%s: at most 4 GiB", t->name);
+}
+
+/*
+ * A test's side on @dev for messages of @size: its objects, and a tag
+ * test's slots and WQEs. @receiver: b, the side that receives the
+ * bandwidth tests' messages (srq_bw's SRQ).
+ */
+static void
+side_setup(struct pside *s, const struct test *t, struct ibv_device *dev, size_t size,
+	   bool receiver)
+{
+	enum ibv_qp_type tr = test_transport(t);
+	unsigned int nq = t->lat || t->tm ? 1 : O->qps;
+	size_t grh = tr == IBV_QPT_UD ? GRH : 0, slot = RTE_ALIGN_CEIL(size + grh, 64);
+	size_t bufsz = RTE_MAX((size_t)O->depth * (t->srq ? nq : 1) * slot, 8192 + 2 * slot);
+
+	if (t->tm) {
+		/* tag_lat: a slot to send from, one for the tags; tag_bw: one a message in flight */
+		unsigned int nslot = t->lat ? 2 : O->depth, nwqe = t->lat ? 16 : O->depth;
+		unsigned int ntags = t->lat ? 2 * TM_AHEAD : O->depth;
+
+		bufsz = tm_bufsz(size, nslot, nwqe);
+		side_open(s, dev, tr, 1, false, bufsz + 64, true, nwqe, ntags);
+		s->credit_off = bufsz;
+		tm_layout(s, size, nslot);
+	} else {
+		side_open(s, dev, tr, nq, receiver && t->srq, bufsz, false, 0, 0);
 	}
-	if (t->lat)
+	/* the GRH is in the receive buffer only, not on the wire: the payload may be the MTU */
+	if (tr == IBV_QPT_UD && size > (128u << s->mtu))
+		die("%s: %zu B is more than the UD MTU (%u B)", t->name, size, 128u << s->mtu);
+}
+
+static void
+side_info(const struct pside *s, struct pinfo *pi)
+{
+	memset(pi, 0, sizeof(*pi));
+	pi->gid = s->gid;
+	pi->addr = (uintptr_t)s->buf;
+	pi->rkey = s->mr->rkey;
+	for (unsigned int i = 0; i < s->nqp; i++)
+		pi->qpn[i] = s->qp[i]->qp_num;
+}
+
+static void
+run_one(const struct test *t, struct ibv_device *d0, struct ibv_device *d1, size_t size)
+{
+	enum ibv_qp_type tr = test_transport(t);
+	struct pside a, b;
+
+	test_check(t, size);
+	side_setup(&a, t, d0, size, false);
+	side_setup(&b, t, d1, size, true);
+	side_info(&b, &a.peer);
+	side_info(&a, &b.peer);
+	for (unsigned int i = 0; i < a.nqp; i++) {
+		qp_connect(&a, i, tr);
+		qp_connect(&b, i, tr);
+	}
+	if (t->tm && t->lat)
+		run_tag_lat(t, &a, &b, size);
+	else if (t->tm)
+		run_tag_bw(t, &a, &b, size);
+	else if (t->lat)
 		run_lat(t, tr, &a, &b, size);
 	else
 		run_bw(t, tr, &a, &b, size);
@@ -754,6 +1394,11 @@ default_sizes(const struct test *t, size_t *s, unsigned int *n)
 	if (t->kind == K_ATOMIC) {
 		s[0] = ATOMIC_SIZE;
 		*n = 1;
+	} else if (t->tm) {
+		/* one eager, one rendezvous (the default --eager-limit is 8 KiB) */
+		s[0] = t->lat ? 8 : 64;
+		s[1] = 65536;
+		*n = 2;
 	} else if (t->ud) {
 		s[0] = 8;
 		s[1] = 1024;

@@ -29,6 +29,7 @@ struct perf_opts {
 	bool odp;			/* buffers registered IBV_ACCESS_ON_DEMAND */
 	const char *progress;		/* "inline" or "engine lcore", for the header */
 	const char *loss;		/* drop probability of the embedded default, or NULL */
+	size_t eager_limit;		/* tag tests: larger messages go by rendezvous */
 };
 
 /* Run the tests of @o between @d0 and @d1; 0, or exits on a failure. */
