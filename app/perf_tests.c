@@ -166,7 +166,7 @@ ctl_send(const char *fmt, ...)
 
 /* Something to read on the control connection (a line, or its end)? */
 static bool
-__rte_unused ctl_pending(void)
+ctl_pending(void)
 {
 	struct pollfd pfd = { .fd = remote_sock, .events = POLLIN };
 
@@ -202,7 +202,7 @@ ctl_recv(char *line)
 }
 
 /* The next line, which must start with @word; what follows it. */
-static __rte_unused const char *
+static const char *
 ctl_expect(char *line, const char *word)
 {
 	size_t l = strlen(word);
@@ -213,6 +213,30 @@ ctl_expect(char *line, const char *word)
 	if (strncmp(line, word, l) != 0 || (line[l] != ' ' && line[l] != '\0'))
 		die("the peer sent \"%.60s\", not %s", line, word);
 	return line + l + (line[l] == ' ');
+}
+
+/* --client: the run is over after @n (iterations, WRs); what the server counted. */
+static uint64_t
+remote_end(uint64_t n)
+{
+	char line[CTL_LINE];
+	const char *v;
+
+	ctl_send("END %" PRIu64, n);
+	v = ctl_expect(line, "ENDACK");
+	return strtoull(v, NULL, 0);
+}
+
+/* --server: has the client ended the run? Then @n is its count. */
+static bool
+ctl_end(uint64_t *n)
+{
+	char line[CTL_LINE];
+
+	if (!ctl_pending())
+		return false;
+	*n = strtoull(ctl_expect(line, "END"), NULL, 0);
+	return true;
 }
 
 /* --- set-up --- */
@@ -630,7 +654,8 @@ land_wait(struct pside *s, struct pside *o, size_t off, size_t len, uint64_t i)
 		for (int k = 0; k < n; k++)
 			if (wc[k].status != IBV_WC_SUCCESS)
 				die("completion error: %s", ibv_wc_status_str(wc[k].status));
-		ibv_poll_cq(o->rcq, 0, wc);
+		if (o != NULL)
+			ibv_poll_cq(o->rcq, 0, wc);
 		if ((spin & 1023) == 1023) {
 			if (deadline == 0)
 				deadline = now_s() + STALL_S;
@@ -755,7 +780,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 	unsigned int nq = a->nqp, depth = O->depth, mod = O->cq_mod, pl = O->post_list, open;
 	size_t grh = tr == IBV_QPT_UD ? GRH : 0, slot = RTE_ALIGN_CEIL(size + grh, 64);
 	size_t len = t->kind == K_ATOMIC ? ATOMIC_SIZE : size;
-	unsigned int rdepth = b->srq ? RTE_MIN(depth * nq, 4096u) : depth;
+	unsigned int rdepth = b && b->srq ? RTE_MIN(depth * nq, 4096u) : depth;
 	struct bw_qp *Q = calloc(nq, sizeof(*Q));
 	bool sends = t->kind == K_SEND, dur = O->duration > 0, expired = false;
 	struct ibv_send_wr w[64];
@@ -768,7 +793,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 	for (unsigned int q = 0; q < nq; q++)
 		Q[q].quota = dur ? UINT64_MAX : n / nq + (q < n % nq);
 	/* receives: each QP's queue (or the SRQ) full; slots cycle over b's buffer */
-	if (sends)
+	if (sends && b != NULL)
 		for (unsigned int q = 0; q < (b->srq ? 1u : nq); q++)
 			for (unsigned int r = 0; r < rdepth; r++)
 				recv_post(b, q, (size_t)r * slot, size + grh, WRID(q, r));
@@ -779,7 +804,8 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 	t0 = now_s();
 	next = t0 + 1;
 	t_end = t0;
-	while (open > 0 || done < posted || (sends && tr == IBV_QPT_RC && recvd < posted)) {
+	while (open > 0 || done < posted ||
+	       (sends && b != NULL && tr == IBV_QPT_RC && recvd < posted)) {
 		if (dur && !expired && now_s() - t0 >= O->duration) {
 			expired = true;
 			for (unsigned int q = 0; q < nq; q++) {
@@ -832,7 +858,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 		if (m > 0 && !(sends && tr != IBV_QPT_RC))
 			t_end = now_s();
 		/* receiver: count and replenish; its poll also progresses its device */
-		m = ibv_poll_cq(b->rcq, 64, wc);
+		m = b != NULL ? ibv_poll_cq(b->rcq, 64, wc) : 0;
 		for (int i = 0; i < m; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS || wc[i].byte_len != size + grh)
 				die("%s: receive completion %s, %u bytes", t->name,
@@ -846,8 +872,11 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 		progress(t, size, done, t0, &next);
 	}
 	progress_end(t0);
-	/* UC and UD: what arrived is what counts; let late ones land */
-	if (sends && tr != IBV_QPT_RC) {
+	if (b == NULL) {
+		/* --client: the server counts the SENDs (RC: every one, checked there) */
+		recvd = remote_end(posted);
+	} else if (sends && tr != IBV_QPT_RC) {
+		/* UC and UD: what arrived is what counts; let late ones land */
 		double until = now_s() + 0.05;
 
 		while (now_s() < until) {
@@ -1144,16 +1173,24 @@ tm_wait_tag(struct pside *s, struct pside *o, uint64_t tag, size_t size)
 	}
 }
 
+/* Progress @o's device (inline progress moves it only when polled), if there is one here. */
+static void
+poke(struct pside *o)
+{
+	struct ibv_wc wc;
+
+	if (o != NULL)
+		ibv_poll_cq(o->scq, 0, &wc);
+}
+
 /* Poll @s until @cond holds (its credit or FINs), progressing @o's device too. */
 #define TM_WAIT(s, o, size, cond, what) do {						\
 	uint64_t got_[128];								\
-	struct ibv_wc wc_;								\
 	double dl_ = now_s() + STALL_S;							\
 	while (!(cond)) {								\
 		if (tm_reap((s), got_, (size)) != 0)					\
 			die("%s: a tagged message nobody sent", what);			\
-		if ((o) != NULL)							\
-			ibv_poll_cq((o)->scq, 0, &wc_);					\
+		poke(o);								\
 		if (now_s() > dl_)							\
 			die("%s: not within %d s", what, STALL_S);			\
 	}										\
@@ -1316,6 +1353,9 @@ test_check(const struct test *t, size_t size)
 		die("write_lat: at least 1 byte");
 	if (t->tm && size > UINT32_MAX)
 		die("%s: at most 4 GiB", t->name);
+	/* over TCP only the client counts: an RC SEND completes once it arrived */
+	if (remote_sock >= 0 && !t->lat && t->kind == K_SEND && tr != IBV_QPT_RC)
+		die("%s: with --server/--client, RC only", t->name);
 }
 
 /*
@@ -1387,6 +1427,411 @@ run_one(const struct test *t, struct ibv_device *d0, struct ibv_device *d1, size
 	side_close(&b);
 }
 
+/* --- --server and --client: one side each, over TCP --- */
+
+/*
+ * The client runs a's half of each test (it posts, and measures), the
+ * server b's (it receives, replies, or only keeps its device moving). Over
+ * the TCP connection, lines of text:
+ *   client: HELLO 1 <options>           server: OK (or ERR <why>)
+ *   client: FIG <test> <size>           both: INFO <gid> <addr> <rkey> <qpns>
+ *   both: READY (tag_bw's server: READY <credit>)
+ *   ... the run ...
+ *   client: END <count>                 server: ENDACK <its count>
+ *   client: RESULT <the figure>         both: DONE
+ *   client: BYE
+ * The server takes every option from the client, and prints the figures
+ * the client sends it.
+ */
+#define REMOTE_STAMP	0xa4	/* read_lat over TCP: the server's bytes, once */
+
+static void
+info_send(const struct pside *s)
+{
+	char line[CTL_LINE];
+	struct pinfo pi;
+	int n = 0;
+
+	side_info(s, &pi);
+	for (int i = 0; i < 16; i++)
+		n += snprintf(line + n, sizeof(line) - n, "%02x", pi.gid.raw[i]);
+	n += snprintf(line + n, sizeof(line) - n, " %" PRIx64 " %x ", pi.addr, pi.rkey);
+	for (unsigned int i = 0; i < s->nqp && n < (int)sizeof(line) - 16; i++)
+		n += snprintf(line + n, sizeof(line) - n, "%s%x", i ? "," : "", pi.qpn[i]);
+	ctl_send("INFO %s", line);
+}
+
+static void
+info_recv(struct pside *s)
+{
+	char line[CTL_LINE], *p;
+	const char *v = ctl_expect(line, "INFO");
+	struct pinfo *pi = &s->peer;
+	unsigned int i;
+
+	memset(pi, 0, sizeof(*pi));
+	for (i = 0; i < 16; i++) {
+		unsigned int x;
+
+		if (sscanf(v + 2 * i, "%2x", &x) != 1)
+			die("INFO: a bad GID");
+		pi->gid.raw[i] = (uint8_t)x;
+	}
+	pi->addr = strtoull(v + 32, &p, 16);
+	pi->rkey = (uint32_t)strtoul(p, &p, 16);
+	for (i = 0; i < s->nqp; i++) {
+		pi->qpn[i] = (uint32_t)strtoul(p + 1, &p, 16);
+		if (*p != ',' && !(*p == '\0' && i + 1 == s->nqp))
+			die("INFO: %u QPs, not %u", i + 1, s->nqp);
+	}
+}
+
+/* The client's half of a latency test (run_lat's a, with b across the link). */
+static void
+lat_client(const struct test *t, enum ibv_qp_type tr, struct pside *a, size_t size)
+{
+	uint64_t n = O->iters ? O->iters : 2000, cap = O->duration > 0 ? 1u << 24 : n, i, peer;
+	size_t grh = tr == IBV_QPT_UD ? GRH : 0;
+	double *us = malloc(cap * sizeof(*us)), t0 = now_s(), next = t0 + 1;
+	struct ibv_send_wr w;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+
+	if (us == NULL)
+		die("out of memory");
+	if (t->kind == K_SEND)
+		recv_post(a, 0, 0, size + grh, 1);
+	for (i = 0; more(i, n, t0) && i < cap; i++) {
+		double s0 = now_s();
+
+		switch (t->kind) {
+		case K_SEND:
+			stamp(a->buf + 4096 + grh, size, i);
+			wr_fill(&w, &sge, a, 0, K_SEND, 4096 + grh, 0, size, i, true);
+			send_post(a, 0, &w);
+			wc_wait(a->rcq, NULL, &wc);
+			if (wc.byte_len != size + grh || (size && !stamped(a->buf + grh, size, i)))
+				die("%s %" PRIu64 ": the reply is wrong", t->name, i);
+			recv_post(a, 0, 0, size + grh, 1);
+			wc_wait(a->scq, NULL, &wc);
+			break;
+		case K_WRITE:
+			stamp(a->buf + 4096, size, i);
+			wr_fill(&w, &sge, a, 0, K_WRITE, 4096, 0, size, i, true);
+			send_post(a, 0, &w);
+			land_wait(a, NULL, 0, size, i);
+			break;
+		case K_READ:
+			wr_fill(&w, &sge, a, 0, K_READ, 4096, 0, size, i, true);
+			send_post(a, 0, &w);
+			wc_wait(a->scq, NULL, &wc);
+			if (size && !stamped(a->buf + 4096, size, REMOTE_STAMP))
+				die("read_lat %" PRIu64 ": the bytes read are not the remote ones", i);
+			memset(a->buf + 4096, 0, size);
+			break;
+		case K_ATOMIC:
+			wr_fill(&w, &sge, a, 0, K_ATOMIC, 4096, 0, ATOMIC_SIZE, i, true);
+			send_post(a, 0, &w);
+			wc_wait(a->scq, NULL, &wc);
+			if (*(uint64_t *)(a->buf + 4096) != i)
+				die("atomic_lat %" PRIu64 ": fetched %" PRIu64, i,
+				    *(uint64_t *)(a->buf + 4096));
+			break;
+		}
+		us[i] = (now_s() - s0) * 1e6;
+		if (t->kind == K_SEND || t->kind == K_WRITE)
+			us[i] /= 2;
+		progress(t, size, i, t0, &next);
+	}
+	progress_end(t0);
+	peer = remote_end(i);
+	if ((t->kind == K_SEND || t->kind == K_WRITE) && peer != i)
+		die("%s: the server counted %" PRIu64 " iterations, not %" PRIu64, t->name, peer, i);
+	print_lat(t, tr, t->kind == K_ATOMIC ? ATOMIC_SIZE : size, us, (size_t)i);
+	free(us);
+}
+
+/* The server's half of a latency test: reply, or keep the device moving, until END. */
+static void
+lat_server(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_t size)
+{
+	size_t grh = tr == IBV_QPT_UD ? GRH : 0;
+	uint64_t i = 0, n;
+	unsigned int idle = 0;
+	struct ibv_send_wr w;
+	struct ibv_sge sge;
+	struct ibv_wc wc[8];
+
+	if (t->kind == K_SEND)
+		recv_post(b, 0, 0, size + grh, 1);
+	if (t->kind == K_READ)
+		stamp(b->buf, size, REMOTE_STAMP);
+	for (;; idle++) {
+		/* idle: look at the connection now and then, never between a message and its reply */
+		if ((idle & 4095) == 4095 && ctl_end(&n))
+			break;
+		if (t->kind == K_SEND) {
+			int m = ibv_poll_cq(b->rcq, 1, wc);
+
+			if (m == 0)
+				continue;
+			if (m < 0 || wc[0].status != IBV_WC_SUCCESS || wc[0].byte_len != size + grh ||
+			    (size && !stamped(b->buf + grh, size, i)))
+				die("%s %" PRIu64 ": a bad message", t->name, i);
+			recv_post(b, 0, 0, size + grh, 1);
+			stamp(b->buf + 4096 + grh, size, i);
+			wr_fill(&w, &sge, b, 0, K_SEND, 4096 + grh, 0, size, i, true);
+			send_post(b, 0, &w);
+			wc_wait(b->scq, NULL, &wc[0]);
+			i++;
+			idle = 0;
+		} else if (t->kind == K_WRITE) {
+			int m = ibv_poll_cq(b->scq, 8, wc);
+
+			for (int k = 0; k < m; k++)
+				if (wc[k].status != IBV_WC_SUCCESS)
+					die("completion error: %s", ibv_wc_status_str(wc[k].status));
+			if (!stamped(b->buf, size, i))
+				continue;
+			stamp(b->buf + 4096, size, i);
+			wr_fill(&w, &sge, b, 0, K_WRITE, 4096, 0, size, i, true);
+			send_post(b, 0, &w);
+			i++;
+			idle = 0;
+		} else {
+			ibv_poll_cq(b->rcq, 0, wc);	/* READs and atomics: the engine answers */
+		}
+	}
+	if ((t->kind == K_SEND || t->kind == K_WRITE) && n != i)
+		die("%s: the client counted %" PRIu64 " iterations, not %" PRIu64, t->name, n, i);
+	ctl_send("ENDACK %" PRIu64, i);
+}
+
+/* The server's half of a bandwidth test: receive and replenish, until END and all arrived. */
+static void
+bw_server(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_t size)
+{
+	unsigned int nq = b->nqp, depth = O->depth, idle = 0;
+	unsigned int rdepth = b->srq ? RTE_MIN(depth * nq, 4096u) : depth;
+	size_t slot = RTE_ALIGN_CEIL(size, 64);
+	uint64_t recvd = 0, n = UINT64_MAX;
+	bool sends = t->kind == K_SEND;
+	double deadline = 0;
+	struct ibv_wc wc[64];
+
+	if (sends)
+		for (unsigned int q = 0; q < (b->srq ? 1u : nq); q++)
+			for (unsigned int r = 0; r < rdepth; r++)
+				recv_post(b, q, (size_t)r * slot, size, WRID(q, r));
+	for (;; idle++) {
+		int m = ibv_poll_cq(b->rcq, 64, wc);
+
+		for (int i = 0; i < m; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS || wc[i].byte_len != size)
+				die("%s: receive completion %s, %u bytes", t->name,
+				    ibv_wc_status_str(wc[i].status), wc[i].byte_len);
+			recvd++;
+			recv_post(b, WRID_Q(wc[i].wr_id), WRID_SEQ(wc[i].wr_id) * slot, size,
+				  wc[i].wr_id);
+		}
+		if (m > 0)
+			idle = 0;
+		if (n == UINT64_MAX && (idle & 4095) == 4095 && ctl_end(&n))
+			deadline = now_s() + STALL_S;
+		if (n != UINT64_MAX && (!sends || recvd >= n))
+			break;
+		if (deadline && now_s() > deadline)
+			die("%s: %" PRIu64 " of %" PRIu64 " SENDs arrived", t->name, recvd, n);
+	}
+	if (sends && recvd != n)
+		die("%s: %" PRIu64 " SENDs arrived, the client completed %" PRIu64, t->name, recvd, n);
+	ctl_send("ENDACK %" PRIu64, recvd);
+}
+
+/* tag_lat's two halves: the client sends tag i first, the server answers with its tag i. */
+static void
+tag_lat_remote(const struct test *t, struct pside *s, size_t size, bool server)
+{
+	uint64_t n = O->iters ? O->iters : 2000, cap = O->duration > 0 ? 1u << 24 : n, i, peer;
+	double *us = server ? NULL : malloc(cap * sizeof(*us)), t0 = now_s(), next = t0 + 1;
+	unsigned int idle = 0;
+	uint64_t got[128];
+
+	if (!server && us == NULL)
+		die("out of memory");
+	for (i = 0; server || (more(i, n, t0) && i < cap); i++) {
+		double s0 = now_s();
+
+		if (!server) {
+			stamp(s->buf + TM_HDR, size, i);
+			tm_send(s, 0, i, size);
+			tm_wait_tag(s, NULL, i, size);
+		} else {
+			int m;
+
+			while ((m = tm_reap(s, got, size)) == 0)
+				if ((++idle & 4095) == 4095 && ctl_end(&peer))
+					goto end;
+			if (m > 1 || got[0] != i)
+				die("tag_lat: tag %" PRIu64 " came while %" PRIu64 " was awaited", got[0], i);
+			idle = 0;
+		}
+		if (size && !stamped(tm_tagbuf(s, i), size, i))
+			die("tag_lat %" PRIu64 ": the tag's buffer does not hold the message", i);
+		tm_add(s, i + TM_AHEAD, i + TM_AHEAD + 1, size);
+		if (server) {
+			stamp(s->buf + TM_HDR, size, i);
+			tm_send(s, 0, i, size);
+		} else {
+			us[i] = (now_s() - s0) * 1e6 / 2;
+		}
+		TM_WAIT(s, (struct pside *)NULL, size, s->acked == i + 1, "tag_lat: the send completion");
+		if (tm_rndv(size))
+			TM_WAIT(s, (struct pside *)NULL, size, s->fins == i + 1, "tag_lat: the FIN");
+		if (!server)
+			progress(t, size, i, t0, &next);
+	}
+	progress_end(t0);
+	peer = remote_end(i);
+	if (peer != i)
+		die("tag_lat: the server counted %" PRIu64 " iterations, not %" PRIu64, peer, i);
+	print_lat(t, IBV_QPT_RC, size, us, (size_t)i);
+	free(us);
+	return;
+end:
+	if (peer != i)
+		die("tag_lat: the client counted %" PRIu64 " iterations, not %" PRIu64, peer, i);
+	ctl_send("ENDACK %" PRIu64, i);
+}
+
+/*
+ * tag_bw's client: run_tag_bw's a, the credit (b's tags known posted)
+ * WRITTEN by the server into a's buffer at credit_off.
+ */
+static void
+tag_bw_client(const struct test *t, struct pside *a, size_t size, uint64_t credit0)
+{
+	uint64_t n = O->iters ? O->iters : 20000, quota, sent = 0, got[128], last = 0;
+	const volatile uint64_t *credit = (const volatile uint64_t *)(a->buf + a->credit_off);
+	bool rndv = tm_rndv(size), dur = O->duration > 0;
+	double t0, t_end, next;
+
+	quota = dur ? UINT64_MAX : n;
+	t0 = now_s();
+	next = t0 + 1;
+	t_end = t0;
+	for (;;) {
+		uint64_t done = rndv ? a->fins : a->acked, c = RTE_MAX(*credit, credit0);
+
+		if (done != last)
+			t_end = now_s(), last = done;
+		if (dur && quota == UINT64_MAX && now_s() - t0 >= O->duration)
+			quota = sent;
+		if (sent == quota && done == sent && a->acked == sent)
+			break;
+		while (sent < quota && sent < c && sent - done < O->depth) {
+			tm_send(a, sent, sent, size);
+			sent++;
+		}
+		if (tm_reap(a, got, size) != 0)
+			die("tag_bw: a tagged message at the sender");
+		progress(t, size, done, t0, &next);
+	}
+	progress_end(t0);
+	if (remote_end(sent) != sent)
+		die("tag_bw: the server did not complete every tag");
+	print_bw(t, IBV_QPT_RC, size, sent, t_end - t0);
+}
+
+/* tag_bw's server: complete tags, post new ones, WRITE the credit to the client. */
+static void
+tag_bw_server(struct pside *b, size_t size)
+{
+	uint64_t recvd = 0, n = UINT64_MAX, sent_credit = 0, got[128];
+	uint64_t *cw = (uint64_t *)(b->buf + b->credit_off);
+	unsigned int idle = 0;
+	double deadline = 0;
+
+	for (;; idle++) {
+		int m = tm_reap(b, got, size);
+
+		if (m > 0) {
+			tm_add(b, recvd + b->ntags, recvd + m + b->ntags, size);
+			recvd += m;
+			idle = 0;
+		}
+		if (b->credit > sent_credit && b->credit_out < 4) {
+			struct ibv_sge sge = { (uintptr_t)cw, sizeof(*cw), b->mr->lkey };
+			struct ibv_send_wr w = { .wr_id = TM_CREDIT_ID, .sg_list = &sge, .num_sge = 1,
+						 .opcode = IBV_WR_RDMA_WRITE,
+						 .send_flags = IBV_SEND_SIGNALED };
+
+			/* any value the word ever holds is a credit already good */
+			*cw = b->credit;
+			w.wr.rdma.remote_addr = b->peer.addr + b->credit_off;
+			w.wr.rdma.rkey = b->peer.rkey;
+			send_post(b, 0, &w);
+			b->credit_out++;
+			sent_credit = b->credit;
+		}
+		if (n == UINT64_MAX && (idle & 4095) == 4095 && ctl_end(&n))
+			deadline = now_s() + STALL_S;
+		if (n != UINT64_MAX && recvd >= n)
+			break;
+		if (deadline && now_s() > deadline)
+			die("tag_bw: %" PRIu64 " of %" PRIu64 " tags completed", recvd, n);
+	}
+	while (b->credit_out > 0)
+		tm_reap(b, got, size);
+	ctl_send("ENDACK %" PRIu64, recvd);
+}
+
+static void
+run_one_remote(const struct test *t, struct ibv_device *dev, size_t size)
+{
+	enum ibv_qp_type tr = test_transport(t);
+	bool server = remote_server;
+	char line[CTL_LINE];
+	uint64_t credit0 = 0;
+	struct pside s;
+
+	test_check(t, size);
+	side_setup(&s, t, dev, size, server);
+	if (t->tm && t->lat) {
+		tm_add(&s, 0, TM_AHEAD, size);
+		TM_WAIT(&s, (struct pside *)NULL, size, s.credit == TM_AHEAD, "tag_lat: first tags");
+	} else if (t->tm && server) {
+		tm_add(&s, 0, s.ntags, size);
+		TM_WAIT(&s, (struct pside *)NULL, size, s.credit == s.ntags, "tag_bw: first tags");
+	}
+	info_send(&s);
+	info_recv(&s);
+	for (unsigned int i = 0; i < s.nqp; i++)
+		qp_connect(&s, i, tr);
+	/* both in RTR (and their tags posted) before anything is sent */
+	ctl_send("READY %" PRIu64, s.credit);
+	credit0 = strtoull(ctl_expect(line, "READY"), NULL, 0);
+	if (t->tm && t->lat)
+		tag_lat_remote(t, &s, size, server);
+	else if (t->tm && server)
+		tag_bw_server(&s, size);
+	else if (t->tm)
+		tag_bw_client(t, &s, size, credit0);
+	else if (t->lat && server)
+		lat_server(t, tr, &s, size);
+	else if (t->lat)
+		lat_client(t, tr, &s, size);
+	else if (server)
+		bw_server(t, tr, &s, size);
+	else
+		run_bw(t, tr, &s, NULL, size);
+	if (server)
+		result_line(ctl_expect(line, "RESULT"));
+	ctl_send("DONE");
+	ctl_expect(line, "DONE");
+	side_close(&s);
+}
+
 /* Each test's sizes when none were given: the main ones at two sizes. */
 static void
 default_sizes(const struct test *t, size_t *s, unsigned int *n)
@@ -1414,15 +1859,50 @@ default_sizes(const struct test *t, size_t *s, unsigned int *n)
 	}
 }
 
-int
-perf_tests_run(struct ibv_device *d0, struct ibv_device *d1, const struct perf_opts *o)
+static void
+print_header(const struct perf_opts *o, const char *role)
 {
-	const char *list = strcmp(o->tests, "main") == 0 ?
-		"send_lat,write_lat,read_lat,atomic_lat,send_bw,write_bw,read_bw" : o->tests;
-	bool lat_header = false, bw_header = false;
+	if (o->json)
+		printf("{\"droce_perf\": {\"progress\": \"%s\", \"loss\": \"%s\", \"depth\": %u, "
+		       "\"qps\": %u, \"post_list\": %u, \"cq_mod\": %u, \"inline\": %u, "
+		       "\"odp\": %s, \"eager_limit\": %zu, \"mode\": \"%s\"},\n  \"results\": [\n",
+		       o->progress, o->loss ? o->loss : "0", o->depth, o->qps, o->post_list,
+		       o->cq_mod, o->inline_size, o->odp ? "true" : "false", o->eager_limit, role);
+	else
+		printf("droce-perf: %s progress, loss %s, depth %u, inline %u%s%s%s\n", o->progress,
+		       o->loss ? o->loss : "0", o->depth, o->inline_size,
+		       o->odp ? ", ODP MRs" : "", strcmp(role, "embedded") ? ", " : "",
+		       strcmp(role, "embedded") ? role : "");
+	fflush(stdout);
+}
 
-	O = o;
-	/* check every name first */
+static void
+print_footer(const struct perf_opts *o)
+{
+	if (o->json)
+		printf("\n  ]\n}\n");
+	fflush(stdout);
+}
+
+/* The table's column names, when a test's kind differs from the last one's. */
+static void
+table_header(const struct test *t, int *last)
+{
+	if (O->json || *last == t->lat)
+		return;
+	if (t->lat)
+		printf("%-11s %-3s %8s %9s %9s %9s %9s %9s %9s\n", "test", "", "bytes", "iters",
+		       "min us", "p50 us", "p99 us", "p99.9 us", "max us");
+	else
+		printf("%-11s %-3s %8s %4s %10s %9s %10s %10s\n", "test", "", "bytes", "qps",
+		       "msgs", "seconds", "M msg/s", "Gbit/s");
+	*last = t->lat;
+}
+
+/* Every name of @list known? */
+static void
+tests_check(const char *list)
+{
 	for (const char *p = list; *p;) {
 		size_t len = strcspn(p, ",");
 
@@ -1430,47 +1910,178 @@ perf_tests_run(struct ibv_device *d0, struct ibv_device *d1, const struct perf_o
 			die("unknown test \"%.*s\" (%s)", (int)len, p, perf_test_names);
 		p += len + (p[len] == ',');
 	}
-	if (o->json)
-		printf("{\"droce_perf\": {\"progress\": \"%s\", \"loss\": \"%s\", \"depth\": %u, "
-		       "\"qps\": %u, \"post_list\": %u, \"cq_mod\": %u, \"inline\": %u, "
-		       "\"odp\": %s},\n  \"results\": [\n", o->progress, o->loss ? o->loss : "0",
-		       o->depth, o->qps, o->post_list, o->cq_mod, o->inline_size,
-		       o->odp ? "true" : "false");
-	else
-		printf("droce-perf: %s progress, loss %s, depth %u, inline %u%s\n", o->progress,
-		       o->loss ? o->loss : "0", o->depth, o->inline_size,
-		       o->odp ? ", ODP MRs" : "");
+}
+
+/* For each test of @list and each of its sizes: @fn. */
+static void
+tests_foreach(const char *list, void (*fn)(const struct test *t, size_t size, void *arg),
+	      void *arg)
+{
+	int last = -1;
+
 	for (const char *p = list; *p;) {
 		size_t len = strcspn(p, ","), sz[PERF_MAX_SIZES];
 		const struct test *t = test_by_name(p, len);
 		unsigned int nsz;
 
 		p += len + (p[len] == ',');
-		if (o->nb_sizes) {
-			memcpy(sz, o->sizes, sizeof(sz));
-			nsz = o->nb_sizes;
+		if (O->nb_sizes) {
+			memcpy(sz, O->sizes, sizeof(sz));
+			nsz = O->nb_sizes;
 		} else {
 			default_sizes(t, sz, &nsz);
 		}
-		if (!o->json && t->lat && !lat_header) {
-			printf("%-11s %-3s %8s %9s %9s %9s %9s %9s %9s\n", "test", "", "bytes", "iters",
-			       "min us", "p50 us", "p99 us", "p99.9 us", "max us");
-			lat_header = true;
-			bw_header = false;
-		}
-		if (!o->json && !t->lat && !bw_header) {
-			printf("%-11s %-3s %8s %4s %10s %9s %10s %10s\n", "test", "", "bytes", "qps",
-			       "msgs", "seconds", "M msg/s", "Gbit/s");
-			bw_header = true;
-			lat_header = false;
-		}
+		table_header(t, &last);
 		for (unsigned int i = 0; i < nsz; i++) {
 			if (t->kind == K_ATOMIC && i > 0)
 				break;	/* an atomic is 8 bytes whatever the size */
-			run_one(t, d0, d1, sz[i]);
+			fn(t, sz[i], arg);
 		}
 	}
-	if (o->json)
-		printf("\n  ]\n}\n");
+}
+
+static const char *
+tests_list(const struct perf_opts *o)
+{
+	return strcmp(o->tests, "main") == 0 ?
+		"send_lat,write_lat,read_lat,atomic_lat,send_bw,write_bw,read_bw" : o->tests;
+}
+
+static void
+local_one(const struct test *t, size_t size, void *arg)
+{
+	struct ibv_device **d = arg;
+
+	run_one(t, d[0], d[1], size);
+}
+
+int
+perf_tests_run(struct ibv_device *d0, struct ibv_device *d1, const struct perf_opts *o)
+{
+	struct ibv_device *d[2] = { d0, d1 };
+	const char *list = tests_list(o);
+
+	O = o;
+	tests_check(list);
+	print_header(o, "embedded");
+	tests_foreach(list, local_one, d);
+	print_footer(o);
+	return 0;
+}
+
+static void
+client_one(const struct test *t, size_t size, void *arg)
+{
+	ctl_send("FIG %s %zu", t->name, size);
+	run_one_remote(t, arg, size);
+}
+
+/* The options the server takes from the client: in HELLO, as key=value. */
+static void
+hello_send(const struct perf_opts *o, const char *list)
+{
+	char sizes[PERF_MAX_SIZES * 12 + 2] = "-";
+	int n = 0;
+
+	for (unsigned int i = 0; i < o->nb_sizes; i++)
+		n += snprintf(sizes + n, sizeof(sizes) - n, "%s%zu", i ? "," : "", o->sizes[i]);
+	ctl_send("HELLO 1 tests=%s sizes=%s iters=%u duration=%.6f depth=%u qps=%u post_list=%u "
+		 "cq_mod=%u inline=%u timeout=%u odp=%d eager=%zu transport=%d json=%d", list, sizes,
+		 o->iters, o->duration, o->depth, o->qps, o->post_list, o->cq_mod, o->inline_size,
+		 o->qp_timeout, o->odp, o->eager_limit, (int)o->transport, o->json);
+}
+
+static void
+hello_recv(struct perf_opts *o, char *list, size_t list_len)
+{
+	char line[CTL_LINE], *save = NULL, *kv;
+	const char *v = ctl_expect(line, "HELLO");
+
+	if (strncmp(v, "1 ", 2) != 0)
+		die("the client speaks another version: %.20s", v);
+	memmove(line, v + 2, strlen(v + 2) + 1);
+	for (kv = strtok_r(line, " ", &save); kv; kv = strtok_r(NULL, " ", &save)) {
+		char *val = strchr(kv, '=');
+
+		if (val == NULL)
+			die("HELLO: %s", kv);
+		*val++ = '\0';
+		if (strcmp(kv, "tests") == 0)
+			snprintf(list, list_len, "%s", val);
+		else if (strcmp(kv, "sizes") == 0)
+			o->nb_sizes = 0, (void)(strcmp(val, "-") && perf_sizes_parse(o, val, false));
+		else if (strcmp(kv, "iters") == 0)
+			o->iters = strtoul(val, NULL, 0);
+		else if (strcmp(kv, "duration") == 0)
+			o->duration = strtod(val, NULL);
+		else if (strcmp(kv, "depth") == 0)
+			o->depth = strtoul(val, NULL, 0);
+		else if (strcmp(kv, "qps") == 0)
+			o->qps = strtoul(val, NULL, 0);
+		else if (strcmp(kv, "post_list") == 0)
+			o->post_list = strtoul(val, NULL, 0);
+		else if (strcmp(kv, "cq_mod") == 0)
+			o->cq_mod = strtoul(val, NULL, 0);
+		else if (strcmp(kv, "inline") == 0)
+			o->inline_size = strtoul(val, NULL, 0);
+		else if (strcmp(kv, "timeout") == 0)
+			o->qp_timeout = strtoul(val, NULL, 0);
+		else if (strcmp(kv, "odp") == 0)
+			o->odp = atoi(val) != 0;
+		else if (strcmp(kv, "eager") == 0)
+			o->eager_limit = strtoull(val, NULL, 0);
+		else if (strcmp(kv, "transport") == 0)
+			o->transport = (enum ibv_qp_type)atoi(val), o->transport_set = true;
+		else if (strcmp(kv, "json") == 0)
+			o->json = atoi(val) != 0;
+	}
+	if (o->qps < 1 || o->qps > MAX_QPS || o->depth < 1 || o->depth > 4096 ||
+	    o->post_list < 1 || o->post_list > 64 || o->cq_mod < 1)
+		die("HELLO: options out of range");
+}
+
+int
+perf_tests_remote(struct ibv_device *dev, const struct perf_opts *o, int sock, bool server)
+{
+	static struct perf_opts ro;
+	static char list_buf[512];
+	char line[CTL_LINE];
+
+	remote_sock = sock;
+	remote_server = server;
+	ro = *o;
+	O = &ro;
+	if (!server) {
+		const char *list = tests_list(o);
+
+		tests_check(list);
+		hello_send(o, list);
+		ctl_expect(line, "OK");
+		print_header(&ro, "client");
+		tests_foreach(list, client_one, dev);
+		ctl_send("BYE");
+		print_footer(&ro);
+		return 0;
+	}
+	hello_recv(&ro, list_buf, sizeof(list_buf));
+	tests_check(list_buf);
+	ctl_send("OK");
+	print_header(&ro, "server");
+	int last = -1;
+
+	for (;;) {
+		const struct test *t;
+		char *sp;
+
+		ctl_recv(line);
+		if (strcmp(line, "BYE") == 0)
+			break;
+		if (strncmp(line, "FIG ", 4) != 0 || (sp = strchr(line + 4, ' ')) == NULL ||
+		    (t = test_by_name(line + 4, (size_t)(sp - line - 4))) == NULL)
+			die("the client sent \"%.60s\"", line);
+		table_header(t, &last);
+		run_one_remote(t, dev, strtoull(sp + 1, NULL, 0));
+	}
+	print_footer(&ro);
 	return 0;
 }

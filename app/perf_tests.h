@@ -35,6 +35,14 @@ struct perf_opts {
 /* Run the tests of @o between @d0 and @d1; 0, or exits on a failure. */
 int perf_tests_run(struct ibv_device *d0, struct ibv_device *d1, const struct perf_opts *o);
 
+/*
+ * Run one side of the tests between two processes, joined by the TCP
+ * connection @sock: the client (@server false) runs the tests of @o and
+ * measures; the server takes its options from the client. 0, or exits on
+ * a failure.
+ */
+int perf_tests_remote(struct ibv_device *dev, const struct perf_opts *o, int sock, bool server);
+
 /* "a,b,c" sizes (with K/M suffixes) into @o; a single size with @sweep: 2..size by powers of 2. */
 int perf_sizes_parse(struct perf_opts *o, const char *s, bool sweep);
 
