@@ -109,6 +109,8 @@ struct pside {
 	uint64_t acked;			/* completions of its own tagged messages */
 	uint64_t sw_rndv;		/* rendezvous done by software (the engine had no slot) */
 	unsigned int credit_out;	/* credit WRITEs in flight */
+	uint64_t stash[8];		/* tags completed while waiting for something else */
+	unsigned int nstash;
 };
 
 static const struct perf_opts *O;
@@ -579,7 +581,7 @@ print_bw(const struct test *t, enum ibv_qp_type tr, size_t size, uint64_t msgs, 
 		snprintf(line, sizeof(line),
 			 "    {\"test\": \"%s\", \"transport\": \"%s\", \"size\": %zu, %s%s%s\"qps\": %u, "
 			 "\"post_list\": %u, \"cq_mod\": %u, \"depth\": %u, \"msgs\": %" PRIu64 ", "
-			 "\"seconds\": %.6f, \"msg_rate_mps\": %.4f, \"gbit_s\": %.4f}",
+			 "\"seconds\": %.6f, \"msg_rate_mps\": %.6f, \"gbit_s\": %.4f}",
 			 t->name, tname(tr), size, tm ? "\"tm\": \"" : "", tm ? tm : "",
 			 tm ? "\", " : "", O->qps, O->post_list, O->cq_mod, O->depth, msgs, secs,
 			 rate / 1e6, gbit);
@@ -1147,6 +1149,19 @@ tm_reap(struct pside *s, uint64_t *tags, size_t size)
 	return k;
 }
 
+/* tm_reap, but first the tags a TM_WAIT put aside: how many in @tags. */
+static int
+tm_next(struct pside *s, uint64_t *tags, size_t size)
+{
+	int n = (int)s->nstash;
+
+	if (n == 0)
+		return tm_reap(s, tags, size);
+	memcpy(tags, s->stash, n * sizeof(*tags));
+	s->nstash = 0;
+	return n;
+}
+
 /* Poll @s until tag @tag's data is valid, progressing @o's device too. */
 static void
 tm_wait_tag(struct pside *s, struct pside *o, uint64_t tag, size_t size)
@@ -1156,7 +1171,7 @@ tm_wait_tag(struct pside *s, struct pside *o, uint64_t tag, size_t size)
 	struct ibv_wc wc;
 
 	for (unsigned int spin = 0;; spin++) {
-		int n = tm_reap(s, got, size);
+		int n = tm_next(s, got, size);
 
 		if (n > 1 || (n == 1 && got[0] != tag))
 			die("tag_lat: tag %" PRIu64 " came while %" PRIu64 " was awaited", got[0], tag);
@@ -1183,13 +1198,21 @@ poke(struct pside *o)
 		ibv_poll_cq(o->scq, 0, &wc);
 }
 
-/* Poll @s until @cond holds (its credit or FINs), progressing @o's device too. */
+/*
+ * Poll @s until @cond holds (its credit, FINs, send completions),
+ * progressing @o's device too. A tag that completes meanwhile (over TCP,
+ * the peer's next message may come before this side's ACK) is put aside
+ * for tm_next.
+ */
 #define TM_WAIT(s, o, size, cond, what) do {						\
 	uint64_t got_[128];								\
 	double dl_ = now_s() + STALL_S;							\
 	while (!(cond)) {								\
-		if (tm_reap((s), got_, (size)) != 0)					\
-			die("%s: a tagged message nobody sent", what);			\
+		int n_ = tm_reap((s), got_, (size));					\
+		if (n_ > 0 && (s)->nstash + n_ > RTE_DIM((s)->stash))			\
+			die("%s: tagged messages nobody sent", what);			\
+		for (int k_ = 0; k_ < n_; k_++)						\
+			(s)->stash[(s)->nstash++] = got_[k_];				\
 		poke(o);								\
 		if (now_s() > dl_)							\
 			die("%s: not within %d s", what, STALL_S);			\
@@ -1551,6 +1574,27 @@ lat_client(const struct test *t, enum ibv_qp_type tr, struct pside *a, size_t si
 	free(us);
 }
 
+/* What the server has ready before the client may send: receives, read_lat's bytes. */
+static void
+server_prepare(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_t size)
+{
+	size_t grh = tr == IBV_QPT_UD ? GRH : 0;
+	unsigned int nq = b->nqp, depth = O->depth;
+	unsigned int rdepth = b->srq ? RTE_MIN(depth * nq, 4096u) : depth;
+	size_t slot = RTE_ALIGN_CEIL(size, 64);
+
+	if (t->tm)
+		return;
+	if (t->lat && t->kind == K_SEND)
+		recv_post(b, 0, 0, size + grh, 1);
+	if (t->lat && t->kind == K_READ)
+		stamp(b->buf, size, REMOTE_STAMP);
+	if (!t->lat && t->kind == K_SEND)
+		for (unsigned int q = 0; q < (b->srq ? 1u : nq); q++)
+			for (unsigned int r = 0; r < rdepth; r++)
+				recv_post(b, q, (size_t)r * slot, size, WRID(q, r));
+}
+
 /* The server's half of a latency test: reply, or keep the device moving, until END. */
 static void
 lat_server(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_t size)
@@ -1562,10 +1606,6 @@ lat_server(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_t si
 	struct ibv_sge sge;
 	struct ibv_wc wc[8];
 
-	if (t->kind == K_SEND)
-		recv_post(b, 0, 0, size + grh, 1);
-	if (t->kind == K_READ)
-		stamp(b->buf, size, REMOTE_STAMP);
 	for (;; idle++) {
 		/* idle: look at the connection now and then, never between a message and its reply */
 		if ((idle & 4095) == 4095 && ctl_end(&n))
@@ -1611,18 +1651,13 @@ lat_server(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_t si
 static void
 bw_server(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_t size)
 {
-	unsigned int nq = b->nqp, depth = O->depth, idle = 0;
-	unsigned int rdepth = b->srq ? RTE_MIN(depth * nq, 4096u) : depth;
 	size_t slot = RTE_ALIGN_CEIL(size, 64);
 	uint64_t recvd = 0, n = UINT64_MAX;
+	unsigned int idle = 0;
 	bool sends = t->kind == K_SEND;
 	double deadline = 0;
 	struct ibv_wc wc[64];
 
-	if (sends)
-		for (unsigned int q = 0; q < (b->srq ? 1u : nq); q++)
-			for (unsigned int r = 0; r < rdepth; r++)
-				recv_post(b, q, (size_t)r * slot, size, WRID(q, r));
 	for (;; idle++) {
 		int m = ibv_poll_cq(b->rcq, 64, wc);
 
@@ -1669,7 +1704,7 @@ tag_lat_remote(const struct test *t, struct pside *s, size_t size, bool server)
 		} else {
 			int m;
 
-			while ((m = tm_reap(s, got, size)) == 0)
+			while ((m = tm_next(s, got, size)) == 0)
 				if ((++idle & 4095) == 4095 && ctl_end(&peer))
 					goto end;
 			if (m > 1 || got[0] != i)
@@ -1808,6 +1843,8 @@ run_one_remote(const struct test *t, struct ibv_device *dev, size_t size)
 	info_recv(&s);
 	for (unsigned int i = 0; i < s.nqp; i++)
 		qp_connect(&s, i, tr);
+	if (server)
+		server_prepare(t, tr, &s, size);
 	/* both in RTR (and their tags posted) before anything is sent */
 	ctl_send("READY %" PRIu64, s.credit);
 	credit0 = strtoull(ctl_expect(line, "READY"), NULL, 0);
