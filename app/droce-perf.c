@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * droce-perf: perftest's tests over droce (perf_tests.c: send_lat,
- * write_lat, read_lat, atomic_lat, ud_lat, send_bw, write_bw, read_bw,
- * atomic_bw, srq_bw, ud_bw), or (-m post) what posting a WR costs, or (-m
- * reg) what registering memory costs (run_reg). With no
+ * write_lat, read_lat, atomic_lat, ud_lat, tag_lat, send_bw, write_bw,
+ * read_bw, atomic_bw, srq_bw, ud_bw, tag_bw), or (-m post) what posting a
+ * WR costs, or (-m reg) what registering memory costs (run_reg). With no
  * arguments it runs on the embedded default (two droce devices joined by a
  * net_ring pair in this process, no hugepages, the engine on a worker lcore
  * when there is one) a short sweep of the main tests.
@@ -11,7 +11,9 @@
  *   droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S] [-n iters]
  *              [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline]
  *              [-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss]
- *              [-t timeout] [-j] [--odp] [--pcapng file]
+ *              [-t timeout] [-j] [--odp] [--pcapng file] [--eager-limit bytes]
+ *   droce-perf EAL args -- --server [--port port]
+ *   droce-perf EAL args -- --client host [--port port] [test ...] [options]
  *   droce-perf [EAL args --] -m reg [-s bytes]
  *   droce-perf [EAL args --] -m post [-s size] [-d depth] [-p inline|lcore]
  *              [-T threads,...] [-D seconds] [-B batch] [-a]
@@ -23,7 +25,15 @@
  * of the table (devtools/plot draws it); --odp: the buffers are ODP MRs
  * (IBV_ACCESS_ON_DEMAND: every access of the engine to them is guarded);
  * --pcapng FILE: droce0 of the embedded default writes its frames there
- * (its devarg pcapng=).
+ * (its devarg pcapng=); --eager-limit: tag_lat and tag_bw send messages
+ * up to that many bytes eager, larger ones by rendezvous (8192).
+ *
+ * --server and --client run the tests between two processes, each with the
+ * one droce device its EAL arguments give (memif, net_shm, af_packet on a
+ * NIC or a veth...): a TCP connection to the server's --port (18515)
+ * carries the client's options, each test's QP numbers and rkeys, and the
+ * figures, which the client measures and both print (perf_tests_remote).
+ * The client retries its connection for CONNECT_S, so either starts first.
  *
  * -L wraps both ports of the embedded default in net_impair with drop=<loss>
  * (a probability, e.g. 0.001), to measure goodput and latency under loss.

@@ -9,6 +9,7 @@
  *   read_bw, atomic_bw      streaming READs / FETCH_AND_ADDs (RC)
  *   srq_bw                  send_bw with every receiving QP on one SRQ
  *   ud_bw                   send_bw over UD
+ *   tag_lat, tag_bw         tagged messages over TM SRQs, eager or rendezvous (RC)
  *
  * A latency figure: min, median, p99, p99.9 and max of single iterations
  * (CLOCK_MONOTONIC around each). A bandwidth figure: the messages completed
@@ -18,6 +19,9 @@
  * latency test's messages is checked where it lands (its first and last
  * byte carry the iteration); a bandwidth test checks completion statuses and
  * lengths. Any error completion ends the run (exit 1).
+ *
+ * Between two processes (--server/--client, perf_tests_remote) each runs
+ * one side of each test, the client a's, the server b's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -592,27 +596,43 @@ print_bw(const struct test *t, enum ibv_qp_type tr, size_t size, uint64_t msgs, 
 	result_line(line);
 }
 
-/* A progress line on stderr for figures longer than a second (a terminal only). */
+/*
+ * A progress line on stderr for figures longer than a second, when stderr
+ * is a terminal (asked once: isatty is a system call, and this runs in the
+ * measured loops); the line is erased when the figure is printed.
+ */
+static bool
+progress_on(void)
+{
+	static int tty = -1;
+
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	return tty;
+}
+
 static void
 progress(const struct test *t, size_t size, uint64_t done, double t0, double *next)
 {
 	double now;
 
-	if (!isatty(STDERR_FILENO))
+	if (!progress_on())
 		return;
 	now = now_s();
 	if (now < *next)
 		return;
 	*next = now + 1;
 	if (now - t0 >= 1)
-		fprintf(stderr, "\r%s %zu B: %" PRIu64 " in %.0f s ", t->name, size, done, now - t0);
+		fprintf(stderr, "\r%s %zu B%s%s: %" PRIu64 " %s in %.0f s ", t->name, size,
+			t->tm ? " " : "", t->tm ? (tm_rndv(size) ? "rndv" : "eager") : "", done,
+			t->lat ? "iterations" : "messages", now - t0);
 }
 
 static void
 progress_end(double t0)
 {
-	if (isatty(STDERR_FILENO) && now_s() - t0 >= 1)
-		fprintf(stderr, "\r%60s\r", "");
+	if (progress_on() && now_s() - t0 >= 1)
+		fprintf(stderr, "\r%70s\r", "");
 }
 
 /* Done after @n iterations, or after --duration seconds. */
