@@ -1016,7 +1016,16 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0)
 			embedded = false;
-	if (!embedded || (argc > 1 && argv[1][0] == '-' && argv[1][1] == '-' && argv[1][2])) {
+	/* a first argument "--x" is EAL's, unless x is one of ours (--json, --server ...) */
+	if (embedded && argc > 1 && argv[1][0] == '-' && argv[1][1] == '-' && argv[1][2]) {
+		size_t len = strcspn(argv[1] + 2, "=");
+
+		embedded = false;
+		for (const struct option *o = longopts; o->name; o++)
+			if (strlen(o->name) == len && strncmp(o->name, argv[1] + 2, len) == 0)
+				embedded = true;
+	}
+	if (!embedded) {
 		embedded = false;
 		ret = rte_eal_init(argc, argv);
 		if (ret < 0)
