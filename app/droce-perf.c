@@ -1165,6 +1165,8 @@ main(int argc, char **argv)
 
 		if (list == NULL || ndev < 1)
 			die("no droce device: give one in the EAL arguments");
+		if (!server)
+			perf_tests_check(&po, true);
 		sock = server ? tcp_accept(port) : tcp_connect(peer_host, port);
 		po.progress = "the devargs'";
 		perf_tests_remote(list[0], &po, sock, server);

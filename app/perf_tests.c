@@ -120,6 +120,8 @@ struct pside {
 static const struct perf_opts *O;
 static bool first_result = true;
 static int remote_sock = -1;		/* --server/--client: the TCP connection */
+static bool remote_mode;		/* --server/--client */
+static bool tests_foreach_quiet;	/* tests_foreach without table headers */
 static bool remote_server;
 
 static void ctl_send(const char *fmt, ...) __rte_format_printf(1, 2);
@@ -1397,7 +1399,7 @@ test_check(const struct test *t, size_t size)
 	if (t->tm && size > UINT32_MAX)
 		die("%s: at most 4 GiB", t->name);
 	/* over TCP only the client counts: an RC SEND completes once it arrived */
-	if (remote_sock >= 0 && !t->lat && t->kind == K_SEND && tr != IBV_QPT_RC)
+	if (remote_mode && !t->lat && t->kind == K_SEND && tr != IBV_QPT_RC)
 		die("%s: with --server/--client, RC only", t->name);
 }
 
@@ -1945,7 +1947,7 @@ print_footer(const struct perf_opts *o)
 static void
 table_header(const struct test *t, int *last)
 {
-	if (O->json || *last == t->lat)
+	if (O->json || *last == t->lat || tests_foreach_quiet)
 		return;
 	if (t->lat)
 		printf("%-11s %-3s %8s %9s %9s %9s %9s %9s %9s\n", "test", "", "bytes", "iters",
@@ -2027,6 +2029,12 @@ perf_tests_run(struct ibv_device *d0, struct ibv_device *d1, const struct perf_o
 }
 
 static void
+check_one(const struct test *t, size_t size, void *arg)
+{
+	test_check(t, size);
+}
+
+static void
 client_one(const struct test *t, size_t size, void *arg)
 {
 	ctl_send("FIG %s %zu", t->name, size);
@@ -2097,6 +2105,19 @@ hello_recv(struct perf_opts *o, char *list, size_t list_len)
 		die("HELLO: options out of range");
 }
 
+void
+perf_tests_check(const struct perf_opts *o, bool remote)
+{
+	const char *list = tests_list(o);
+
+	O = o;
+	remote_mode = remote;
+	tests_check(list);
+	tests_foreach_quiet = true;
+	tests_foreach(list, check_one, NULL);
+	tests_foreach_quiet = false;
+}
+
 int
 perf_tests_remote(struct ibv_device *dev, const struct perf_opts *o, int sock, bool server)
 {
@@ -2106,6 +2127,7 @@ perf_tests_remote(struct ibv_device *dev, const struct perf_opts *o, int sock, b
 
 	remote_sock = sock;
 	remote_server = server;
+	remote_mode = true;
 	ro = *o;
 	O = &ro;
 	if (!server) {

@@ -43,6 +43,9 @@ int perf_tests_run(struct ibv_device *d0, struct ibv_device *d1, const struct pe
  */
 int perf_tests_remote(struct ibv_device *dev, const struct perf_opts *o, int sock, bool server);
 
+/* Exit with a message unless every test of @o can run (@remote: with perf_tests_remote). */
+void perf_tests_check(const struct perf_opts *o, bool remote);
+
 /* "a,b,c" sizes (with K/M suffixes) into @o; a single size with @sweep: 2..size by powers of 2. */
 int perf_sizes_parse(struct perf_opts *o, const char *s, bool sweep);
 
