@@ -2073,8 +2073,10 @@ hello_recv(struct perf_opts *o, char *list, size_t list_len)
 		*val++ = '\0';
 		if (strcmp(kv, "tests") == 0)
 			snprintf(list, list_len, "%s", val);
-		else if (strcmp(kv, "sizes") == 0)
-			o->nb_sizes = 0, (void)(strcmp(val, "-") && perf_sizes_parse(o, val, false));
+		else if (strcmp(kv, "sizes") == 0 && strcmp(val, "-") == 0)
+			o->nb_sizes = 0;
+		else if (strcmp(kv, "sizes") == 0 && perf_sizes_parse(o, val, false) != 0)
+			die("HELLO: sizes %s", val);
 		else if (strcmp(kv, "iters") == 0)
 			o->iters = strtoul(val, NULL, 0);
 		else if (strcmp(kv, "duration") == 0)
