@@ -121,6 +121,7 @@ static const struct perf_opts *O;
 static bool first_result = true;
 static int remote_sock = -1;		/* --server/--client: the TCP connection */
 static bool remote_mode;		/* --server/--client */
+static uint64_t sw_rndv_fig;		/* tag_bw's figure: rendezvous software did */
 static bool tests_foreach_quiet;	/* tests_foreach without table headers */
 static bool remote_server;
 
@@ -225,14 +226,17 @@ ctl_expect(char *line, const char *word)
 
 /* --client: the run is over after @n (iterations, WRs); what the server counted. */
 static uint64_t
-remote_end(uint64_t n)
+remote_end(uint64_t n, uint64_t *more)
 {
-	char line[CTL_LINE];
+	char line[CTL_LINE], *end;
 	const char *v;
 
 	ctl_send("END %" PRIu64, n);
 	v = ctl_expect(line, "ENDACK");
-	return strtoull(v, NULL, 0);
+	n = strtoull(v, &end, 0);
+	if (more != NULL)
+		*more = strtoull(end, NULL, 0);
+	return n;
 }
 
 /* --server: has the client ended the run? Then @n is its count. */
@@ -581,20 +585,26 @@ print_bw(const struct test *t, enum ibv_qp_type tr, size_t size, uint64_t msgs, 
 {
 	double rate = (double)msgs / secs, gbit = rate * (double)size * 8 / 1e9;
 	const char *tm = tm_proto(t, size);
+	bool tm_sw = tm != NULL && strcmp(tm, "rndv") == 0;
 	char line[512];
 
 	if (O->json)
 		snprintf(line, sizeof(line),
 			 "    {\"test\": \"%s\", \"transport\": \"%s\", \"size\": %zu, %s%s%s\"qps\": %u, "
 			 "\"post_list\": %u, \"cq_mod\": %u, \"depth\": %u, \"msgs\": %" PRIu64 ", "
-			 "\"seconds\": %.6f, \"msg_rate_mps\": %.6f, \"gbit_s\": %.4f}",
+			 "\"seconds\": %.6f, \"msg_rate_mps\": %.6f, \"gbit_s\": %.4f%s",
 			 t->name, tname(tr), size, tm ? "\"tm\": \"" : "", tm ? tm : "",
 			 tm ? "\", " : "", O->qps, O->post_list, O->cq_mod, O->depth, msgs, secs,
-			 rate / 1e6, gbit);
+			 rate / 1e6, gbit, tm_sw ? "" : "}");
 	else
 		snprintf(line, sizeof(line), "%-11s %-3s %8zu %4u %10" PRIu64 " %9.3f %10.3f %10.3f%s%s",
 			 t->name, tname(tr), size, O->qps, msgs, secs, rate / 1e6, gbit,
 			 tm ? "  " : "", tm ? tm : "");
+	/* a tag_bw rendezvous: how many the engine left to software */
+	if (tm_sw)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 O->json ? ", \"sw_rndv\": %" PRIu64 "}" : " (%" PRIu64 " by software)",
+			 sw_rndv_fig);
 	result_line(line);
 }
 
@@ -898,7 +908,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 	progress_end(t0);
 	if (b == NULL) {
 		/* --client: the server counts the SENDs (RC: every one, checked there) */
-		recvd = remote_end(posted);
+		recvd = remote_end(posted, NULL);
 	} else if (sends && tr != IBV_QPT_RC) {
 		/* UC and UD: what arrived is what counts; let late ones land */
 		double until = now_s() + 0.05;
@@ -1334,6 +1344,7 @@ run_tag_bw(const struct test *t, struct pside *a, struct pside *b, size_t size)
 		progress(t, size, recvd, t0, &next);
 	}
 	progress_end(t0);
+	sw_rndv_fig = b->sw_rndv;
 	print_bw(t, IBV_QPT_RC, size, recvd, t_end - t0);
 }
 
@@ -1589,7 +1600,7 @@ lat_client(const struct test *t, enum ibv_qp_type tr, struct pside *a, size_t si
 		progress(t, size, i, t0, &next);
 	}
 	progress_end(t0);
-	peer = remote_end(i);
+	peer = remote_end(i, NULL);
 	if ((t->kind == K_SEND || t->kind == K_WRITE) && peer != i)
 		die("%s: the server counted %" PRIu64 " iterations, not %" PRIu64, t->name, peer, i);
 	print_lat(t, tr, t->kind == K_ATOMIC ? ATOMIC_SIZE : size, us, (size_t)i);
@@ -1749,7 +1760,7 @@ tag_lat_remote(const struct test *t, struct pside *s, size_t size, bool server)
 			progress(t, size, i, t0, &next);
 	}
 	progress_end(t0);
-	peer = remote_end(i);
+	peer = remote_end(i, NULL);
 	if (peer != i)
 		die("tag_lat: the server counted %" PRIu64 " iterations, not %" PRIu64, peer, i);
 	print_lat(t, IBV_QPT_RC, size, us, (size_t)i);
@@ -1795,7 +1806,7 @@ tag_bw_client(const struct test *t, struct pside *a, size_t size, uint64_t credi
 		progress(t, size, done, t0, &next);
 	}
 	progress_end(t0);
-	if (remote_end(sent) != sent)
+	if (remote_end(sent, &sw_rndv_fig) != sent)
 		die("tag_bw: the server did not complete every tag");
 	print_bw(t, IBV_QPT_RC, size, sent, t_end - t0);
 }
@@ -1840,7 +1851,7 @@ tag_bw_server(struct pside *b, size_t size)
 	}
 	while (b->credit_out > 0)
 		tm_reap(b, got, size);
-	ctl_send("ENDACK %" PRIu64, recvd);
+	ctl_send("ENDACK %" PRIu64 " %" PRIu64, recvd, b->sw_rndv);
 }
 
 static void

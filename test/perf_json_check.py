@@ -3,8 +3,9 @@
 """Check droce-perf's JSON (-j): it parses, has a figure for every test asked
 for, and its figures are sane: non-zero, percentiles in order (min <= p50 <=
 p99 <= p99.9 <= max), bandwidth consistent with the message rate, a tag
-test's protocol the one its size and the eager limit give. Nothing about
-speed.
+test's protocol the one its size and the eager limit give (and a tag_bw
+rendezvous figure's count of software rendezvous at most its messages).
+Nothing about speed.
 
   perf_json_check.py LABEL FILE TESTS [--mode M] [--same-as OTHER_FILE]
 
@@ -34,6 +35,8 @@ def check(label, path, tests, mode=None, same_as=None):
             want = "rndv" if r["size"] > hdr["eager_limit"] else "eager"
             if r.get("tm") != want:
                 bad.append(f"{what}: tm {r.get('tm')}, want {want}")
+            if r["test"] == "tag_bw" and want == "rndv" and not 0 <= r.get("sw_rndv", -1) <= r["msgs"]:
+                bad.append(f"{what}: sw_rndv {r.get('sw_rndv')} of {r['msgs']} messages")
         if "lat_us" in r:
             lat = r["lat_us"]
             seq = [lat["min"], lat["p50"], lat["p99"], lat["p99.9"], lat["max"]]

@@ -22,10 +22,10 @@ HERE=$(dirname "$0")
 CHECK=$HERE/perf_json_check.py
 . "$HERE/port_lib.sh"
 DIR=$(mktemp -d /tmp/droce-perf-remote.XXXXXX)
-SPID= CPID=
+SPID='' CPID=''
 fails=0
 NS_S=prS$$ NS_C=prC$$ NS_MADE=
-IN_S= IN_C= HOST=127.0.0.1
+IN_S='' IN_C='' HOST=127.0.0.1
 
 cleanup() {
 	kill_tree $SPID $CPID
@@ -101,7 +101,7 @@ run() {
 	fi
 	wait "$CPID"; rc=$?
 	wait "$SPID"; rs=$?
-	SPID= CPID=
+	SPID='' CPID=''
 	if [ $rc != 0 ] || [ $rs != 0 ]; then
 		echo "FAIL: $label: client exit $rc, server exit $rs"
 		sed 's/^/    client | /' "$ce" | tail -n 5
