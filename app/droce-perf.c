@@ -929,10 +929,20 @@ tcp_accept(const char *port)
 	if (ret != 0)
 		die("--port %s: %s", port, gai_strerror(ret));
 	ls = socket(ai->ai_family, ai->ai_socktype, 0);
+	if (ls < 0 && errno == EAFNOSUPPORT) {
+		/* a kernel without IPv6: IPv4 alone */
+		freeaddrinfo(ai);
+		hints.ai_family = AF_INET;
+		ret = getaddrinfo(NULL, port, &hints, &ai);
+		if (ret != 0)
+			die("--port %s: %s", port, gai_strerror(ret));
+		ls = socket(ai->ai_family, ai->ai_socktype, 0);
+	}
 	if (ls < 0)
 		die("socket: %s", strerror(errno));
 	/* IPv4 clients too */
-	setsockopt(ls, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (ai->ai_family == AF_INET6)
+		setsockopt(ls, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
 	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(ls, ai->ai_addr, ai->ai_addrlen) != 0 || listen(ls, 1) != 0)
 		die("TCP port %s: %s", port, strerror(errno));
