@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * droce-perf: perftest's tests over droce (perf_tests.c: send_lat,
- * write_lat, read_lat, atomic_lat, ud_lat, send_bw, write_bw, read_bw,
- * atomic_bw, srq_bw, ud_bw), or (-m post) what posting a WR costs, or (-m
- * reg) what registering memory costs (run_reg). With no
+ * write_lat, read_lat, atomic_lat, ud_lat, tag_lat, send_bw, write_bw,
+ * read_bw, atomic_bw, srq_bw, ud_bw, tag_bw), or (-m post) what posting a
+ * WR costs, or (-m reg) what registering memory costs (run_reg). With no
  * arguments it runs on the embedded default (two droce devices joined by a
  * net_ring pair in this process, no hugepages, the engine on a worker lcore
  * when there is one) a short sweep of the main tests.
@@ -11,7 +11,9 @@
  *   droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S] [-n iters]
  *              [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline]
  *              [-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss]
- *              [-t timeout] [-j] [--odp] [--pcapng file]
+ *              [-t timeout] [-j] [--odp] [--pcapng file] [--eager-limit bytes]
+ *   droce-perf EAL args -- --server [--port port]
+ *   droce-perf EAL args -- --client host [--port port] [test ...] [options]
  *   droce-perf [EAL args --] -m reg [-s bytes]
  *   droce-perf [EAL args --] -m post [-s size] [-d depth] [-p inline|lcore]
  *              [-T threads,...] [-D seconds] [-B batch] [-a]
@@ -23,7 +25,15 @@
  * of the table (devtools/plot draws it); --odp: the buffers are ODP MRs
  * (IBV_ACCESS_ON_DEMAND: every access of the engine to them is guarded);
  * --pcapng FILE: droce0 of the embedded default writes its frames there
- * (its devarg pcapng=).
+ * (its devarg pcapng=); --eager-limit: tag_lat and tag_bw send messages
+ * up to that many bytes eager, larger ones by rendezvous (8192).
+ *
+ * --server and --client run the tests between two processes, each with the
+ * one droce device its EAL arguments give (memif, net_shm, af_packet on a
+ * NIC or a veth...): a TCP connection to the server's --port (18515)
+ * carries the client's options, each test's QP numbers and rkeys, and the
+ * figures, which the client measures and both print (perf_tests_remote).
+ * The client retries its connection for CONNECT_S, so either starts first.
  *
  * -L wraps both ports of the embedded default in net_impair with drop=<loss>
  * (a probability, e.g. 0.001), to measure goodput and latency under loss.
@@ -72,12 +82,16 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -896,6 +910,83 @@ run_reg(struct ibv_device *dev, size_t bytes)
 	ibv_close_device(ctx);
 }
 
+/*
+ * --server/--client: the TCP connection that carries the options, the QP
+ * numbers, addresses and rkeys, and the figures (perf_tests_remote). The
+ * server waits for one client; the client tries for CONNECT_S, so that
+ * either may start first.
+ */
+#define CONNECT_S	60
+
+static int
+tcp_accept(const char *port)
+{
+	struct addrinfo hints = { .ai_family = AF_INET6, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE }, *ai;
+	int one = 1, zero = 0, ls, s, ret;
+
+	ret = getaddrinfo(NULL, port, &hints, &ai);
+	if (ret != 0)
+		die("--port %s: %s", port, gai_strerror(ret));
+	ls = socket(ai->ai_family, ai->ai_socktype, 0);
+	if (ls < 0 && errno == EAFNOSUPPORT) {
+		/* a kernel without IPv6: IPv4 alone */
+		freeaddrinfo(ai);
+		hints.ai_family = AF_INET;
+		ret = getaddrinfo(NULL, port, &hints, &ai);
+		if (ret != 0)
+			die("--port %s: %s", port, gai_strerror(ret));
+		ls = socket(ai->ai_family, ai->ai_socktype, 0);
+	}
+	if (ls < 0)
+		die("socket: %s", strerror(errno));
+	/* IPv4 clients too */
+	if (ai->ai_family == AF_INET6)
+		setsockopt(ls, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(ls, ai->ai_addr, ai->ai_addrlen) != 0 || listen(ls, 1) != 0)
+		die("TCP port %s: %s", port, strerror(errno));
+	freeaddrinfo(ai);
+	fprintf(stderr, "droce-perf: server waiting for a client on TCP port %s\n", port);
+	s = accept(ls, NULL, NULL);
+	if (s < 0)
+		die("accept: %s", strerror(errno));
+	close(ls);
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return s;
+}
+
+static int
+tcp_connect(const char *host, const char *port)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai, *p;
+	struct timespec t0;
+	int one = 1, s = -1, ret;
+
+	ret = getaddrinfo(host, port, &hints, &ai);
+	if (ret != 0)
+		die("--client %s --port %s: %s", host, port, gai_strerror(ret));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		for (p = ai; p != NULL; p = p->ai_next) {
+			s = socket(p->ai_family, p->ai_socktype, 0);
+			if (s >= 0 && connect(s, p->ai_addr, p->ai_addrlen) == 0)
+				break;
+			if (s >= 0)
+				close(s);
+			s = -1;
+		}
+		if (s >= 0)
+			break;
+		if (ms_since(&t0) > CONNECT_S * 1e3)
+			die("no server at %s port %s within %d s", host, port, CONNECT_S);
+		usleep(100 * 1000);
+	}
+	freeaddrinfo(ai);
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return s;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -904,7 +995,7 @@ main(int argc, char **argv)
 	bool embedded = true, inl = false;
 	const char *prog = "lcore", *mode = "tests", *sizes = NULL;
 	struct perf_opts po = { .tests = "main", .transport = IBV_QPT_RC, .qps = 1, .post_list = 1,
-				.cq_mod = 1 };
+				.cq_mod = 1, .eager_limit = 8192 };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "sweep", no_argument, NULL, 'S' },
@@ -920,9 +1011,14 @@ main(int argc, char **argv)
 		{ "loss", required_argument, NULL, 'L' },
 		{ "odp", no_argument, NULL, 'O' },
 		{ "pcapng", required_argument, NULL, 'P' },
+		{ "eager-limit", required_argument, NULL, 'E' },
+		{ "server", no_argument, NULL, 'R' },
+		{ "client", required_argument, NULL, 'C' },
+		{ "port", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool sweep = false, dur_set = false;
+	bool sweep = false, dur_set = false, server = false;
+	const char *peer_host = NULL, *port = "18515";
 	char tests_buf[512] = "";
 	struct ibv_device **list;
 	int ndev;
@@ -930,7 +1026,16 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0)
 			embedded = false;
-	if (!embedded || (argc > 1 && argv[1][0] == '-' && argv[1][1] == '-' && argv[1][2])) {
+	/* a first argument "--x" is EAL's, unless x is one of ours (--json, --server ...) */
+	if (embedded && argc > 1 && argv[1][0] == '-' && argv[1][1] == '-' && argv[1][2]) {
+		size_t len = strcspn(argv[1] + 2, "=");
+
+		embedded = false;
+		for (const struct option *o = longopts; o->name; o++)
+			if (strlen(o->name) == len && strncmp(o->name, argv[1] + 2, len) == 0)
+				embedded = true;
+	}
+	if (!embedded) {
 		embedded = false;
 		ret = rte_eal_init(argc, argv);
 		if (ret < 0)
@@ -972,11 +1077,17 @@ main(int argc, char **argv)
 		case 'j': po.json = true; break;
 		case 'O': po.odp = true; break;
 		case 'P': pcapng = optarg; break;
+		case 'E': po.eager_limit = strtoull(optarg, NULL, 0); break;
+		case 'R': server = true; break;
+		case 'C': peer_host = optarg; break;
+		case 'o': port = optarg; break;
 		default:
 			die("usage: droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S|--sweep] "
 			    "[-n iters] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline] "
 			    "[-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss] [-t timeout] "
-			    "[-j|--json] [--odp] [--pcapng file]\n"
+			    "[-j|--json] [--odp] [--pcapng file] [--eager-limit bytes]\n"
+			    "       droce-perf EAL args -- --server [--port port]\n"
+			    "       droce-perf EAL args -- --client host [--port port] [test ...] [options]\n"
 			    "       droce-perf [EAL args --] -m reg [-s bytes]\n"
 			    "       droce-perf [EAL args --] -m post [-s size] [-d depth] [-p inline|lcore] "
 			    "[-T threads,...] [-D seconds] [-B batch] [-a]\ntests: %s", perf_test_names);
@@ -1008,6 +1119,13 @@ main(int argc, char **argv)
 		po.loss = loss;
 	} else if (strcmp(mode, "reg") != 0) {
 		die("-m: tests (the default), post or reg");
+	}
+	if (server || peer_host) {
+		if (server && peer_host)
+			die("--server or --client, not both");
+		if (embedded || strcmp(mode, "tests") != 0 || loss || pcapng)
+			die("--server/--client: EAL arguments give the device (droce-perf <EAL args> "
+			    "-- --server), for the tests (no -m, -L, --pcapng)");
 	}
 	if (embedded) {
 		snprintf(prefix, sizeof(prefix), "--file-prefix=droce-perf-%d", getpid());
@@ -1052,6 +1170,20 @@ main(int argc, char **argv)
 	if (embedded)
 		atexit(runtime_dir_remove);
 	list = ibv_get_device_list(&ndev);
+	if (server || peer_host) {
+		int sock;
+
+		if (list == NULL || ndev < 1)
+			die("no droce device: give one in the EAL arguments");
+		if (!server)
+			perf_tests_check(&po, true);
+		sock = server ? tcp_accept(port) : tcp_connect(peer_host, port);
+		po.progress = "the devargs'";
+		perf_tests_remote(list[0], &po, sock, server);
+		close(sock);
+		ibv_free_device_list(list);
+		return 0;
+	}
 	if (list == NULL || ndev < 2)
 		die("need two droce devices, found %d", list ? ndev : 0);
 	if (strcmp(mode, "post") == 0) {

@@ -30,10 +30,22 @@ struct perf_opts {
 	bool odp;			/* buffers registered IBV_ACCESS_ON_DEMAND */
 	const char *progress;		/* "inline" or "engine lcore", for the header */
 	const char *loss;		/* drop probability of the embedded default, or NULL */
+	size_t eager_limit;		/* tag tests: larger messages go by rendezvous */
 };
 
 /* Run the tests of @o between @d0 and @d1; 0, or exits on a failure. */
 int perf_tests_run(struct ibv_device *d0, struct ibv_device *d1, const struct perf_opts *o);
+
+/*
+ * Run one side of the tests between two processes, joined by the TCP
+ * connection @sock: the client (@server false) runs the tests of @o and
+ * measures; the server takes its options from the client. 0, or exits on
+ * a failure.
+ */
+int perf_tests_remote(struct ibv_device *dev, const struct perf_opts *o, int sock, bool server);
+
+/* Exit with a message unless every test of @o can run (@remote: with perf_tests_remote). */
+void perf_tests_check(const struct perf_opts *o, bool remote);
 
 /* "a,b,c" sizes (with K/M suffixes) into @o; a single size with @sweep: 2..size by powers of 2. */
 int perf_sizes_parse(struct perf_opts *o, const char *s, bool sweep);

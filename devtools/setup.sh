@@ -12,6 +12,8 @@ pkgs=(dpdk dpdk-dev libdpdk-dev libibverbs-dev librdmacm-dev rdma-core meson
 # devtools/fuzz: clang, and its libFuzzer and sanitizer runtimes, which clang
 # only recommends (and recommends are not installed)
 pkgs+=(clang libclang-rt-14-dev)
+# devtools/plot (and the test perf_plot): droce-perf's JSON drawn, headless
+pkgs+=(python3-matplotlib)
 
 # as root, or through sudo (only for what needs root: apt, /var/cache, /etc/apt)
 as_root() {
