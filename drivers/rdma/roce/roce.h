@@ -43,6 +43,19 @@ struct roce_srq;
  */
 #define ROCE_RD_JOBS	(2 * DROCE_MAX_RD_ATOMIC)
 
+/*
+ * Counters are written by the engine alone and read by control threads
+ * (telemetry, droce_dev_xstats) while it runs: a single writer's relaxed
+ * store, which costs what a plain increment does, and a relaxed load on
+ * the reader's side, a value at most an iteration old.
+ */
+#define ROCE_CNT_ADD(c, n)	__atomic_store_n(&(c), (c) + (n), __ATOMIC_RELAXED)
+#define ROCE_CNT_INC(c)		ROCE_CNT_ADD(c, 1)
+#define ROCE_CNT_READ(c)	__atomic_load_n(&(c), __ATOMIC_RELAXED)
+
+/* NAK kinds (IBA 9.7.5.2.4, AETH syndrome 0x60 + kind): the index of counter arrays */
+#define ROCE_NAK_KINDS	4
+
 /* Drop and error counters, by cause; written by the engine only. */
 struct roce_stats {
 	uint64_t rx_pkts;
@@ -77,7 +90,42 @@ struct roce_stats {
 	uint64_t rnr_naks_sent;
 	uint64_t naks_sent;
 	uint64_t naks_rcvd;
+	uint64_t timeouts;		/* local ACK timeouts that fired */
+	uint64_t rnr_naks_rcvd;
+	/* by kind: PSN sequence error, invalid request, remote access, remote operational */
+	uint64_t naks_sent_kind[ROCE_NAK_KINDS];
+	uint64_t naks_rcvd_kind[ROCE_NAK_KINDS];
 };
+
+/*
+ * One QP's counters (what the device counts, for this QP alone), after the
+ * engine's state on the lines the engine owns; a QP reset keeps them.
+ * Packets and bytes are whole frames, as the device counts them.
+ */
+struct roce_qp_stats {
+	uint64_t rx_pkts;
+	uint64_t rx_bytes;
+	uint64_t tx_pkts;		/* requests, responses, ACKs and NAKs handed to the port */
+	uint64_t tx_bytes;
+	uint64_t retransmits;		/* go-back-N restarts: a timeout, a READ response gap */
+	uint64_t timeouts;		/* local ACK timeouts that fired */
+	uint64_t naks_sent_kind[ROCE_NAK_KINDS];
+	uint64_t naks_rcvd_kind[ROCE_NAK_KINDS];
+	uint64_t rnr_naks_sent;
+	uint64_t rnr_naks_rcvd;
+	uint64_t rx_dup;		/* RC duplicate requests */
+	uint64_t rx_drop_seq;		/* out of sequence: PSN, or a response to nothing sent */
+	uint64_t rx_drop_qp_state;
+	uint64_t rx_drop_no_wqe;
+	uint64_t rx_drop_bad_len;
+	uint64_t rx_drop_bad_qkey;
+};
+
+/* a counter both the device and the QP have (struct roce_stats, struct roce_qp_stats) */
+#define ROCE_QP_CNT(dev, qp, f) do {		\
+	ROCE_CNT_INC((dev)->stats.f);		\
+	ROCE_CNT_INC((qp)->stats.f);		\
+} while (0)
 
 struct roce_neigh {
 	rte_be32_t ip;
@@ -353,6 +401,7 @@ struct roce_qp {
 
 	/* written by the engine */
 	struct roce_qp_eng e __rte_cache_aligned;
+	struct roce_qp_stats stats;
 };
 
 /* --- Multicast groups (roce_mcast.c) --- */
