@@ -59,15 +59,15 @@ qpn=$(j "$qps" 'v[0] if v else ""')
 qi=$(q "/droce/qp_info,droce0,$qpn")
 [ "$(j "$qi" 'v["state"] == "RTS" and v["type"] == "RC" and v["dest_ip"] == "10.0.0.2"')" = True ] &&
 	ok "/droce/qp_info,droce0,$qpn: RC, RTS, to 10.0.0.2" || fail "/droce/qp_info: $qi"
-p1=$(j "$qi" 'v["sq_psn"]')
 sleep 0.5
-p2=$(j "$(q "/droce/qp_info,droce0,$qpn")" 'v["sq_psn"]')
+qi2=$(q "/droce/qp_info,droce0,$qpn")
+p1=$(j "$qi" 'v["sq_psn"]')
+p2=$(j "$qi2" 'v["sq_psn"]')
 [ "$p1" != "$p2" ] && ok "its sq_psn moves: $p1 -> $p2" || fail "sq_psn stays at $p1"
 # its own counters (droce_qp_xstats): the sender's packets and bytes out,
 # ACKs in; the receiver's QP the other way round; nothing refused
-c1=$(q "/droce/qp_info,droce0,$qpn")
-sleep 0.5
-c2=$(q "/droce/qp_info,droce0,$qpn")
+c1=$qi
+c2=$qi2
 moved=$("$PY" -c "import json, sys; a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 keys = ['tx_pkts', 'tx_bytes', 'rx_pkts', 'rx_bytes']
 print(all(b[k] > a[k] for k in keys) and b['tx_bytes'] >= 64 * b['tx_pkts'] // 2 and

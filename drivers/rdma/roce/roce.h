@@ -105,7 +105,7 @@ struct roce_stats {
 struct roce_qp_stats {
 	uint64_t rx_pkts;
 	uint64_t rx_bytes;
-	uint64_t tx_pkts;		/* requests, responses, ACKs and NAKs handed to the port */
+	uint64_t tx_pkts;		/* requests, responses, ACKs and NAKs queued for the port */
 	uint64_t tx_bytes;
 	uint64_t retransmits;		/* go-back-N restarts: a timeout, a READ response gap */
 	uint64_t timeouts;		/* local ACK timeouts that fired */
@@ -500,6 +500,7 @@ struct roce_dev {
 	uint32_t port_paused;		/* set while the control path restarts the port */
 	uint16_t nb_tx;
 	uint16_t nb_ack;
+	struct roce_qp *tx_qp;		/* whose packet roce_ip_xmit sends (roce_qp_cnt_tx), or NULL */
 	struct roce_qp *ack_qp[DROCE_BURST];	/* QPs owing a coalesced ACK */
 	struct rte_mbuf *tx[DROCE_BURST * 2];
 	struct roce_neigh neigh[DROCE_NEIGH_MAX];

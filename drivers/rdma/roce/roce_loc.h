@@ -116,12 +116,15 @@ roce_qp_cnt_rx(struct roce_qp *qp, const struct rte_mbuf *m)
 	ROCE_CNT_ADD(qp->stats.rx_bytes, m->pkt_len);
 }
 
-/* A packet of @qp handed to roce_ip_xmit: BTH onwards now, the frame's size counted. */
+/*
+ * The packet roce_ip_xmit is about to be handed is @qp's: once it is queued
+ * for the port (its neighbour known, room in the staging area), it counts
+ * in the QP's tx_pkts and tx_bytes too, as it does in the device's.
+ */
 static inline void
-roce_qp_cnt_tx(struct roce_qp *qp, const struct rte_mbuf *m)
+roce_qp_cnt_tx(struct roce_dev *dev, struct roce_qp *qp)
 {
-	ROCE_CNT_INC(qp->stats.tx_pkts);
-	ROCE_CNT_ADD(qp->stats.tx_bytes, m->pkt_len + ROCE_L2L4_LEN);
+	dev->tx_qp = qp;
 }
 
 /* A NAK (AETH syndrome @syn, 0x60..0x63) @qp sends, on the device and the QP. */

@@ -112,7 +112,7 @@ send_rd_atomic(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *
 			    wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? wqe->wr.atomic.swap :
 			    wqe->wr.atomic.compare_add, wqe->wr.atomic.compare_add);
 	}
-	roce_qp_cnt_tx(qp, m);
+	roce_qp_cnt_tx(dev, qp);
 	if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl) != 0)
 		return -EAGAIN;
 	e->pkts_since_ackreq = 0;
@@ -194,7 +194,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 		return -EFAULT;
 	}
 	memset(p + pay, 0, pad);
-	roce_qp_cnt_tx(qp, m);
+	roce_qp_cnt_tx(dev, qp);
 	if (roce_ip_xmit_mc(dev, m, av->dip, qp->sport, av->tos, av->ttl, qp->mc_noloop) != 0)
 		return -EAGAIN;
 	if (ackreq)

@@ -112,7 +112,7 @@ send_aeth(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, uint8_t syn)
 
 	if (m == NULL)
 		return false;
-	roce_qp_cnt_tx(qp, m);
+	roce_qp_cnt_tx(dev, qp);
 	roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl);
 	return true;
 }
@@ -446,7 +446,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			if (m == NULL)
 				return;
 			atmack_init(bth_atmack(rte_pktmbuf_mtod(m, struct roce_bth *)), j->orig);
-			roce_qp_cnt_tx(qp, m);
+			roce_qp_cnt_tx(dev, qp);
 			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
 				return;
 			rd_pop(e);
@@ -487,7 +487,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 				return;
 			}
 			memset(bth_payload(bth) + pay, 0, pad);
-			roce_qp_cnt_tx(qp, m);
+			roce_qp_cnt_tx(dev, qp);
 			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
 				return;
 			budget--;
