@@ -569,8 +569,10 @@ cm_init(void)
 		err = pthread_create(&cm.thread, NULL, cm_thread, NULL);
 		cm.thread_running = err == 0;
 	}
-	if (err == 0)
+	if (err == 0) {
 		atexit(cm_exit);	/* before the drop-in's linger, which it registered first */
+		cm_telemetry_register();
+	}
 done:
 	if (list)
 		ibv_free_device_list(list);
