@@ -43,6 +43,7 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_log.h>
 #include <rte_pdump.h>
 
 #include <infiniband/verbs.h>
@@ -1801,6 +1802,8 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0)
 			embedded = false;
+	/* stdout is the console's: DPDK's and droce's logs go to stderr */
+	rte_openlog_stream(stderr);
 	if (!embedded) {
 		ret = rte_eal_init(argc, argv);
 		if (ret < 0) {

@@ -34,6 +34,7 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include <rte_log.h>
 
 #include "cm_mad.h"
 
@@ -237,6 +238,11 @@ struct cm_state {
 extern struct cm_state cm;
 
 #define CM_ERR(e)	(errno = (e), -1)
+
+/* cm_dev.c: the log type lib.rdmacm */
+extern int cm_logtype;
+#define CM_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, cm_logtype, "droce-cm: " fmt "\n", ##__VA_ARGS__)
 
 /* cm_dev.c */
 int cm_init(void);

@@ -32,6 +32,20 @@ extern int roce_logtype;
 #define ROCE_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, roce_logtype, "droce: %s(): " fmt "\n", __func__, ##__VA_ARGS__)
 
+/*
+ * The engine's logs: compiled out above DROCE_LOG_DP_LEVEL (a debug build's
+ * is DEBUG, any other's INFO: config/meson.build), so that a release build's
+ * lcore loop carries no DEBUG log at all, not even its level test; at or
+ * below it, shown as --log-level=pmd.rdma.roce:<level> says.
+ */
+#ifndef DROCE_LOG_DP_LEVEL
+#define DROCE_LOG_DP_LEVEL	RTE_LOG_INFO
+#endif
+#define ROCE_DP_LOG(level, fmt, ...) do {					\
+	if (RTE_LOG_ ## level <= DROCE_LOG_DP_LEVEL)				\
+		ROCE_LOG(level, fmt, ##__VA_ARGS__);				\
+} while (0)
+
 struct roce_dev;
 struct roce_cq;
 struct roce_qp;

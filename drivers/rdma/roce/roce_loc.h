@@ -134,6 +134,7 @@ roce_cnt_nak_sent(struct roce_dev *dev, struct roce_qp *qp, uint8_t syn)
 	ROCE_CNT_INC(dev->stats.naks_sent);
 	ROCE_CNT_INC(dev->stats.naks_sent_kind[syn & (ROCE_NAK_KINDS - 1)]);
 	ROCE_CNT_INC(qp->stats.naks_sent_kind[syn & (ROCE_NAK_KINDS - 1)]);
+	ROCE_DP_LOG(DEBUG, "%s: qp %#x sends NAK %#x", dev->name, qp->fp.qpn, syn);
 }
 
 /* A NAK @qp received. */
@@ -143,6 +144,7 @@ roce_cnt_nak_rcvd(struct roce_dev *dev, struct roce_qp *qp, uint8_t syn)
 	ROCE_CNT_INC(dev->stats.naks_rcvd);
 	ROCE_CNT_INC(dev->stats.naks_rcvd_kind[syn & (ROCE_NAK_KINDS - 1)]);
 	ROCE_CNT_INC(qp->stats.naks_rcvd_kind[syn & (ROCE_NAK_KINDS - 1)]);
+	ROCE_DP_LOG(DEBUG, "%s: qp %#x receives NAK %#x", dev->name, qp->fp.qpn, syn);
 }
 
 /*
