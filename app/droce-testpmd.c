@@ -261,7 +261,9 @@ wc_print(const struct ibv_wc *wc)
 	       ibv_wc_status_str(wc->status));
 	if (wc->status == IBV_WC_SUCCESS) {
 		printf(", %s", wc_opcode_str(wc->opcode));
-		if (wc->opcode & IBV_WC_RECV)
+		/* a list operation's completion (TM_ADD, TM_DEL, TM_SYNC) carries no bytes */
+		if ((wc->opcode & IBV_WC_RECV) && wc->opcode != IBV_WC_TM_ADD &&
+		    wc->opcode != IBV_WC_TM_DEL && wc->opcode != IBV_WC_TM_SYNC)
 			printf(", %u bytes", wc->byte_len);
 		if ((wc->opcode & IBV_WC_RECV) && wc->src_qp != 0)
 			printf(" from qp %#x", wc->src_qp);
@@ -474,8 +476,11 @@ show_srq(int argc, char **argv)
 	ret = ibv_query_srq(srqs[i].srq, &at);
 	if (ret)
 		return fail(ret, "ibv_query_srq");
-	printf("srq %d: pd %d, max_wr %u, max_sge %u, limit %u\n", i, srqs[i].pd, at.max_wr,
+	printf("srq %d: pd %d, max_wr %u, max_sge %u, limit %u", i, srqs[i].pd, at.max_wr,
 	       at.max_sge, at.srq_limit);
+	if (srqs[i].tm_cq >= 0)
+		printf(", tag matching, completions on cq %d", srqs[i].tm_cq);
+	printf("\n");
 	return 0;
 }
 
