@@ -9,10 +9,12 @@
  * prompt; a refused post prints its errno as text and names the failing
  * WR; completions are printed in words.
  *
- *   droce-testpmd [EAL args --] [-f FILE] [-q]
+ *   droce-testpmd [EAL args --] [-f FILE] [-q] [-I]
  *     -f FILE   run the commands of FILE without interaction and exit with
  *               0 if every command did what it should, 1 otherwise
  *     -q        do not echo the commands of FILE
+ *     -I        the embedded default with each port wrapped in net_impair
+ *               (net_impair0, net_impair1: no faults until "impair ... set")
  *
  * In a command file, a command that fails stops the file (exit 1) unless
  * the next line is "expect <ERRNO>" naming its error (e.g. "expect EINVAL")
@@ -38,11 +40,16 @@
 #include <cmdline_rdline.h>
 #include <cmdline_socket.h>
 #include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_pdump.h>
 
 #include <infiniband/verbs.h>
 
 #include "droce.h"
+#include "rte_pmd_impair.h"
 
 #define MAX_OBJ		64
 #define MAX_ARGS	24
@@ -82,6 +89,7 @@ static struct {
 static struct {
 	struct ibv_srq *srq;
 	int pd;
+	int tm_cq;			/* a tag-matching SRQ's CQ, else -1 */
 } srqs[MAX_OBJ];
 static struct qp_slot qps[MAX_OBJ];
 static struct mr_slot mrs[MAX_OBJ];
@@ -237,6 +245,11 @@ wc_opcode_str(enum ibv_wc_opcode op)
 	case IBV_WC_FETCH_ADD: return "FETCH_ADD";
 	case IBV_WC_RECV: return "RECV";
 	case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
+	case IBV_WC_TM_ADD: return "TM_ADD";
+	case IBV_WC_TM_DEL: return "TM_DEL";
+	case IBV_WC_TM_SYNC: return "TM_SYNC";
+	case IBV_WC_TM_RECV: return "TM_RECV";
+	case IBV_WC_TM_NO_TAG: return "TM_NO_TAG";
 	default: return "?";
 	}
 }
@@ -248,7 +261,9 @@ wc_print(const struct ibv_wc *wc)
 	       ibv_wc_status_str(wc->status));
 	if (wc->status == IBV_WC_SUCCESS) {
 		printf(", %s", wc_opcode_str(wc->opcode));
-		if (wc->opcode & IBV_WC_RECV)
+		/* a list operation's completion (TM_ADD, TM_DEL, TM_SYNC) carries no bytes */
+		if ((wc->opcode & IBV_WC_RECV) && wc->opcode != IBV_WC_TM_ADD &&
+		    wc->opcode != IBV_WC_TM_DEL && wc->opcode != IBV_WC_TM_SYNC)
 			printf(", %u bytes", wc->byte_len);
 		if ((wc->opcode & IBV_WC_RECV) && wc->src_qp != 0)
 			printf(" from qp %#x", wc->src_qp);
@@ -315,6 +330,34 @@ show_objects(void)
 	return 0;
 }
 
+static uint64_t stat_of(const char *const *names, const uint64_t *values, int n,
+			const char *name);
+
+/* One line of a QP's main counters (show stats). */
+static void
+qp_stats_line(int q)
+{
+	const char *names[64];
+	uint64_t v[64];
+	int n = droce_qp_xstats(qps[q].qp, names, v, (int)RTE_DIM(names));
+
+	if (n < 0)
+		return;
+	n = RTE_MIN(n, (int)RTE_DIM(names));
+#define S(x) stat_of(names, v, n, x)
+	printf("  qp %d (qpn %#x): rx %" PRIu64 " pkts %" PRIu64 " B, tx %" PRIu64 " pkts %" PRIu64
+	       " B, retransmits %" PRIu64 ", timeouts %" PRIu64 ", NAKs sent %" PRIu64 " rcvd %"
+	       PRIu64 ", RNR NAKs sent %" PRIu64 " rcvd %" PRIu64 ", dup %" PRIu64 ", out of seq %"
+	       PRIu64 "\n", q, qps[q].qp->qp_num, S("rx_pkts"), S("rx_bytes"), S("tx_pkts"),
+	       S("tx_bytes"), S("retransmits"), S("timeouts"),
+	       S("naks_sent_seq_err") + S("naks_sent_inv_req") + S("naks_sent_rem_access") +
+	       S("naks_sent_rem_op"),
+	       S("naks_rcvd_seq_err") + S("naks_rcvd_inv_req") + S("naks_rcvd_rem_access") +
+	       S("naks_rcvd_rem_op"),
+	       S("rnr_naks_sent"), S("rnr_naks_rcvd"), S("rx_dup"), S("rx_drop_seq"));
+#undef S
+}
+
 static int
 show_stats(int argc, char **argv)
 {
@@ -333,7 +376,20 @@ show_stats(int argc, char **argv)
 		for (int i = 0; i < n && i < (int)RTE_DIM(names); i++)
 			if (values[i] != 0 || argc > 3)
 				printf("  %-28s %" PRIu64 "\n", names[i], values[i]);
+		for (int q = 0; q < MAX_OBJ; q++)
+			if (qp_set(q) && qps[q].dev == d)
+				qp_stats_line(q);
 	}
+	return 0;
+}
+
+/* The value of counter @name among @n, 0 if absent. */
+static uint64_t
+stat_of(const char *const *names, const uint64_t *values, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return values[i];
 	return 0;
 }
 
@@ -359,6 +415,53 @@ show_qp(int argc, char **argv)
 	       at.sq_psn, at.rq_psn, at.dest_qp_num, at.path_mtu ? 128 << at.path_mtu : 0,
 	       at.timeout, at.retry_cnt, at.rnr_retry, init.cap.max_send_wr, init.cap.max_recv_wr,
 	       init.cap.max_send_sge, init.cap.max_recv_sge, init.cap.max_inline_data);
+	/* its counters: those not zero, or all with "all" */
+	{
+		const char *names[64];
+		uint64_t v[64];
+		int n = droce_qp_xstats(qps[i].qp, names, v, (int)RTE_DIM(names)), col = 0;
+		bool all = argc > 3 && strcmp(argv[3], "all") == 0;
+
+		if (n < 0)
+			return fail(-n, "droce_qp_xstats");
+		printf("  counters:");
+		for (int k = 0; k < n && k < (int)RTE_DIM(names); k++) {
+			if (v[k] == 0 && !all)
+				continue;
+			printf("%s%s %" PRIu64, col % 4 == 0 ? "\n    " : ", ", names[k], v[k]);
+			col++;
+		}
+		printf("%s\n", col == 0 ? " all zero" : "");
+	}
+	return 0;
+}
+
+/* show neigh [dev]: each device's ARP table */
+static int
+show_neigh(int argc, char **argv)
+{
+	for (int d = 0; d < nb_devs; d++) {
+		struct droce_neigh t[64];
+		int n;
+
+		if (argc > 2 && strcmp(argv[2], devs[d].name) != 0 && atoi(argv[2]) != d)
+			continue;
+		n = droce_dev_neigh(devs[d].name, t, (int)RTE_DIM(t));
+		if (n < 0)
+			return fail(-n, "droce_dev_neigh(%s)", devs[d].name);
+		printf("device %d %s: %d neighbour%s\n", d, devs[d].name, n, n == 1 ? "" : "s");
+		for (int k = 0; k < n && k < (int)RTE_DIM(t); k++) {
+			char ip[INET_ADDRSTRLEN];
+
+			inet_ntop(AF_INET, &t[k].ip, ip, sizeof(ip));
+			if (t[k].resolved)
+				printf("  %-15s %02x:%02x:%02x:%02x:%02x:%02x%s\n", ip, t[k].mac[0],
+				       t[k].mac[1], t[k].mac[2], t[k].mac[3], t[k].mac[4], t[k].mac[5],
+				       t[k].is_static ? " static" : "");
+			else
+				printf("  %-15s incomplete\n", ip);
+		}
+	}
 	return 0;
 }
 
@@ -373,8 +476,11 @@ show_srq(int argc, char **argv)
 	ret = ibv_query_srq(srqs[i].srq, &at);
 	if (ret)
 		return fail(ret, "ibv_query_srq");
-	printf("srq %d: pd %d, max_wr %u, max_sge %u, limit %u\n", i, srqs[i].pd, at.max_wr,
+	printf("srq %d: pd %d, max_wr %u, max_sge %u, limit %u", i, srqs[i].pd, at.max_wr,
 	       at.max_sge, at.srq_limit);
+	if (srqs[i].tm_cq >= 0)
+		printf(", tag matching, completions on cq %d", srqs[i].tm_cq);
+	printf("\n");
 	return 0;
 }
 
@@ -410,7 +516,10 @@ cmd_show(int argc, char **argv)
 		return show_cq(argc, argv);
 	if (strcmp(what, "traffic") == 0)
 		return cmd_traffic_show();
-	return usage("show device|port|objects|stats [dev [all]]|qp <n>|srq <n>|cq <n>|traffic");
+	if (strcmp(what, "neigh") == 0)
+		return show_neigh(argc, argv);
+	return usage("show device|port|objects|stats [dev [all]]|qp <n> [all]|srq <n>|cq <n>|"
+		     "neigh [dev]|traffic");
 }
 
 /* --- create and destroy --- */
@@ -452,23 +561,54 @@ create_cq(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * create srq <pd> [wr <n>] [sge <n>] [tm <tags> cq <cq>]: with tm, a
+ * tag-matching SRQ (IBV_SRQT_TM) of <tags> tags whose list operations and
+ * matched receives complete on <cq>
+ */
 static int
 create_srq(int argc, char **argv)
 {
-	int p = index_of(argc > 2 ? argv[2] : NULL, "pd", pd_set), i = free_slot(srq_set);
+	static const char syntax[] = "create srq <pd> [wr <n>] [sge <n>] [tm <tags> cq <cq>]";
+	int p = index_of(argc > 2 ? argv[2] : NULL, "pd", pd_set), i = free_slot(srq_set), c = -1;
 	struct ibv_srq_init_attr a = { .attr = { .max_wr = 64, .max_sge = 1 } };
 
 	if (p < 0)
-		return usage("create srq <pd> [wr <n>] [sge <n>]");
+		return usage(syntax);
 	a.attr.max_wr = (uint32_t)opt_num(argc, argv, 3, "wr", 64);
 	a.attr.max_sge = (uint32_t)opt_num(argc, argv, 3, "sge", 1);
 	if (i < 0)
 		return fail(ENOSPC, "create srq");
-	srqs[i].srq = ibv_create_srq(pds[p].pd, &a);
-	if (srqs[i].srq == NULL)
-		return fail(errno, "ibv_create_srq");
+	if (opt(argc, argv, 3, "tm") != NULL) {
+		struct ibv_srq_init_attr_ex x = {
+			.attr = a.attr,
+			.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+				     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM,
+			.srq_type = IBV_SRQT_TM,
+			.pd = pds[p].pd,
+			.tm_cap = { .max_num_tags = (uint32_t)opt_num(argc, argv, 3, "tm", 0),
+				    .max_ops = 16 },
+		};
+
+		c = index_of(opt(argc, argv, 3, "cq"), "cq", cq_set);
+		if (c < 0 || x.tm_cap.max_num_tags == 0)
+			return usage(syntax);
+		x.cq = cqs[c].cq;
+		srqs[i].srq = ibv_create_srq_ex(devs[pds[p].dev].ctx, &x);
+		if (srqs[i].srq == NULL)
+			return fail(errno, "ibv_create_srq_ex(IBV_SRQT_TM)");
+	} else {
+		srqs[i].srq = ibv_create_srq(pds[p].pd, &a);
+		if (srqs[i].srq == NULL)
+			return fail(errno, "ibv_create_srq");
+	}
 	srqs[i].pd = p;
-	printf("srq %d, %u WRs\n", i, a.attr.max_wr);
+	srqs[i].tm_cq = c;
+	if (c >= 0)
+		printf("srq %d, %u WRs, tag matching, %s tags, completions on cq %d\n", i,
+		       a.attr.max_wr, opt(argc, argv, 3, "tm"), c);
+	else
+		printf("srq %d, %u WRs\n", i, a.attr.max_wr);
 	return 0;
 }
 
@@ -1016,6 +1156,66 @@ cmd_poll(int argc, char **argv)
 
 /* --- memory contents --- */
 
+/*
+ * check qp <n> <counter> <op> <v> ; check dev <d> <counter> <op> <v>: a
+ * counter of droce_qp_xstats / droce_dev_xstats compared with <v>
+ * (<op>: == != < <= > >=); EIO when it does not hold, ENOENT for no such counter
+ */
+static int
+check_counter(int argc, char **argv)
+{
+	static const char syntax[] = "check qp|dev <n> <counter> ==|!=|<|<=|>|>= <value>";
+	const char *names[128];
+	uint64_t values[128], want, have = 0;
+	bool found = false, ok;
+	const char *op;
+	int i, n;
+
+	if (argc < 6 || !num(argv[5], &want))
+		return usage(syntax);
+	if (strcmp(argv[1], "qp") == 0) {
+		i = index_of(argv[2], "qp", qp_set);
+		if (i < 0)
+			return EINVAL;
+		n = droce_qp_xstats(qps[i].qp, names, values, (int)RTE_DIM(names));
+	} else {
+		i = index_of(argv[2], "device", dev_set);
+		if (i < 0)
+			return EINVAL;
+		n = droce_dev_xstats(devs[i].name, names, values, (int)RTE_DIM(names));
+	}
+	if (n < 0)
+		return fail(-n, "%s %s counters", argv[1], argv[2]);
+	for (int k = 0; k < n && k < (int)RTE_DIM(names); k++)
+		if (strcmp(names[k], argv[3]) == 0) {
+			have = values[k];
+			found = true;
+		}
+	if (!found)
+		return fail(ENOENT, "%s %s has no counter %s", argv[1], argv[2], argv[3]);
+	op = argv[4];
+	if (strcmp(op, "==") == 0)
+		ok = have == want;
+	else if (strcmp(op, "!=") == 0)
+		ok = have != want;
+	else if (strcmp(op, "<") == 0)
+		ok = have < want;
+	else if (strcmp(op, "<=") == 0)
+		ok = have <= want;
+	else if (strcmp(op, ">") == 0)
+		ok = have > want;
+	else if (strcmp(op, ">=") == 0)
+		ok = have >= want;
+	else
+		return usage(syntax);
+	if (!ok)
+		return fail(EIO, "%s %s %s is %" PRIu64 ", not %s %" PRIu64, argv[1], argv[2],
+			    argv[3], have, op, want);
+	printf("%s %s %s = %" PRIu64 " (%s %" PRIu64 ")\n", argv[1], argv[2], argv[3], have, op,
+	       want);
+	return 0;
+}
+
 /* fill mr <m> <off> <len> <byte> ; check mr <m> <off> <len> <byte> */
 static int
 cmd_mem(int argc, char **argv)
@@ -1023,6 +1223,9 @@ cmd_mem(int argc, char **argv)
 	uint64_t off, len, byte;
 	int m;
 
+	if (strcmp(argv[0], "check") == 0 && argc > 1 &&
+	    (strcmp(argv[1], "qp") == 0 || strcmp(argv[1], "dev") == 0))
+		return check_counter(argc, argv);
 	if (argc < 6 || strcmp(argv[1], "mr") != 0)
 		return usage("fill|check mr <m> <off> <len> <byte>");
 	m = index_of(argv[2], "mr", mr_set);
@@ -1040,6 +1243,148 @@ cmd_mem(int argc, char **argv)
 				    mrs[m].buf[off + i], (unsigned int)byte);
 	printf("mr %d [%" PRIu64 ", +%" PRIu64 ") all %#x\n", m, off, len, (unsigned int)byte);
 	return 0;
+}
+
+/* --- tag matching: list operations on a TM SRQ (ibv_post_srq_ops) --- */
+
+/*
+ * tag add <srq> <mr> <off> <len> tag <t> [mask <m>] [id <wr_id>] [recv_id <id>]
+ * tag del <srq> <handle> [id <wr_id>] ; tag sync <srq> [id <wr_id>]
+ * Each is signaled: its completion (TM_ADD, TM_DEL, TM_SYNC) arrives on the
+ * SRQ's CQ (poll cq). The unexpected count an operation carries is what
+ * the SRQ's CQ reported so far: none here (the console counts no messages).
+ */
+static int
+cmd_tag(int argc, char **argv)
+{
+	static const char syntax[] =
+		"tag add <srq> <mr> <off> <len> tag <t> [mask <m>] [id <wr_id>] [recv_id <id>]\n"
+		"       tag del <srq> <handle> [id <wr_id>] | tag sync <srq> [id <wr_id>]";
+	struct ibv_ops_wr op = { .flags = IBV_OPS_SIGNALED }, *bad = NULL;
+	const char *what = argc > 1 ? argv[1] : "";
+	struct ibv_sge sge;
+	uint64_t off, len, h;
+	int q, m, ret, from;
+
+	q = index_of(argc > 2 ? argv[2] : NULL, "srq", srq_set);
+	if (q < 0)
+		return usage(syntax);
+	if (srqs[q].tm_cq < 0)
+		return fail(EINVAL, "srq %d is not a tag-matching SRQ", q);
+	if (strcmp(what, "add") == 0) {
+		m = argc > 3 ? index_of(argv[3], "mr", mr_set) : -1;
+		if (m < 0 || argc < 6 || !num(argv[4], &off) || !num(argv[5], &len) ||
+		    !opt(argc, argv, 6, "tag") || off + len > mrs[m].len)
+			return usage(syntax);
+		sge.addr = (uintptr_t)mrs[m].buf + off;
+		sge.length = (uint32_t)len;
+		sge.lkey = mrs[m].mr->lkey;
+		op.opcode = IBV_WR_TAG_ADD;
+		op.tm.add.recv_wr_id = opt_num(argc, argv, 6, "recv_id", 1);
+		op.tm.add.sg_list = &sge;
+		op.tm.add.num_sge = 1;
+		op.tm.add.tag = opt_num(argc, argv, 6, "tag", 0);
+		op.tm.add.mask = opt_num(argc, argv, 6, "mask", UINT64_MAX);
+		from = 6;
+	} else if (strcmp(what, "del") == 0) {
+		if (argc < 4 || !num(argv[3], &h))
+			return usage(syntax);
+		op.opcode = IBV_WR_TAG_DEL;
+		op.tm.handle = (uint32_t)h;
+		from = 4;
+	} else if (strcmp(what, "sync") == 0) {
+		op.opcode = IBV_WR_TAG_SYNC;
+		op.flags |= IBV_OPS_TM_SYNC;
+		from = 3;
+	} else {
+		return usage(syntax);
+	}
+	op.wr_id = opt_num(argc, argv, from, "id", 1);
+	ret = ibv_post_srq_ops(srqs[q].srq, &op, &bad);
+	if (ret)
+		return fail(ret, "ibv_post_srq_ops(tag %s)", what);
+	if (op.opcode == IBV_WR_TAG_ADD)
+		printf("tag add posted: handle %u, tag %#" PRIx64 " mask %#" PRIx64 "\n",
+		       op.tm.handle, op.tm.add.tag, op.tm.add.mask);
+	else
+		printf("tag %s posted\n", what);
+	return 0;
+}
+
+/* --- capture: a device's frames to a pcapng file, started and stopped at run time --- */
+
+/* capture start <dev> <file> ; capture stop <dev> */
+static int
+cmd_capture(int argc, char **argv)
+{
+	static const char syntax[] = "capture start <dev> <file> | capture stop <dev>";
+	const char *what = argc > 1 ? argv[1] : "";
+	int d = -1, ret;
+
+	/* a device by name or index */
+	for (int k = 0; k < nb_devs && argc > 2; k++)
+		if (strcmp(argv[2], devs[k].name) == 0)
+			d = k;
+	if (d < 0)
+		d = index_of(argc > 2 ? argv[2] : NULL, "device", dev_set);
+	if (d < 0)
+		return usage(syntax);
+	if (strcmp(what, "start") == 0 && argc > 3) {
+		ret = droce_dev_capture(devs[d].name, argv[3]);
+		if (ret)
+			return fail(-ret, "capture start %s %s", devs[d].name, argv[3]);
+		printf("%s: capturing to %s\n", devs[d].name, argv[3]);
+		return 0;
+	}
+	if (strcmp(what, "stop") == 0) {
+		ret = droce_dev_capture(devs[d].name, NULL);
+		if (ret)
+			return fail(-ret, "capture stop %s", devs[d].name);
+		printf("%s: capture stopped, file closed\n", devs[d].name);
+		return 0;
+	}
+	return usage(syntax);
+}
+
+/* --- a net_impair port's faults and link, at run time (rte_pmd_impair.h) --- */
+
+/*
+ * impair <port> set <key>=<v>[,<key>=<v>...] (drop, dup, reorder, corrupt,
+ * delay_us) ; impair <port> link up|down. <port>: an ethdev name
+ * (net_impair0) or a port id.
+ */
+static int
+cmd_impair(int argc, char **argv)
+{
+	static const char syntax[] =
+		"impair <port> set drop=<p>,dup=<p>,reorder=<p>,corrupt=<p>,delay_us=<us> | "
+		"impair <port> link up|down";
+	uint16_t port;
+	uint64_t v;
+	int ret;
+
+	if (argc < 4)
+		return usage(syntax);
+	if (num(argv[1], &v) && v < RTE_MAX_ETHPORTS)
+		port = (uint16_t)v;
+	else if (rte_eth_dev_get_port_by_name(argv[1], &port) != 0)
+		return fail(ENODEV, "impair: no port %s", argv[1]);
+	if (strcmp(argv[2], "set") == 0) {
+		ret = droce_impair_fault_set(port, argv[3]);
+		if (ret)
+			return fail(-ret, "droce_impair_fault_set(%s, %s)", argv[1], argv[3]);
+		printf("%s: %s\n", argv[1], argv[3]);
+		return 0;
+	}
+	if (strcmp(argv[2], "link") == 0 &&
+	    (strcmp(argv[3], "up") == 0 || strcmp(argv[3], "down") == 0)) {
+		ret = droce_impair_link_set(port, strcmp(argv[3], "up") == 0);
+		if (ret)
+			return fail(-ret, "droce_impair_link_set(%s)", argv[1]);
+		printf("%s: link %s\n", argv[1], argv[3]);
+		return 0;
+	}
+	return usage(syntax);
 }
 
 /* --- traffic: a background SEND stream between two connected QPs --- */
@@ -1193,8 +1538,8 @@ cmd_help(int argc, char **argv)
 	for (int d = 0; d < nb_devs; d++)
 		printf("%d=%s ", d, devs[d].name);
 	printf("\n"
-	       "show device|port|objects|stats [dev [all]]|qp <n>|srq <n>|cq <n>|traffic\n"
-	       "create pd <dev> | cq <dev> [<entries>] | srq <pd> [wr <n>] [sge <n>]\n"
+	       "show device|port|objects|stats [dev [all]]|qp <n> [all]|srq <n>|cq <n>|neigh [dev]|traffic\n"
+	       "create pd <dev> | cq <dev> [<entries>] | srq <pd> [wr <n>] [sge <n>] [tm <tags> cq <cq>]\n"
 	       "create qp rc|uc|ud <pd> <cq> [rcq <cq>] [srq <n>] [wr <n>] [sge <n>] [inline <n>]\n"
 	       "create mr <pd> <bytes> [access local|all] | ah <pd> <ipv4>\n"
 	       "destroy pd|cq|srq|qp|mr|ah <n>\n"
@@ -1207,7 +1552,12 @@ cmd_help(int argc, char **argv)
 	       "post srq_recv <srq> <mr> <off> <len> [id <wr_id>] [count <n>]\n"
 	       "poll cq <n> [max <m>] [wait <ms>] [expect <count> [<status>|flush]]\n"
 	       "fill|check mr <m> <off> <len> <byte>\n"
+	       "check qp|dev <n> <counter> ==|!=|<|<=|>|>= <value>\n"
 	       "traffic start <qpA> <qpB> <mrA> <mrB> [size <B>] [depth <n>] | show | stop\n"
+	       "tag add <srq> <mr> <off> <len> tag <t> [mask <m>] [id <wr_id>] [recv_id <id>]\n"
+	       "tag del <srq> <handle> [id <wr_id>] | tag sync <srq> [id <wr_id>]\n"
+	       "capture start <dev> <file> | capture stop <dev>\n"
+	       "impair <port> set drop=<p>,dup=<p>,reorder=<p>,corrupt=<p>,delay_us=<us> | link up|down\n"
 	       "sleep <ms>\n"
 	       "expect ok|<ERRNO>   (in a command file: the previous command's outcome)\n"
 	       "quit\n");
@@ -1243,7 +1593,8 @@ static const struct {
 	{ "create", cmd_create }, { "destroy", cmd_destroy }, { "modify", cmd_modify },
 	{ "connect", cmd_connect }, { "post", cmd_post }, { "poll", cmd_poll },
 	{ "fill", cmd_mem }, { "check", cmd_mem }, { "traffic", cmd_traffic },
-	{ "sleep", cmd_sleep },
+	{ "sleep", cmd_sleep }, { "tag", cmd_tag }, { "capture", cmd_capture },
+	{ "impair", cmd_impair },
 };
 
 /* Run one command line: 0, or the errno value of its failure. */
@@ -1346,7 +1697,8 @@ cmd_line_parsed(void *parsed, struct cmdline *cl, void *data)
 
 static cmdline_parse_token_string_t tok_word =
 	TOKEN_STRING_INITIALIZER(struct cmd_line_result, word,
-				 "help#quit#show#create#destroy#modify#connect#post#poll#fill#check#traffic#sleep");
+				 "help#quit#show#create#destroy#modify#connect#post#poll#fill#check#traffic#sleep#"
+				 "tag#capture#impair");
 static cmdline_parse_token_string_t tok_rest =
 	TOKEN_STRING_INITIALIZER(struct cmd_line_result, rest, TOKEN_STRING_MULTI);
 
@@ -1440,19 +1792,23 @@ cleanup(void)
 		ibv_close_device(devs[d].ctx);
 	if (dev_list)
 		ibv_free_device_list(dev_list);
+	if (rte_eal_process_type() == RTE_PROC_PRIMARY)
+		rte_pdump_uninit();
 }
 
 int
 main(int argc, char **argv)
 {
 	const char *file = NULL;
-	bool echo = true, embedded = true;
+	bool echo = true, embedded = true, impair = false;
 	char *dflt[12];
 	int nd = 0, opt_c, n, ret;
 
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0)
 			embedded = false;
+	/* stdout is the console's: DPDK's and droce's logs go to stderr */
+	rte_openlog_stream(stderr);
 	if (!embedded) {
 		ret = rte_eal_init(argc, argv);
 		if (ret < 0) {
@@ -1463,12 +1819,13 @@ main(int argc, char **argv)
 		argv += ret;
 	}
 	optind = 1;
-	while ((opt_c = getopt(argc, argv, "f:qh")) != -1) {
+	while ((opt_c = getopt(argc, argv, "f:qIh")) != -1) {
 		switch (opt_c) {
 		case 'f': file = optarg; break;
 		case 'q': echo = false; break;
+		case 'I': impair = true; break;
 		default:
-			fprintf(stderr, "usage: droce-testpmd [EAL args --] [-f FILE] [-q]\n");
+			fprintf(stderr, "usage: droce-testpmd [EAL args --] [-f FILE] [-q] [-I]\n");
 			return opt_c == 'h' ? 0 : 1;
 		}
 	}
@@ -1490,15 +1847,27 @@ main(int argc, char **argv)
 			return 1;
 		}
 		atexit(runtime_dir_remove);
+		/* -I: each port wrapped in a net_impair that passes all until told otherwise */
 		if (droce_ring_pair_create("net_ring_a", "net_ring_b") ||
-		    droce_dev_create("droce0", "ethdev=net_ring_a,ip=10.0.0.1,mtu=4200") ||
-		    droce_dev_create("droce1", "ethdev=net_ring_b,ip=10.0.0.2,mtu=4200")) {
+		    (impair && (droce_dev_create("net_impair0", "ethdev=net_ring_a,dir=both,seed=1") ||
+				droce_dev_create("net_impair1", "ethdev=net_ring_b,dir=both,seed=2"))) ||
+		    droce_dev_create("droce0", impair ? "ethdev=net_impair0,ip=10.0.0.1,mtu=4200" :
+				     "ethdev=net_ring_a,ip=10.0.0.1,mtu=4200") ||
+		    droce_dev_create("droce1", impair ? "ethdev=net_impair1,ip=10.0.0.2,mtu=4200" :
+				     "ethdev=net_ring_b,ip=10.0.0.2,mtu=4200")) {
 			fprintf(stderr, "droce-testpmd: cannot create the embedded default\n");
 			return 1;
 		}
-		printf("embedded default: droce0 (10.0.0.1) <-> net_ring pair <-> droce1 (10.0.0.2), "
-		       "inline progress\n");
+		printf("embedded default: droce0 (10.0.0.1) <-> %snet_ring pair%s <-> droce1 (10.0.0.2), "
+		       "inline progress\n", impair ? "net_impair0, " : "", impair ? ", net_impair1" : "");
 	}
+	/*
+	 * the rte_pdump server: dpdk-dumpcap (a secondary process of this
+	 * one, --file-prefix) captures the ports' frames through it
+	 */
+	if (rte_eal_process_type() == RTE_PROC_PRIMARY && rte_pdump_init() != 0)
+		fprintf(stderr, "droce-testpmd: no rte_pdump server (%s): dpdk-dumpcap cannot attach\n",
+			rte_strerror(rte_errno));
 	dev_list = ibv_get_device_list(&n);
 	if (dev_list == NULL || n == 0) {
 		fprintf(stderr, "droce-testpmd: no droce device (a --vdev=droce0,ethdev=...,ip=... ?)\n");

@@ -59,10 +59,30 @@ qpn=$(j "$qps" 'v[0] if v else ""')
 qi=$(q "/droce/qp_info,droce0,$qpn")
 [ "$(j "$qi" 'v["state"] == "RTS" and v["type"] == "RC" and v["dest_ip"] == "10.0.0.2"')" = True ] &&
 	ok "/droce/qp_info,droce0,$qpn: RC, RTS, to 10.0.0.2" || fail "/droce/qp_info: $qi"
-p1=$(j "$qi" 'v["sq_psn"]')
 sleep 0.5
-p2=$(j "$(q "/droce/qp_info,droce0,$qpn")" 'v["sq_psn"]')
+qi2=$(q "/droce/qp_info,droce0,$qpn")
+p1=$(j "$qi" 'v["sq_psn"]')
+p2=$(j "$qi2" 'v["sq_psn"]')
 [ "$p1" != "$p2" ] && ok "its sq_psn moves: $p1 -> $p2" || fail "sq_psn stays at $p1"
+# its own counters (droce_qp_xstats): the sender's packets and bytes out,
+# ACKs in; the receiver's QP the other way round; nothing refused
+c1=$qi
+c2=$qi2
+moved=$("$PY" -c "import json, sys; a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+keys = ['tx_pkts', 'tx_bytes', 'rx_pkts', 'rx_bytes']
+print(all(b[k] > a[k] for k in keys) and b['tx_bytes'] >= 64 * b['tx_pkts'] // 2 and
+      all(k in b for k in ['retransmits', 'timeouts', 'naks_sent_seq_err', 'naks_rcvd_rem_access',
+                           'rnr_naks_sent', 'rnr_naks_rcvd', 'rx_dup', 'rx_drop_seq', 'rx_drop_no_wqe']))" "$c1" "$c2")
+[ "$moved" = True ] && ok "/droce/qp_info,droce0,$qpn counters move: tx_pkts $(j "$c1" 'v["tx_pkts"]') -> $(j "$c2" 'v["tx_pkts"]'), rx_pkts (ACKs) $(j "$c2" 'v["rx_pkts"]')" ||
+	fail "QP counters did not move: $c1 / $c2"
+rqpn=$(j "$(q /droce/qps,droce1)" 'v[0] if v else ""')
+rc=$(q "/droce/qp_info,droce1,$rqpn")
+[ "$(j "$rc" 'v["rx_pkts"] > 1000 and v["rx_bytes"] > 64 * 1000 and v["tx_pkts"] > 0 and v["rx_drop_qp_state"] == 0')" = True ] &&
+	ok "/droce/qp_info,droce1,$rqpn: rx_pkts $(j "$rc" 'v["rx_pkts"]'), tx_pkts (ACKs) $(j "$rc" 'v["tx_pkts"]')" ||
+	fail "/droce/qp_info,droce1,$rqpn: $rc"
+# a device counts at least what its QPs do
+[ "$(j "$(q /droce/stats,droce1)" 'v["rx_pkts"] >= '"$(j "$rc" 'v["rx_pkts"]')"' and "timeouts" in v and "naks_rcvd_seq_err" in v')" = True ] &&
+	ok "/droce/stats,droce1 >= its QP's, with timeouts and NAK kinds" || fail "/droce/stats,droce1 vs its QP"
 q /droce/neigh,droce0 >/dev/null && ok "/droce/neigh,droce0" || fail "/droce/neigh"
 for bad in /droce/dev_info,nosuch /droce/dev_info,7 /droce/qp_info,droce0 "/droce/qp_info,droce0,99999" \
 	/droce/stats; do

@@ -21,6 +21,7 @@ struct droce_rdev_mw;
 struct droce_rdev_xrcd;
 struct droce_dev_objects;
 struct droce_dev_stats;
+struct droce_neigh;
 
 /* Port 1's state, as ibv_query_port reports it. */
 struct droce_rdev_port {
@@ -70,6 +71,11 @@ struct droce_rdev_ops {
 	int (*objects_get)(struct droce_rdev *dev, struct droce_dev_objects *o);
 	int (*stats_get)(struct droce_rdev *dev, struct droce_dev_stats *st);
 	int (*xstats_get)(struct droce_rdev *dev, const char **names, uint64_t *values, int n);
+	/* droce.h's droce_dev_neigh and droce_dev_capture (@path NULL: stop) */
+	int (*neigh_get)(struct droce_rdev *dev, struct droce_neigh *tbl, int n);
+	int (*capture_set)(struct droce_rdev *dev, const char *path);
+	/* droce_qp_xstats: a QP's counters, as xstats_get (the QP stays while called) */
+	int (*qp_xstats_get)(struct droce_rdev_qp *qp, const char **names, uint64_t *values, int n);
 
 	/* progress: wait until the engine holds no reference to a removed object */
 	void (*quiesce)(struct droce_rdev *dev);

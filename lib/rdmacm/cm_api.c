@@ -783,7 +783,7 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 		c->backlog = backlog > 0 && backlog < 1024 ? backlog : 1024;
 		c->state = CM_LISTEN;
 		if (cm_debug())
-			fprintf(stderr, "droce-cm: %.3f listen port %u backlog %d\n",
+			CM_LOG(DEBUG, "%.3f listen port %u backlog %d",
 				(double)(cm_now_ns() % 1000000000000ull) / 1e9,
 				cm_sa_port(&c->id.route.addr.src_addr), c->backlog);
 	}

@@ -823,7 +823,7 @@ cm_mad_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const uint8_t *mad,
 	struct droce_cm_msg m;
 
 	if (droce_cm_mad_decode(mad, len, &m) != 0 || m.hdr.method != DROCE_CM_METHOD_SEND) {
-		d->rx_drops++;
+		d->rx_malformed++;
 		return;
 	}
 	switch (m.hdr.attr_id) {
@@ -855,7 +855,7 @@ cm_mad_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const uint8_t *mad,
 		sidr_rep_input(src, &m);
 		break;
 	default:
-		d->rx_drops++;	/* LAP, APR, ClassPortInfo: not spoken */
+		d->rx_unsupported++;	/* LAP, APR, ClassPortInfo: not spoken */
 		break;
 	}
 }

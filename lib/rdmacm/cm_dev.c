@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_log.h>
+
 #include "cm_loc.h"
 #include "droce_private.h"
 
@@ -236,18 +238,27 @@ ah_get(struct cm_dev *d, in_addr_t dst)
 	return d->ah[i].ah;
 }
 
-/* DROCE_CM_DEBUG=1: every MAD sent and received, on stderr. */
+/*
+ * The CM's log type: --log-level=lib.rdmacm:debug (or DROCE_CM_DEBUG=1,
+ * which sets that level) traces every MAD sent and received and each
+ * listen; errors at ERR and WARNING. On the log stream the drop-in's EAL
+ * writes to (stderr).
+ */
+RTE_LOG_REGISTER(cm_logtype, lib.rdmacm, NOTICE);
+
 int
 cm_debug(void)
 {
-	static int on = -1;
+	static int env = -1;
 
-	if (on < 0) {
+	if (env < 0) {
 		const char *e = getenv("DROCE_CM_DEBUG");
 
-		on = e != NULL && *e != '\0' && *e != '0';
+		env = e != NULL && *e != '\0' && *e != '0';
+		if (env)
+			rte_log_set_level(cm_logtype, RTE_LOG_DEBUG);
 	}
-	return on;
+	return rte_log_can_log(cm_logtype, RTE_LOG_DEBUG);
 }
 
 void
@@ -259,7 +270,7 @@ cm_trace(const char *dir, const struct cm_dev *d, in_addr_t peer, const uint8_t 
 	if (!cm_debug())
 		return;
 	memcpy(ids, mad + DROCE_CM_MAD_HDR_LEN, sizeof(ids));
-	fprintf(stderr, "droce-cm: %.3f %s %s %s %s %s ids %08x %08x\n",
+	CM_LOG(DEBUG, "%.3f %s %s %s %s %s ids %08x %08x",
 		(double)(cm_now_ns() % 1000000000000ull) / 1e9, dir,
 		inet_ntop(AF_INET, &d->ip, a, sizeof(a)), dir[0] == 't' ? "->" : "<-",
 		inet_ntop(AF_INET, &peer, b, sizeof(b)),
@@ -540,7 +551,7 @@ cm_init(void)
 		/* a device that cannot serve the CM is left out, the others serve */
 		err = dev_open(d, list[i]);
 		if (err) {
-			fprintf(stderr, "droce-cm: %s left out: %s\n",
+			CM_LOG(ERR, "%s left out: %s",
 				ibv_get_device_name(list[i]), strerror(err));
 			continue;
 		}
@@ -563,14 +574,16 @@ cm_init(void)
 		cm.qp_err_fd = droce_qp_err_fd();
 		ev.data.ptr = &qp_err_tag;
 		if (cm.qp_err_fd < 0 || epoll_ctl(cm.epfd, EPOLL_CTL_ADD, cm.qp_err_fd, &ev) < 0)
-			fprintf(stderr, "droce-cm: no QP error queue: %s\n", strerror(errno));
+			CM_LOG(WARNING, "no QP error queue: %s", strerror(errno));
 	}
 	if (err == 0) {
 		err = pthread_create(&cm.thread, NULL, cm_thread, NULL);
 		cm.thread_running = err == 0;
 	}
-	if (err == 0)
+	if (err == 0) {
 		atexit(cm_exit);	/* before the drop-in's linger, which it registered first */
+		cm_telemetry_register();
+	}
 done:
 	if (list)
 		ibv_free_device_list(list);

@@ -34,6 +34,7 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include <rte_log.h>
 
 #include "cm_mad.h"
 
@@ -97,8 +98,12 @@ struct cm_dev {
 		uint8_t mad[DROCE_CM_MAD_LEN];
 	} *backlog;
 	unsigned int bl_head, bl_len;
-	/* counters (cm_dev_stats) */
-	uint64_t rx_mads, tx_mads, rx_drops, tx_drops, retransmits;
+	/* counters (telemetry /droce/cm, cm_telemetry.c) */
+	uint64_t rx_mads, tx_mads, retransmits;
+	uint64_t rx_drops;		/* receive completions in error */
+	uint64_t tx_drops;		/* no address handle, or the post refused */
+	uint64_t rx_malformed;		/* MADs that do not decode (cm_mad.c), or not a Send */
+	uint64_t rx_unsupported;	/* LAP, APR, ClassPortInfo: not spoken */
 };
 
 /* The connection's state; names follow IBA 12.9.6 where there is one. */
@@ -234,6 +239,11 @@ extern struct cm_state cm;
 
 #define CM_ERR(e)	(errno = (e), -1)
 
+/* cm_dev.c: the log type lib.rdmacm */
+extern int cm_logtype;
+#define CM_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, cm_logtype, "droce-cm: " fmt "\n", ##__VA_ARGS__)
+
 /* cm_dev.c */
 int cm_init(void);
 uint64_t cm_now_ns(void);
@@ -276,6 +286,9 @@ uint16_t cm_ps_wire(enum rdma_port_space ps);
 void cm_path_fill(struct cm_id *c);
 
 void cm_addr_poll(struct cm_id *c);
+
+/* cm_telemetry.c */
+void cm_telemetry_register(void);
 
 /* cm_mcast.c: under cm.lock */
 void cm_mc_joined(struct cm_id *c, struct cm_event *e);

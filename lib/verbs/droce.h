@@ -66,6 +66,44 @@ int droce_dev_stats_get(const char *name, struct droce_dev_stats *st);
  */
 int droce_dev_xstats(const char *name, const char **names, uint64_t *values, int n);
 
+/**
+ * Every counter of one QP (packets and bytes each way, retransmits, local
+ * ACK timeouts, NAKs sent and received by kind, RNR NAKs, duplicates,
+ * out-of-sequence packets, drops by cause; doc/guides/user.md, "Telemetry"):
+ * fills up to @n entries and returns how many exist. The engine counts on
+ * while this reads: each value is as it was at most an iteration ago.
+ *
+ * @return the number of counters, or -EINVAL if @qp is NULL.
+ */
+struct ibv_qp;
+int droce_qp_xstats(struct ibv_qp *qp, const char **names, uint64_t *values, int n);
+
+/** An entry of a device's neighbour (ARP) table. */
+struct droce_neigh {
+	uint32_t ip;			/* IPv4, network order */
+	uint8_t mac[6];			/* valid when @resolved */
+	uint8_t resolved;		/* 0: asked for, no answer yet */
+	uint8_t is_static;		/* from the devarg neigh= */
+};
+
+/**
+ * A device's neighbour table by ibv device name: fills up to @n entries
+ * and returns how many there are, or -ENODEV.
+ */
+int droce_dev_neigh(const char *name, struct droce_neigh *tbl, int n);
+
+/**
+ * Start capturing a device's frames, both ways, to the pcapng file @path
+ * (as the devarg pcapng= does from probe), or stop with @path NULL: the
+ * frames captured so far are written and the file closed before this
+ * returns.
+ *
+ * @return 0, or a negative errno: -ENODEV (no such device), -EBUSY (a
+ *   capture runs already), -ENOENT (stop: none runs), or the file's error
+ *   (-EACCES, -ENOENT...), -ENOMEM.
+ */
+int droce_dev_capture(const char *name, const char *path);
+
 /** What a device holds at one moment: for leak checks. */
 struct droce_dev_objects {
 	uint32_t contexts;		/* open contexts */

@@ -76,3 +76,33 @@ droce_dev_objects_get(const char *name, struct droce_dev_objects *o)
 
 	return dev ? dev->ops->objects_get(dev, o) : -ENODEV;
 }
+
+int
+droce_dev_neigh(const char *name, struct droce_neigh *tbl, int n)
+{
+	struct droce_rdev *dev = droce_rdev_by_name(name);
+
+	return dev ? dev->ops->neigh_get(dev, tbl, n) : -ENODEV;
+}
+
+int
+droce_dev_capture(const char *name, const char *path)
+{
+	struct droce_rdev *dev = droce_rdev_by_name(name);
+
+	return dev ? dev->ops->capture_set(dev, path) : -ENODEV;
+}
+
+int
+droce_qp_xstats(struct ibv_qp *qp, const char **names, uint64_t *values, int n)
+{
+	struct droce_qp *dq;
+	struct droce_rdev_qp *fp;
+
+	if (qp == NULL)
+		return -EINVAL;
+	dq = to_dqp(qp);
+	/* an opened XRC_RECV handle names the shared QP */
+	fp = dq->xqp != NULL ? dq->xqp->fp : dq->fp;
+	return fp->dev->ops->qp_xstats_get(fp, names, values, n);
+}

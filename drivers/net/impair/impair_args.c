@@ -159,3 +159,52 @@ impair_args_parse(const char *name, const char *params, struct impair_cfg *cfg)
 	return ret;
 }
 
+
+/*
+ * droce_impair_fault_set: the fault keys of @params (drop, dup, reorder,
+ * corrupt, delay_us) into @cfg, the others left as they are; 0, or -EINVAL
+ * (logged) with @cfg unchanged.
+ */
+int
+impair_args_update(const char *name, const char *params, struct impair_cfg *cfg)
+{
+	static const char *const keys[] = {
+		IMPAIR_ARG_DROP, IMPAIR_ARG_DUP, IMPAIR_ARG_REORDER, IMPAIR_ARG_CORRUPT,
+		IMPAIR_ARG_DELAY_US, NULL,
+	};
+	struct impair_cfg c = *cfg;
+	struct rte_kvargs *kv;
+	int ret = 0;
+
+	if (params == NULL || params[0] == '\0')
+		return -EINVAL;
+	kv = rte_kvargs_parse(params, keys);
+	if (kv == NULL) {
+		IMPAIR_LOG(ERR, "%s: cannot parse \"%s\" (keys: drop, dup, reorder, corrupt, delay_us)",
+			   name, params);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < kv->count && ret == 0; i++) {
+		const char *key = kv->pairs[i].key;
+		const char *val = kv->pairs[i].value;
+
+		if (val == NULL || val[0] == '\0') {
+			IMPAIR_LOG(ERR, "%s: argument %s needs a value", name, key);
+			ret = -EINVAL;
+		} else if (strcmp(key, IMPAIR_ARG_DROP) == 0) {
+			ret = impair_parse_prob(name, key, val, &c.p[IMPAIR_RNG_DROP]);
+		} else if (strcmp(key, IMPAIR_ARG_DUP) == 0) {
+			ret = impair_parse_prob(name, key, val, &c.p[IMPAIR_RNG_DUP]);
+		} else if (strcmp(key, IMPAIR_ARG_REORDER) == 0) {
+			ret = impair_parse_prob(name, key, val, &c.p[IMPAIR_RNG_REORDER]);
+		} else if (strcmp(key, IMPAIR_ARG_CORRUPT) == 0) {
+			ret = impair_parse_prob(name, key, val, &c.p[IMPAIR_RNG_CORRUPT]);
+		} else {
+			ret = impair_parse_u64(name, key, val, 10, IMPAIR_DELAY_US_MAX, &c.delay_us);
+		}
+	}
+	rte_kvargs_free(kv);
+	if (ret == 0)
+		*cfg = c;
+	return ret;
+}

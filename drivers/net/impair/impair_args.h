@@ -28,5 +28,6 @@ struct impair_cfg {
 };
 
 int impair_args_parse(const char *name, const char *params, struct impair_cfg *cfg);
+int impair_args_update(const char *name, const char *params, struct impair_cfg *cfg);
 
 #endif /* IMPAIR_ARGS_H */

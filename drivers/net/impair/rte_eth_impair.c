@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -725,6 +726,58 @@ droce_impair_link_set(uint16_t port_id, int up)
 		return -EINVAL;
 	impair_link_admin(dev, up != 0);
 	return 0;
+}
+
+int
+droce_impair_fault_set(uint16_t port_id, const char *params)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct impair_priv *priv;
+	struct rte_eth_dev *dev;
+	struct impair_cfg cfg;
+	uint64_t delay_tsc;
+	int ret;
+
+	if (!rte_eth_dev_is_valid_port(port_id))
+		return -ENODEV;
+	dev = &rte_eth_devices[port_id];
+	if (dev->dev_ops != &impair_ops)
+		return -EINVAL;
+	priv = dev->data->dev_private;
+	pthread_mutex_lock(&lock);
+	cfg = priv->cfg;
+	ret = impair_args_update(dev->data->name, params, &cfg);
+	if (ret != 0)
+		goto out;
+	delay_tsc = cfg.delay_us * rte_get_tsc_hz() / 1000000;
+	if (cfg.delay_us != 0 && delay_tsc == 0)
+		delay_tsc = 1;
+	priv->cfg = cfg;
+	priv->delay_tsc = delay_tsc;
+	/*
+	 * The queues' copies, which the bursts read: each a 64-bit store the
+	 * data path reads whole, at its next packet. A direction dir= left
+	 * alone at probe has no queue able to delay or reorder: unchanged.
+	 */
+	for (int tx = 0; tx < 2; tx++) {
+		uint16_t nq = tx ? dev->data->nb_tx_queues : dev->data->nb_rx_queues;
+
+		for (uint16_t i = 0; i < nq; i++) {
+			struct impair_queue *q = tx ? dev->data->tx_queues[i] : dev->data->rx_queues[i];
+
+			if (q == NULL || !q->active)
+				continue;
+			for (unsigned int k = 0; k < IMPAIR_RNG_MAX; k++)
+				__atomic_store_n(&q->thr[k], impair_threshold(cfg.p[k]), __ATOMIC_RELAXED);
+			__atomic_store_n(&q->delay_tsc, delay_tsc, __ATOMIC_RELAXED);
+		}
+	}
+	IMPAIR_LOG(INFO, "%s: drop=%g dup=%g reorder=%g corrupt=%g delay_us=%" PRIu64,
+		   dev->data->name, cfg.p[IMPAIR_RNG_DROP], cfg.p[IMPAIR_RNG_DUP],
+		   cfg.p[IMPAIR_RNG_REORDER], cfg.p[IMPAIR_RNG_CORRUPT], cfg.delay_us);
+out:
+	pthread_mutex_unlock(&lock);
+	return ret;
 }
 
 static struct rte_vdev_driver impair_vdev_drv = {

@@ -42,6 +42,26 @@ extern "C" {
  */
 int droce_impair_link_set(uint16_t port_id, int up);
 
+/**
+ * Change the faults of the net_impair port @port_id while it runs: @params
+ * holds the devargs' fault keys, "key=value" separated by commas, those
+ * named taking their new value and the others staying:
+ * drop, dup, reorder, corrupt (probabilities from 0 to 1) and delay_us
+ * (0 to 10000000). E.g. "drop=0.05,delay_us=200", or "drop=0" to stop
+ * dropping.
+ *
+ * They apply to the directions dir= named at probe (a direction passed
+ * through untouched stays so), from each queue's next packet on; frames
+ * already held for delay keep the deadline they got. seed=, dir= and
+ * link= cannot change here (droce_impair_link_set takes the link down).
+ *
+ * @return
+ *   0 on success, -ENODEV if @port_id names no port, -EINVAL if the port is
+ *   not a net_impair port or @params is malformed (an unknown key, a value
+ *   out of range; logged), in which case nothing changed.
+ */
+int droce_impair_fault_set(uint16_t port_id, const char *params);
+
 #ifdef __cplusplus
 }
 #endif

@@ -32,6 +32,20 @@ extern int roce_logtype;
 #define ROCE_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, roce_logtype, "droce: %s(): " fmt "\n", __func__, ##__VA_ARGS__)
 
+/*
+ * The engine's logs: compiled out above DROCE_LOG_DP_LEVEL (a debug build's
+ * is DEBUG, any other's INFO: config/meson.build), so that a release build's
+ * lcore loop carries no DEBUG log at all, not even its level test; at or
+ * below it, shown as --log-level=pmd.rdma.roce:<level> says.
+ */
+#ifndef DROCE_LOG_DP_LEVEL
+#define DROCE_LOG_DP_LEVEL	RTE_LOG_INFO
+#endif
+#define ROCE_DP_LOG(level, fmt, ...) do {					\
+	if (RTE_LOG_ ## level <= DROCE_LOG_DP_LEVEL)				\
+		ROCE_LOG(level, fmt, ##__VA_ARGS__);				\
+} while (0)
+
 struct roce_dev;
 struct roce_cq;
 struct roce_qp;
@@ -42,6 +56,19 @@ struct roce_srq;
  * plus as many re-executions of duplicates, which never crowd out new ones.
  */
 #define ROCE_RD_JOBS	(2 * DROCE_MAX_RD_ATOMIC)
+
+/*
+ * Counters are written by the engine alone and read by control threads
+ * (telemetry, droce_dev_xstats) while it runs: a single writer's relaxed
+ * store, which costs what a plain increment does, and a relaxed load on
+ * the reader's side, a value at most an iteration old.
+ */
+#define ROCE_CNT_ADD(c, n)	__atomic_store_n(&(c), (c) + (n), __ATOMIC_RELAXED)
+#define ROCE_CNT_INC(c)		ROCE_CNT_ADD(c, 1)
+#define ROCE_CNT_READ(c)	__atomic_load_n(&(c), __ATOMIC_RELAXED)
+
+/* NAK kinds (IBA 9.7.5.2.4, AETH syndrome 0x60 + kind): the index of counter arrays */
+#define ROCE_NAK_KINDS	4
 
 /* Drop and error counters, by cause; written by the engine only. */
 struct roce_stats {
@@ -77,7 +104,42 @@ struct roce_stats {
 	uint64_t rnr_naks_sent;
 	uint64_t naks_sent;
 	uint64_t naks_rcvd;
+	uint64_t timeouts;		/* local ACK timeouts that fired */
+	uint64_t rnr_naks_rcvd;
+	/* by kind: PSN sequence error, invalid request, remote access, remote operational */
+	uint64_t naks_sent_kind[ROCE_NAK_KINDS];
+	uint64_t naks_rcvd_kind[ROCE_NAK_KINDS];
 };
+
+/*
+ * One QP's counters (what the device counts, for this QP alone), after the
+ * engine's state on the lines the engine owns; a QP reset keeps them.
+ * Packets and bytes are whole frames, as the device counts them.
+ */
+struct roce_qp_stats {
+	uint64_t rx_pkts;
+	uint64_t rx_bytes;
+	uint64_t tx_pkts;		/* requests, responses, ACKs and NAKs queued for the port */
+	uint64_t tx_bytes;
+	uint64_t retransmits;		/* go-back-N restarts: a timeout, a READ response gap */
+	uint64_t timeouts;		/* local ACK timeouts that fired */
+	uint64_t naks_sent_kind[ROCE_NAK_KINDS];
+	uint64_t naks_rcvd_kind[ROCE_NAK_KINDS];
+	uint64_t rnr_naks_sent;
+	uint64_t rnr_naks_rcvd;
+	uint64_t rx_dup;		/* RC duplicate requests */
+	uint64_t rx_drop_seq;		/* out of sequence: PSN, or a response to nothing sent */
+	uint64_t rx_drop_qp_state;
+	uint64_t rx_drop_no_wqe;
+	uint64_t rx_drop_bad_len;
+	uint64_t rx_drop_bad_qkey;
+};
+
+/* a counter both the device and the QP have (struct roce_stats, struct roce_qp_stats) */
+#define ROCE_QP_CNT(dev, qp, f) do {		\
+	ROCE_CNT_INC((dev)->stats.f);		\
+	ROCE_CNT_INC((qp)->stats.f);		\
+} while (0)
 
 struct roce_neigh {
 	rte_be32_t ip;
@@ -356,6 +418,7 @@ struct roce_qp {
 
 	/* written by the engine */
 	struct roce_qp_eng e __rte_cache_aligned;
+	struct roce_qp_stats stats;
 };
 
 /* --- Multicast groups (roce_mcast.c) --- */
@@ -477,6 +540,7 @@ struct roce_dev {
 	uint64_t parked[DROCE_MAX_QP];
 	uint16_t nb_tx;
 	uint16_t nb_ack;
+	struct roce_qp *tx_qp;		/* whose packet roce_ip_xmit sends (roce_qp_cnt_tx), or NULL */
 	struct roce_qp *ack_qp[DROCE_BURST];	/* QPs owing a coalesced ACK */
 	struct rte_mbuf *tx[DROCE_BURST * 2];
 	struct roce_neigh neigh[DROCE_NEIGH_MAX];

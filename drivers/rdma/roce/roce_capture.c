@@ -84,10 +84,14 @@ capture_exit_register(void)
 void
 roce_capture_burst(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool out)
 {
-	struct roce_capture *c = dev->cap;
+	struct roce_capture *c = __atomic_load_n(&dev->cap, __ATOMIC_ACQUIRE);
 	struct rte_mbuf *cp[DROCE_BURST];
-	uint64_t now = rte_get_tsc_cycles();
+	uint64_t now;
 	unsigned int k = 0, q;
+
+	if (unlikely(c == NULL))	/* stopped since the caller looked (roce_capture_set) */
+		return;
+	now = rte_get_tsc_cycles();
 
 	for (uint16_t i = 0; i < n && k < RTE_DIM(cp); i++) {
 		cp[k] = rte_pcapng_copy(dev->port_id, 0, pkts[i], c->mp, UINT32_MAX, now,
@@ -194,15 +198,9 @@ err_free:
 	return ret;
 }
 
-/* At remove, once the engine has let go of the device: the rest is written, the file closed. */
-void
-roce_capture_stop(struct roce_dev *dev)
+static void
+capture_free(struct roce_capture *c)
 {
-	struct roce_capture *c = dev->cap;
-
-	if (c == NULL)
-		return;
-	dev->cap = NULL;
 	pthread_mutex_lock(&caps_lock);
 	for (struct roce_capture **p = &caps; *p != NULL; p = &(*p)->next)
 		if (*p == c) {
@@ -214,6 +212,59 @@ roce_capture_stop(struct roce_dev *dev)
 	rte_ring_free(c->ring);
 	rte_mempool_free(c->mp);
 	free(c);
+}
+
+/* At remove, once the engine has let go of the device: the rest is written, the file closed. */
+void
+roce_capture_stop(struct roce_dev *dev)
+{
+	struct roce_capture *c = dev->cap;
+
+	if (c == NULL)
+		return;
+	dev->cap = NULL;
+	capture_free(c);
+}
+
+/*
+ * droce_dev_capture: start a capture while the device runs, or stop it
+ * (@path NULL). The engine sees dev->cap change at its next look; a stop
+ * waits for the iteration that may still hold the old one to end
+ * (roce_dev_quiesce) before the writer drains the ring and the file closes.
+ */
+int
+roce_capture_set(struct roce_dev *dev, const char *path)
+{
+	static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct roce_capture *c;
+	int ret = 0;
+
+	pthread_mutex_lock(&set_lock);
+	c = dev->cap;
+	if (path == NULL) {
+		if (c == NULL) {
+			ret = -ENOENT;
+		} else {
+			__atomic_store_n(&dev->cap, NULL, __ATOMIC_RELEASE);
+			roce_dev_quiesce(dev);
+			capture_free(c);
+		}
+	} else if (c != NULL) {
+		ret = -EBUSY;
+	} else {
+		/*
+		 * rte_pcapng_fdopen describes the ports RTE_ETH_FOREACH_DEV
+		 * lists, which skips owned ones: the device's port is let go
+		 * of for that moment, so that its frames have an interface
+		 */
+		bool owned = rte_eth_dev_owner_unset(dev->port_id, dev->owner.id) == 0;
+
+		ret = roce_capture_start(dev, path);
+		if (owned)
+			rte_eth_dev_owner_set(dev->port_id, &dev->owner);
+	}
+	pthread_mutex_unlock(&set_lock);
+	return ret;
 }
 
 /*

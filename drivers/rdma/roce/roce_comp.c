@@ -121,29 +121,29 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	ack_upto(dev, qp, psn_add(pkt->psn, -1), false);
 	/* the cursor may be back at the READ (a rewind): it is still outstanding */
 	if (e->win_head == e->win_tail || e->win[e->win_head % qp->fp.sq.size]->npkts == 0) {
-		dev->stats.rx_drop_seq++;	/* no READ or atomic outstanding */
+		ROCE_QP_CNT(dev, qp, rx_drop_seq);	/* no READ or atomic outstanding */
 		return;
 	}
 	if (pkt->psn != e->una) {
-		dev->stats.rx_drop_seq++;
+		ROCE_QP_CNT(dev, qp, rx_drop_seq);
 		/* a response is missing: ask again from it, once per gap */
 		if (psn_cmp(pkt->psn, e->una) > 0 && e->rd_gap_psn != e->una + 1) {
 			e->rd_gap_psn = e->una + 1;
-			dev->stats.retransmits++;
+			ROCE_QP_CNT(dev, qp, retransmits);
 			roce_req_rewind(qp, e->una);
 		}
 		return;
 	}
 	w = e->win[e->win_head % qp->fp.sq.size];
 	if (!roce_wqe_is_rd_atomic(w) || psn_cmp(pkt->psn, w->last_psn) > 0) {
-		dev->stats.rx_drop_seq++;	/* not a response to what is at this PSN */
+		ROCE_QP_CNT(dev, qp, rx_drop_seq);	/* not a response to what is at this PSN */
 		return;
 	}
 	if (roce_op_kind(pkt->opcode) == IBV_OPCODE_ATOMIC_ACKNOWLEDGE) {
 		uint64_t orig = atmack_orig(bth_atmack(pkt->bth));
 
 		if (w->opcode == IBV_WR_RDMA_READ) {
-			dev->stats.rx_drop_seq++;
+			ROCE_QP_CNT(dev, qp, rx_drop_seq);
 			return;
 		}
 		if (roce_copy_to_sge(w->sge, w->num_sge, 0, (const uint8_t *)&orig,
@@ -163,7 +163,7 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			return;
 		}
 		if (ret != 0) {
-			dev->stats.rx_drop_bad_len++;
+			ROCE_QP_CNT(dev, qp, rx_drop_bad_len);
 			return;
 		}
 	}
@@ -210,7 +210,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 
 	if (!roce_qp_reliable(qp) || qp->fp.type == IBV_QPT_XRC_RECV ||
 	    (st != IBV_QPS_RTS && st != IBV_QPS_SQD)) {
-		dev->stats.rx_drop_qp_state++;
+		ROCE_QP_CNT(dev, qp, rx_drop_qp_state);
 		return;
 	}
 	/*
@@ -220,7 +220,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	 * of the whole window, or of its duplicates, ends the resend.
 	 */
 	if (psn_cmp(pkt->psn, e->psn_hi) >= 0 || psn_cmp(pkt->psn, psn_add(e->una, -1)) < 0) {
-		dev->stats.rx_drop_seq++;
+		ROCE_QP_CNT(dev, qp, rx_drop_seq);
 		return;
 	}
 	aeth = bth_aeth(pkt->bth);
@@ -231,7 +231,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	 */
 	if (((syn & AETH_TYPE_MASK) == AETH_NAK || (syn & AETH_TYPE_MASK) == AETH_RNR_NAK) &&
 	    psn_cmp(pkt->psn, e->una) < 0) {
-		dev->stats.rx_drop_seq++;
+		ROCE_QP_CNT(dev, qp, rx_drop_seq);
 		return;
 	}
 	if (roce_op_kind(pkt->opcode) != IBV_OPCODE_ACKNOWLEDGE && (syn & AETH_TYPE_MASK) == AETH_ACK) {
@@ -248,6 +248,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		skip_acked(qp);
 		return;
 	case AETH_RNR_NAK:
+		ROCE_QP_CNT(dev, qp, rnr_naks_rcvd);
 		ack_upto(dev, qp, psn_add(pkt->psn, -1), true);
 		if (qp->attr.rnr_retry != 7 && e->rnr_left-- == 0) {
 			/* in ERR before the completion that says so */
@@ -270,7 +271,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		roce_req_rewind(qp, e->una);
 		return;
 	case AETH_NAK:
-		dev->stats.naks_rcvd++;
+		roce_cnt_nak_rcvd(dev, qp, syn);
 		ack_upto(dev, qp, psn_add(pkt->psn, -1), true);
 		if (syn == AETH_NAK_PSN_SEQ) {
 			/*

@@ -108,6 +108,45 @@ struct roce_pkt {
 	uint8_t opcode;
 };
 
+/* A frame that reached @qp (recv demux). */
+static inline void
+roce_qp_cnt_rx(struct roce_qp *qp, const struct rte_mbuf *m)
+{
+	ROCE_CNT_INC(qp->stats.rx_pkts);
+	ROCE_CNT_ADD(qp->stats.rx_bytes, m->pkt_len);
+}
+
+/*
+ * The packet roce_ip_xmit is about to be handed is @qp's: once it is queued
+ * for the port (its neighbour known, room in the staging area), it counts
+ * in the QP's tx_pkts and tx_bytes too, as it does in the device's.
+ */
+static inline void
+roce_qp_cnt_tx(struct roce_dev *dev, struct roce_qp *qp)
+{
+	dev->tx_qp = qp;
+}
+
+/* A NAK (AETH syndrome @syn, 0x60..0x63) @qp sends, on the device and the QP. */
+static inline void
+roce_cnt_nak_sent(struct roce_dev *dev, struct roce_qp *qp, uint8_t syn)
+{
+	ROCE_CNT_INC(dev->stats.naks_sent);
+	ROCE_CNT_INC(dev->stats.naks_sent_kind[syn & (ROCE_NAK_KINDS - 1)]);
+	ROCE_CNT_INC(qp->stats.naks_sent_kind[syn & (ROCE_NAK_KINDS - 1)]);
+	ROCE_DP_LOG(DEBUG, "%s: qp %#x sends NAK %#x", dev->name, qp->fp.qpn, syn);
+}
+
+/* A NAK @qp received. */
+static inline void
+roce_cnt_nak_rcvd(struct roce_dev *dev, struct roce_qp *qp, uint8_t syn)
+{
+	ROCE_CNT_INC(dev->stats.naks_rcvd);
+	ROCE_CNT_INC(dev->stats.naks_rcvd_kind[syn & (ROCE_NAK_KINDS - 1)]);
+	ROCE_CNT_INC(qp->stats.naks_rcvd_kind[syn & (ROCE_NAK_KINDS - 1)]);
+	ROCE_DP_LOG(DEBUG, "%s: qp %#x receives NAK %#x", dev->name, qp->fp.qpn, syn);
+}
+
 /*
  * Hand an async event to the facade, if a context is open. Lock-free and
  * allocation-free: the engine raises QP, CQ and SRQ events through it.
@@ -351,6 +390,7 @@ void roce_cq_purge_qp(struct roce_cq *cq, uint32_t qpn, bool recv);
 struct roce_capture;
 int roce_capture_start(struct roce_dev *dev, const char *path);
 void roce_capture_stop(struct roce_dev *dev);
+int roce_capture_set(struct roce_dev *dev, const char *path);
 void roce_capture_burst(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool out);
 bool roce_capture_info(const struct roce_dev *dev, const char **path, uint64_t *written,
 		       uint64_t *dropped, int *write_err);
@@ -537,5 +577,6 @@ void roce_mcast_qp_gone(struct roce_qp *qp);
 
 /* roce_rdev.c */
 void roce_rdev_init(struct roce_dev *dev);
+int roce_qp_xstats_get(const struct roce_qp *qp, const char **names, uint64_t *values, int n);
 
 #endif /* ROCE_LOC_H */

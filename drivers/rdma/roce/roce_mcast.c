@@ -262,6 +262,8 @@ roce_mcast_rcv(struct roce_dev *dev, struct roce_pkt *pkt)
 		return;
 	}
 	dev->stats.rx_mcast++;
-	for (uint32_t k = 0; k < g->nqp; k++)
+	for (uint32_t k = 0; k < g->nqp; k++) {
+		roce_qp_cnt_rx(g->qp[k], pkt->m);
 		roce_resp_rcv(dev, g->qp[k], pkt);
+	}
 }

@@ -98,7 +98,24 @@ static const struct {
 	XS(rx_dup), XS(rx_arp), XS(rx_drop_bad_arp), XS(tx_arp), XS(tx_drop_no_mbuf),
 	XS(tx_drop_full), XS(tx_busy), XS(tx_no_neigh), XS(cq_overflow), XS(retransmits),
 	XS(rnr_naks_sent), XS(naks_sent), XS(naks_rcvd), XS(rx_drop_mcast), XS(rx_mcast),
+	XS(timeouts), XS(rnr_naks_rcvd),
+	{ "naks_sent_seq_err", offsetof(struct roce_stats, naks_sent_kind[0]) },
+	{ "naks_sent_inv_req", offsetof(struct roce_stats, naks_sent_kind[1]) },
+	{ "naks_sent_rem_access", offsetof(struct roce_stats, naks_sent_kind[2]) },
+	{ "naks_sent_rem_op", offsetof(struct roce_stats, naks_sent_kind[3]) },
+	{ "naks_rcvd_seq_err", offsetof(struct roce_stats, naks_rcvd_kind[0]) },
+	{ "naks_rcvd_inv_req", offsetof(struct roce_stats, naks_rcvd_kind[1]) },
+	{ "naks_rcvd_rem_access", offsetof(struct roce_stats, naks_rcvd_kind[2]) },
+	{ "naks_rcvd_rem_op", offsetof(struct roce_stats, naks_rcvd_kind[3]) },
 };
+#undef XS
+
+/* A counter the engine is writing meanwhile: as it is now. */
+static inline uint64_t
+cnt_at(const void *base, size_t off)
+{
+	return __atomic_load_n((const uint64_t *)((const uint8_t *)base + off), __ATOMIC_RELAXED);
+}
 
 static int
 rdev_xstats_get(struct droce_rdev *rdev, const char **names, uint64_t *values, int n)
@@ -107,9 +124,45 @@ rdev_xstats_get(struct droce_rdev *rdev, const char **names, uint64_t *values, i
 
 	for (int i = 0; i < n && i < (int)RTE_DIM(xstats); i++) {
 		names[i] = xstats[i].name;
-		values[i] = *(const uint64_t *)((const uint8_t *)s + xstats[i].off);
+		values[i] = cnt_at(s, xstats[i].off);
 	}
 	return RTE_DIM(xstats);
+}
+
+#define QS(f) { #f, offsetof(struct roce_qp_stats, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} qp_xstats[] = {
+	QS(rx_pkts), QS(rx_bytes), QS(tx_pkts), QS(tx_bytes), QS(retransmits), QS(timeouts),
+	{ "naks_sent_seq_err", offsetof(struct roce_qp_stats, naks_sent_kind[0]) },
+	{ "naks_sent_inv_req", offsetof(struct roce_qp_stats, naks_sent_kind[1]) },
+	{ "naks_sent_rem_access", offsetof(struct roce_qp_stats, naks_sent_kind[2]) },
+	{ "naks_sent_rem_op", offsetof(struct roce_qp_stats, naks_sent_kind[3]) },
+	{ "naks_rcvd_seq_err", offsetof(struct roce_qp_stats, naks_rcvd_kind[0]) },
+	{ "naks_rcvd_inv_req", offsetof(struct roce_qp_stats, naks_rcvd_kind[1]) },
+	{ "naks_rcvd_rem_access", offsetof(struct roce_qp_stats, naks_rcvd_kind[2]) },
+	{ "naks_rcvd_rem_op", offsetof(struct roce_qp_stats, naks_rcvd_kind[3]) },
+	QS(rnr_naks_sent), QS(rnr_naks_rcvd), QS(rx_dup), QS(rx_drop_seq), QS(rx_drop_qp_state),
+	QS(rx_drop_no_wqe), QS(rx_drop_bad_len), QS(rx_drop_bad_qkey),
+};
+#undef QS
+
+/* A QP's counters, as rdev_xstats_get: up to @n, and how many there are. */
+int
+roce_qp_xstats_get(const struct roce_qp *qp, const char **names, uint64_t *values, int n)
+{
+	for (int i = 0; i < n && i < (int)RTE_DIM(qp_xstats); i++) {
+		names[i] = qp_xstats[i].name;
+		values[i] = cnt_at(&qp->stats, qp_xstats[i].off);
+	}
+	return RTE_DIM(qp_xstats);
+}
+
+static int
+rdev_qp_xstats_get(struct droce_rdev_qp *fp, const char **names, uint64_t *values, int n)
+{
+	return roce_qp_xstats_get(to_roce_qp(fp), names, values, n);
 }
 
 static void
@@ -141,6 +194,38 @@ rdev_neigh_resolve(struct droce_rdev *rdev, uint32_t ip, uint8_t mac[6])
 	return ret;
 }
 
+/* The engine's table: an entry read twice, taken if its address did not change meanwhile. */
+static int
+rdev_neigh_get(struct droce_rdev *rdev, struct droce_neigh *tbl, int n)
+{
+	struct roce_dev *dev = to_roce_dev(rdev);
+	int k = 0;
+
+	for (unsigned int i = 0; i < DROCE_NEIGH_MAX; i++) {
+		const struct roce_neigh *e = &dev->neigh[i];
+		rte_be32_t ip = __atomic_load_n(&e->ip, __ATOMIC_ACQUIRE);
+		struct rte_ether_addr mac = e->mac;
+		bool valid = __atomic_load_n(&e->valid, __ATOMIC_ACQUIRE);
+
+		if (ip == 0 || ip != __atomic_load_n(&e->ip, __ATOMIC_ACQUIRE))
+			continue;
+		if (k < n) {
+			tbl[k].ip = ip;
+			memcpy(tbl[k].mac, mac.addr_bytes, sizeof(tbl[k].mac));
+			tbl[k].resolved = valid;
+			tbl[k].is_static = e->is_static;
+		}
+		k++;
+	}
+	return k;
+}
+
+static int
+rdev_capture_set(struct droce_rdev *rdev, const char *path)
+{
+	return roce_capture_set(to_roce_dev(rdev), path);
+}
+
 static const struct droce_rdev_ops roce_rdev_ops = {
 	.dev_open = rdev_open,
 	.dev_close = rdev_close,
@@ -148,6 +233,9 @@ static const struct droce_rdev_ops roce_rdev_ops = {
 	.objects_get = rdev_objects_get,
 	.stats_get = rdev_stats_get,
 	.xstats_get = rdev_xstats_get,
+	.qp_xstats_get = rdev_qp_xstats_get,
+	.neigh_get = rdev_neigh_get,
+	.capture_set = rdev_capture_set,
 	.quiesce = rdev_quiesce,
 	.wait_begin = rdev_wait_begin,
 	.wait_end = rdev_wait_end,

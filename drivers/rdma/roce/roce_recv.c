@@ -183,6 +183,7 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m, bool loop)
 		st->rx_drop_no_qp++;
 		goto drop;
 	}
+	roce_qp_cnt_rx(qp, m);
 	if (unlikely(dev->neigh_pending != 0))
 		roce_neigh_learn(dev, ip->src_addr, &eth->src_addr);
 	/* what it may owe now (an ACK, READ responses, the next sends) runs this iteration */

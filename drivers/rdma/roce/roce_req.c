@@ -112,6 +112,7 @@ send_rd_atomic(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *
 			    wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? wqe->wr.atomic.swap :
 			    wqe->wr.atomic.compare_add, wqe->wr.atomic.compare_add);
 	}
+	roce_qp_cnt_tx(dev, qp);
 	if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl) != 0)
 		return -EAGAIN;
 	e->pkts_since_ackreq = 0;
@@ -193,6 +194,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 		return -EFAULT;
 	}
 	memset(p + pay, 0, pad);
+	roce_qp_cnt_tx(dev, qp);
 	if (roce_ip_xmit_mc(dev, m, av->dip, qp->sport, av->tos, av->ttl, qp->mc_noloop) != 0)
 		return -EAGAIN;
 	if (ackreq)
@@ -312,6 +314,7 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 	}
 	if (now < e->retry_tsc)
 		return;
+	ROCE_QP_CNT(dev, qp, timeouts);
 	if (e->retry_left-- == 0) {
 		/* in ERR before the completion that says so: a query after it sees ERR */
 		roce_qp_to_err(dev, qp);
@@ -319,7 +322,7 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 		e->win_head++;
 		return;
 	}
-	dev->stats.retransmits++;
+	ROCE_QP_CNT(dev, qp, retransmits);
 	/* a second timeout in a row: maybe the peer came back with another MAC */
 	if (e->retry_left + 1 < qp->attr.retry_cnt)
 		roce_neigh_confirm(dev, qp->av.dip);

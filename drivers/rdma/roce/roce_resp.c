@@ -112,6 +112,7 @@ send_aeth(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, uint8_t syn)
 
 	if (m == NULL)
 		return false;
+	roce_qp_cnt_tx(dev, qp);
 	roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl);
 	return true;
 }
@@ -158,7 +159,7 @@ static void
 nak_fatal(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn,
 	  bool wc_reported)
 {
-	dev->stats.naks_sent++;
+	roce_cnt_nak_sent(dev, qp, syn);
 	if (qp->e.rd_head != qp->e.rd_tail) {
 		/*
 		 * Responses go out in PSN order: the NAK follows the READ
@@ -201,12 +202,12 @@ ud_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	rte_be32_t imm = 0;
 
 	if (deth_qkey(deth) != qp->attr.qkey) {
-		dev->stats.rx_drop_bad_qkey++;
+		ROCE_QP_CNT(dev, qp, rx_drop_bad_qkey);
 		return;
 	}
 	w = get_rwqe(dev, qp);
 	if (w == NULL) {
-		dev->stats.rx_drop_no_wqe++;
+		ROCE_QP_CNT(dev, qp, rx_drop_no_wqe);
 		return;
 	}
 	if (roce_sge_check(dev, rwqe_pd(qp), w->sge, w->num_sge, IBV_ACCESS_LOCAL_WRITE) != 0) {
@@ -399,7 +400,7 @@ read_access_error(struct roce_dev *dev, struct roce_qp *qp, const struct roce_rd
 {
 	qp->e.rd_head = qp->e.rd_tail;
 	qp->e.rd_ndup = 0;
-	dev->stats.naks_sent++;
+	roce_cnt_nak_sent(dev, qp, AETH_NAK_REM_ACC);
 	send_aeth(dev, qp, j->psn, AETH_NAK_REM_ACC);
 	roce_qp_error(dev, qp, IBV_EVENT_QP_ACCESS_ERR);
 }
@@ -445,6 +446,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			if (m == NULL)
 				return;
 			atmack_init(bth_atmack(rte_pktmbuf_mtod(m, struct roce_bth *)), j->orig);
+			roce_qp_cnt_tx(dev, qp);
 			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
 				return;
 			rd_pop(e);
@@ -485,6 +487,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 				return;
 			}
 			memset(bth_payload(bth) + pay, 0, pad);
+			roce_qp_cnt_tx(dev, qp);
 			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
 				return;
 			budget--;
@@ -513,7 +516,7 @@ check_psn(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	if (qp->fp.type == IBV_QPT_UC) {
 		if (d != 0) {
 			/* IBA 9.8.3: lost packets drop the message in progress */
-			dev->stats.rx_drop_seq++;
+			ROCE_QP_CNT(dev, qp, rx_drop_seq);
 			abort_msg(qp);
 			e->epsn = pkt->psn;
 			e->drop_msg = !(pkt->opf & ROCE_OPF_FIRST);
@@ -527,7 +530,7 @@ check_psn(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		return true;
 	}
 	if (d < 0) {
-		dev->stats.rx_dup++;
+		ROCE_QP_CNT(dev, qp, rx_dup);
 		if (pkt->opf & ROCE_OPF_READ)
 			read_rcv(dev, qp, pkt, true);	/* IBA 9.7.5.1.3: re-executed */
 		else if (pkt->opf & ROCE_OPF_ATOMIC)
@@ -537,10 +540,10 @@ check_psn(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		return false;
 	}
 	if (d > 0) {
-		dev->stats.rx_drop_seq++;
+		ROCE_QP_CNT(dev, qp, rx_drop_seq);
 		if (!e->nak_sent) {
 			e->nak_sent = 1;
-			dev->stats.naks_sent++;
+			roce_cnt_nak_sent(dev, qp, AETH_NAK_PSN_SEQ);
 			send_aeth(dev, qp, e->epsn, AETH_NAK_PSN_SEQ);
 		}
 		return false;
@@ -578,10 +581,10 @@ static void
 rnr(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
 	if (roce_qp_reliable(qp)) {
-		dev->stats.rnr_naks_sent++;
+		ROCE_QP_CNT(dev, qp, rnr_naks_sent);
 		send_aeth(dev, qp, pkt->psn, AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
 	} else {
-		dev->stats.rx_drop_no_wqe++;
+		ROCE_QP_CNT(dev, qp, rx_drop_no_wqe);
 		abort_msg(qp);		/* a LAST must not leave the message open */
 		qp->e.drop_msg = !(pkt->opf & ROCE_OPF_LAST);
 		qp->e.epsn = psn_add(pkt->psn, 1);
@@ -801,11 +804,11 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	int ret;
 
 	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD && st != IBV_QPS_SQE) {
-		dev->stats.rx_drop_qp_state++;
+		ROCE_QP_CNT(dev, qp, rx_drop_qp_state);
 		return;
 	}
 	if (pkt->paylen > mtu) {
-		dev->stats.rx_drop_bad_len++;
+		ROCE_QP_CNT(dev, qp, rx_drop_bad_len);
 		return;
 	}
 	if (qp->fp.type == IBV_QPT_UD) {
@@ -828,7 +831,7 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	}
 	/* IBA 9.7.5.1.3: opcode sequence, and only the last packet may be short */
 	if (!check_seq(qp, pkt) || (!(pkt->opf & ROCE_OPF_LAST) && pkt->paylen != mtu)) {
-		dev->stats.rx_drop_bad_len++;
+		ROCE_QP_CNT(dev, qp, rx_drop_bad_len);
 		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 		return;
 	}

@@ -6,7 +6,8 @@
  *   /droce/dev_info,<dev>         a device: port, addresses, MTU, progress, objects, capture
  *   /droce/stats,<dev>            its counters (as droce_dev_xstats)
  *   /droce/qps,<dev>              its QPNs
- *   /droce/qp_info,<dev>,<qpn>    a QP: type, state, PSNs, queue depths, attributes
+ *   /droce/qp_info,<dev>,<qpn>    a QP: type, state, PSNs, queue depths, attributes,
+ *                                 its counters (as droce_qp_xstats)
  *   /droce/neigh,<dev>            its ARP table
  * <dev> is a name ("droce0") or an index in /droce/devs. The callbacks run
  * on the telemetry thread, a control thread: they read the engine's
@@ -245,6 +246,15 @@ tel_qp_info(const char *cmd, const char *params, struct rte_tel_data *d)
 		wq_info(d, "rq", &qp->fp.rq);
 	else
 		rte_tel_data_add_dict_string(d, "rq", "SRQ");
+	/* its counters (droce_qp_xstats), under their own names */
+	{
+		const char *names[64];
+		uint64_t values[64];
+		int n = roce_qp_xstats_get(qp, names, values, (int)RTE_DIM(names));
+
+		for (int i = 0; i < n && i < (int)RTE_DIM(names); i++)
+			rte_tel_data_add_dict_u64(d, names[i], values[i]);
+	}
 	pthread_mutex_unlock(&dev->lock);
 	return 0;
 }

@@ -61,13 +61,13 @@ roce_tx_room(struct roce_dev *dev, uint16_t n)
  * frame that finds the port taking nothing and the staging area full (an
  * ARP answer, a NAK) is dropped and counted.
  */
-void
-roce_xmit(struct roce_dev *dev, struct rte_mbuf *m)
+static bool
+xmit(struct roce_dev *dev, struct rte_mbuf *m)
 {
 	if (unlikely(!roce_tx_room(dev, 1))) {
 		dev->stats.tx_drop_full++;
 		roce_mbuf_free(m);
-		return;
+		return false;
 	}
 	dev->stats.tx_pkts++;
 	dev->stats.tx_bytes += m->pkt_len;
@@ -75,6 +75,23 @@ roce_xmit(struct roce_dev *dev, struct rte_mbuf *m)
 		roce_capture_burst(dev, &m, 1, true);
 	dev->tx[dev->nb_tx] = m;
 	__atomic_store_n(&dev->nb_tx, dev->nb_tx + 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+void
+roce_xmit(struct roce_dev *dev, struct rte_mbuf *m)
+{
+	xmit(dev, m);
+}
+
+/* A frame of @qp's queued for the port (roce_qp_cnt_tx): its counters too. */
+static inline void
+qp_sent(struct roce_qp *qp, uint32_t len)
+{
+	if (qp != NULL) {
+		ROCE_CNT_INC(qp->stats.tx_pkts);
+		ROCE_CNT_ADD(qp->stats.tx_bytes, len);
+	}
 }
 
 /*
@@ -121,7 +138,10 @@ roce_ip_xmit_mc(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 	struct rte_ether_addr dmac;
 	bool local = dip == dev->ip;
 	bool mc = roce_ip_is_mcast(dip);
+	struct roce_qp *qp = dev->tx_qp;
+	uint32_t len;
 
+	dev->tx_qp = NULL;
 	if (mc)
 		roce_mcast_mac(dip, &dmac);
 	else if (!local && roce_neigh_resolve(dev, dip, &dmac) != 0) {
@@ -152,18 +172,22 @@ roce_ip_xmit_mc(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 	udp->dgram_cksum = 0;
 	/* ICRC over IP..payload; the 4 bytes were reserved by the builder */
 	icrc_set(ipv4_icrc(ip), roce_icrc_ipv4(ip, m->pkt_len - RTE_ETHER_HDR_LEN - ROCE_ICRC_LEN));
+	len = m->pkt_len;
 	if (local) {
 		dev->stats.tx_pkts++;
-		dev->stats.tx_bytes += m->pkt_len;
+		dev->stats.tx_bytes += len;
 		if (rte_ring_enqueue(dev->loop, m) != 0) {
 			dev->stats.tx_drop_full++;
 			roce_mbuf_free(m);
+		} else {
+			qp_sent(qp, len);
 		}
 		return 0;
 	}
 	if (unlikely(mc) && !mc_noloop)
 		mcast_loop(dev, m, dip);
-	roce_xmit(dev, m);
+	if (xmit(dev, m))
+		qp_sent(qp, len);
 	return 0;
 }
 
