@@ -603,23 +603,22 @@ test_import_device_shares_pd_and_mr(void)
 	TEST_ASSERT(imr != NULL && imr->lkey == mr2->lkey, "the MR through its creator's PD");
 	TEST_ASSERT_EQ(ibv_dereg_mr(imr), 0);	/* an imported handle: the MR stays */
 	TEST_ASSERT_EQ(ibv_dealloc_pd(pd2), EBUSY);
+	/* objects outlive an unimported handle (pyverbs destroys them after) */
+	ibv_unimport_pd(ipd2);
+	TEST_ASSERT_EQ(ibv_dealloc_pd(pd2), EBUSY);
 	TEST_ASSERT_EQ(ibv_dereg_mr(mr2), 0);
+	ipd2 = ibv_import_pd(ictx, pd2->handle);
+	TEST_ASSERT(ipd2 != NULL, "ibv_import_pd again: %s", strerror(errno));
 	TEST_ASSERT_EQ(ibv_dealloc_pd(ipd2), 0);	/* the handle; the PD stays */
 	TEST_ASSERT_EQ(ibv_dealloc_pd(pd2), 0);
 
 	/* what cannot be imported */
 	errno = 0;
 	TEST_ASSERT(ibv_import_pd(ictx, 0xdead) == NULL && errno == EINVAL, "no such PD");
-	errno = 0;
-	TEST_ASSERT(ibv_import_pd(ictx, b.pd->handle) == NULL || b.pd->handle == a.pd->handle,
-		    "a PD of the other device's contexts");
 	ipd = ibv_import_pd(ictx, a.pd->handle);
 	TEST_ASSERT(ipd != NULL, "pd again");
 	errno = 0;
 	TEST_ASSERT(ibv_import_mr(ipd, 0xdead) == NULL && errno == EINVAL, "no such MR");
-	errno = 0;
-	TEST_ASSERT(ibv_import_mr(ipd, b.mr->handle) == NULL || b.mr->handle == a.mr->handle,
-		    "an MR of another device");
 	ibv_unimport_pd(ipd);
 	errno = 0;
 	TEST_ASSERT(ibv_import_device(-1) == NULL && errno == EINVAL, "no fd: EINVAL");

@@ -145,21 +145,20 @@ cm_qp_to_err(struct cm_id *c)
 	return ibv_modify_qp(c->id.qp, &a, IBV_QP_STATE);
 }
 
+/* Either may be missing: an XRC initiator has a send CQ only, an XRC SRQ's id a receive CQ. */
 static void
 cqs_destroy(struct rdma_cm_id *id)
 {
-	if (id->recv_cq) {
+	if (id->recv_cq)
 		ibv_destroy_cq(id->recv_cq);
-		if (id->send_cq && id->send_cq != id->recv_cq)
-			ibv_destroy_cq(id->send_cq);
-		id->send_cq = id->recv_cq = NULL;
-	}
-	if (id->recv_cq_channel) {
+	if (id->send_cq && id->send_cq != id->recv_cq)
+		ibv_destroy_cq(id->send_cq);
+	id->send_cq = id->recv_cq = NULL;
+	if (id->recv_cq_channel)
 		ibv_destroy_comp_channel(id->recv_cq_channel);
-		if (id->send_cq_channel && id->send_cq_channel != id->recv_cq_channel)
-			ibv_destroy_comp_channel(id->send_cq_channel);
-		id->send_cq_channel = id->recv_cq_channel = NULL;
-	}
+	if (id->send_cq_channel && id->send_cq_channel != id->recv_cq_channel)
+		ibv_destroy_comp_channel(id->send_cq_channel);
+	id->send_cq_channel = id->recv_cq_channel = NULL;
 }
 
 /* The CQs (each with its completion channel) the application did not give. */

@@ -81,6 +81,9 @@ droce_eal_args_split(const char *env, char **copy, char **argv, int max)
 	return argc;
 }
 
+/* DROCE_EAL's arguments as EAL was given them (a leak checker sees them kept) */
+static char *eal_args_copy;
+
 /* Bring EAL up from $DROCE_EAL (whitespace-separated arguments). */
 static int
 eal_from_env(void)
@@ -119,7 +122,8 @@ eal_from_env(void)
 		dup2(out, STDOUT_FILENO);
 		close(out);
 	}
-	/* EAL keeps pointers into argv: the copy stays allocated */
+	/* EAL keeps pointers into argv: the copy stays allocated, and reachable */
+	eal_args_copy = copy;
 	if (ret < 0 && rte_errno != EALREADY) {
 		/* some EAL failures leave rte_errno 0 ("Cannot init config") */
 		fprintf(stderr, "droce: EAL initialisation from DROCE_EAL failed: %s\n",

@@ -129,6 +129,7 @@ ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
 		imp->dev = pd->dev;
 		imp->pd = pd->pd;
 		imp->origin = pd;
+		imp->users = 1;		/* the handle */
 		imp->ibpd.context = context;
 		imp->ibpd.handle = pd_handle;
 	}
@@ -141,6 +142,29 @@ ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
 	return &imp->ibpd;
 }
 
+/*
+ * An object made through imported handle @pd was created (+1) or destroyed
+ * (-1), or the handle itself released (-1, droce_import_pd_put): the
+ * origin counts the objects, the handle everything, and goes with the last.
+ * Objects may outlive the handle, as after rdma-core's unimport (pyverbs
+ * destroys an imported PD's QPs after ibv_unimport_pd).
+ */
+void
+droce_import_pd_use(struct droce_pd *pd, int d)
+{
+	__atomic_fetch_add(&pd->origin->users, (uint32_t)d, __ATOMIC_RELAXED);
+	if (__atomic_add_fetch(&pd->users, (uint32_t)d, __ATOMIC_ACQ_REL) == 0)
+		free(pd);
+}
+
+/* The handle @pd itself is released: it goes now, or with its last object. */
+void
+droce_import_pd_put(struct droce_pd *pd)
+{
+	if (__atomic_sub_fetch(&pd->users, 1, __ATOMIC_ACQ_REL) == 0)
+		free(pd);
+}
+
 /* man ibv_unimport_pd: the handle goes, the PD stays its creator's. Other PDs: nothing. */
 void
 ibv_unimport_pd(struct ibv_pd *ibpd)
@@ -148,7 +172,7 @@ ibv_unimport_pd(struct ibv_pd *ibpd)
 	struct droce_pd *pd = to_dpd(ibpd);
 
 	if (pd->origin != NULL)
-		free(pd);
+		droce_import_pd_put(pd);
 }
 
 /*

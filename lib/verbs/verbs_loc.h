@@ -65,7 +65,13 @@ struct droce_pd {
 	struct droce_rdev_alloc alloc;	/* the driver's view of app_alloc/app_free */
 	/* ibv_import_pd (verbs_import.c): the PDs one may import, and an import's origin */
 	TAILQ_ENTRY(droce_pd) imp_next;
-	struct droce_pd *origin;	/* an imported handle: the PD it stands for, else NULL */
+	/*
+	 * an imported handle: the PD it stands for, else NULL. Its users
+	 * count the handle itself (until unimported) and the objects made
+	 * through it, which the last to go frees; the objects count in the
+	 * origin's users too.
+	 */
+	struct droce_pd *origin;
 };
 
 /* The allocator objects on @pd take their queues' memory from, or NULL. */
@@ -76,15 +82,17 @@ droce_pd_alloc(const struct droce_pd *pd)
 }
 
 /* An object on @ibpd was created (+1) or destroyed (-1). */
+void droce_import_pd_use(struct droce_pd *pd, int d);
+
 static inline void
 droce_pd_use(struct ibv_pd *ibpd, int d)
 {
 	struct droce_pd *pd = container_of(ibpd, struct droce_pd, ibpd);
 
-	/* the objects of an imported handle are its PD's: its creator's dealloc is EBUSY */
-	if (pd->origin != NULL)
-		pd = pd->origin;
-	__atomic_fetch_add(&pd->users, (uint32_t)d, __ATOMIC_RELAXED);
+	if (pd->origin != NULL)	/* an imported handle (verbs_import.c) */
+		droce_import_pd_use(pd, d);
+	else
+		__atomic_fetch_add(&pd->users, (uint32_t)d, __ATOMIC_RELAXED);
 }
 
 struct droce_mr {
@@ -282,6 +290,7 @@ void droce_qp_free(struct droce_qp *qp);
 void droce_import_ctx_init(struct droce_context *dctx);
 void droce_import_pd_add(struct droce_pd *pd);
 void droce_import_pd_del(struct droce_pd *pd);
+void droce_import_pd_put(struct droce_pd *pd);
 void droce_import_mr_add(struct droce_mr *mr);
 void droce_import_mr_del(struct droce_mr *mr);
 

@@ -61,7 +61,7 @@ ibv_dealloc_pd(struct ibv_pd *ibpd)
 	 * here to keep a PD once its creator's handle is gone)
 	 */
 	if (pd->origin != NULL) {
-		free(pd);
+		droce_import_pd_put(pd);
 		return 0;
 	}
 	droce_import_pd_del(pd);
