@@ -821,7 +821,8 @@ test_xrc_endpoints_send_into_srq(void)
 	TEST_ASSERT_EQ(wc.wr_id, 0x66);
 	TEST_ASSERT_EQ(wc.byte_len, sizeof(msg));
 	TEST_ASSERT_EQ(wc.qp_num, s.id->qp->qp_num);
-	TEST_ASSERT(memcmp(s.buf, msg, sizeof(msg)) == 0, "the bytes that arrived in the SRQ's buffer");
+	TEST_ASSERT(memcmp(s.buf, msg, sizeof(msg)) == 0,
+		    "the bytes that arrived in the SRQ's buffer");
 
 	TEST_ASSERT_EQ(rdma_disconnect(cli), 0);
 	rdma_dereg_mr(s.mr);

@@ -569,7 +569,8 @@ test_import_device_shares_pd_and_mr(void)
 	TEST_ASSERT(ictx != NULL, "ibv_import_device: %s", strerror(errno));
 	TEST_ASSERT_PTR_EQ(ictx->device, a.ctx->device);
 	TEST_ASSERT_EQ(ictx->cmd_fd, fd);
-	TEST_ASSERT(ictx->async_fd >= 0 && ictx->async_fd != a.ctx->async_fd, "an async fd of its own");
+	TEST_ASSERT(ictx->async_fd >= 0 && ictx->async_fd != a.ctx->async_fd,
+		    "an async fd of its own");
 	/* a context that works: a CQ on it */
 	cq = ibv_create_cq(ictx, 4, NULL, NULL, 0);
 	TEST_ASSERT(cq != NULL, "CQ on the imported context: %s", strerror(errno));
@@ -578,7 +579,8 @@ test_import_device_shares_pd_and_mr(void)
 	/* the side's PD and MR, by handle */
 	ipd = ibv_import_pd(ictx, a.pd->handle);
 	TEST_ASSERT(ipd != NULL, "ibv_import_pd: %s", strerror(errno));
-	TEST_ASSERT(ipd != a.pd && ipd->context == ictx && ipd->handle == a.pd->handle, "a handle of its own");
+	TEST_ASSERT(ipd != a.pd && ipd->context == ictx && ipd->handle == a.pd->handle,
+		    "a handle of its own");
 	imr = ibv_import_mr(ipd, a.mr->handle);
 	TEST_ASSERT(imr != NULL, "ibv_import_mr: %s", strerror(errno));
 	TEST_ASSERT(imr != a.mr && imr->pd == ipd && imr->context == ictx, "on the imported PD");

@@ -77,7 +77,7 @@ cm_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
 	case IBV_QPS_RTS:
 		a->sq_psn = c->id.qp_type == IBV_QPT_UD ? 0 : c->local_psn;
 		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-		/* the requester's half: RC and the XRC initiator (the kernel's cm_init_qp_rts_attr) */
+		/* the requester's half: RC and the XRC initiator (kernel: cm_init_qp_rts_attr) */
 		if (c->id.qp_type == IBV_QPT_RC || c->id.qp_type == IBV_QPT_XRC_SEND) {
 			a->retry_cnt = c->retry_count;
 			a->rnr_retry = c->rnr_retry;
