@@ -36,6 +36,12 @@
 #define DROCE_MAX_MSG		(1U << 31)	/* bytes in one RC/UC message */
 #define DROCE_MAX_RD_ATOMIC	16
 #define DROCE_PKEY_TBL_LEN	1
+/*
+ * GID table entries of the port. Only index 0 is populated (the RoCE v2
+ * GID ::ffff:<ip>); the rest are empty, as on a RoCE port whose netdev has
+ * fewer addresses than the table has room (ibv_query_gid_ex: ENODATA).
+ */
+#define DROCE_GID_TBL_LEN	16
 #define DROCE_DEFAULT_PKEY	0xffff
 
 #define DROCE_BURST		32	/* rx/tx burst and ring bulk size */

@@ -8,7 +8,7 @@
  * rdma-core's own libibverbs); none crashes or pretends to succeed.
  *
  * - IBVERBS_1.1+ verbs droce has no support for yet: dmabuf MRs, object
- *   import, ECE, QP-ex.
+ *   device memory import, ECE, QP-ex.
  * - IBVERBS_1.0 duplicates: the pre-2006 ABI (struct ibv_*_1_0 wrappers).
  *   Bound with the symver attribute; the IBVERBS_1.1 definitions are the
  *   defaults every program built since links to.
@@ -45,40 +45,11 @@ ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *att
 	DROPIN_FAIL_NEG(EOPNOTSUPP);
 }
 
-/* man ibv_import_device: objects of another process's command fd */
-struct ibv_context *
-ibv_import_device(int cmd_fd)
-{
-	DROPIN_FAIL_PTR(EOPNOTSUPP);
-}
-
-struct ibv_pd *
-ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
-{
-	DROPIN_FAIL_PTR(EOPNOTSUPP);
-}
-
-struct ibv_mr *
-ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
-{
-	DROPIN_FAIL_PTR(EOPNOTSUPP);
-}
-
+/* device memory droce does not have: nothing to import or release */
 struct ibv_dm *
 ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
 {
 	DROPIN_FAIL_PTR(EOPNOTSUPP);
-}
-
-/* nothing can have been imported: nothing to release */
-void
-ibv_unimport_pd(struct ibv_pd *pd)
-{
-}
-
-void
-ibv_unimport_mr(struct ibv_mr *mr)
-{
 }
 
 void

@@ -138,7 +138,9 @@ def call(lib, name, restype, *args):
     return r, ctypes.get_errno()
 
 r, e = call(ibv, "ibv_import_device", ctypes.c_void_p, -1)
-check("ibv_import_device -> NULL, EOPNOTSUPP", r is None and e == errno.EOPNOTSUPP)
+check("ibv_import_device (the facade's) of no fd -> NULL, EINVAL", r is None and e == errno.EINVAL)
+r, e = call(ibv, "ibv_import_dm", ctypes.c_void_p, None, 0)
+check("ibv_import_dm -> NULL, EOPNOTSUPP", r is None and e == errno.EOPNOTSUPP)
 r, e = call(ibv, "ibv_resize_cq", ctypes.c_int, None, 0)
 check("ibv_resize_cq (the facade's) to 0 entries -> EINVAL", r == errno.EINVAL)
 r, e = call(ibv, "ibv_rereg_mr", ctypes.c_int, None, 1 << 3, None, None, 0, 0)

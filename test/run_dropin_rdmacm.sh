@@ -25,6 +25,10 @@
 #                  server must live on
 #   rdma_server    rdma_server -p P (binds 0.0.0.0) / rdma_client -s <ip> -p P:
 #                  "end 0" on both sides
+#   rdma_xserver   rdma_xserver -c x -p P / rdma_xclient -c x -s <ip> -p P: XRC
+#                  through the CM (RDMA_PS_IB, an XRC_SEND QP connecting to
+#                  an XRC_RECV QP, the SRQ number in the REP's private data,
+#                  one inline SEND into the XRC SRQ): "end 0" on both sides
 #   ucmatose       ucmatose -p P -c 8 (wildcard) / ucmatose -s <ip> -p P -c 8:
 #                  8 connections, 10 messages each way on each
 #   udaddy         udaddy -c 2 / udaddy -s <ip> -c 2: UD through SIDR; udaddy
@@ -78,7 +82,7 @@ shift
 TOPO=shm
 case ${1:-} in --shm) shift ;; --memif) TOPO=memif; shift ;; --netns) TOPO=netns; shift ;; esac
 
-ALL_CASES="rping rping_s4000 rping_s20000 rping_noport rdma_server ucmatose udaddy cmtime
+ALL_CASES="rping rping_s4000 rping_s20000 rping_noport rdma_server rdma_xserver ucmatose udaddy cmtime
 ib_send_lat ib_write_bw ib_read_lat exit_no_disconnect killed_peer mckey"
 CASES=
 for c in $ALL_CASES; do
@@ -98,6 +102,7 @@ programs_of() {
 	case $1 in
 	rping*) echo rping ;;
 	rdma_server) echo rdma_server rdma_client ;;
+	rdma_xserver) echo rdma_xserver rdma_xclient ;;
 	exit_no_disconnect|killed_peer) ;;	# test/cm_peer, built with the tests
 	*) echo "$1" ;;
 	esac
@@ -501,6 +506,20 @@ case_rdma_server() {
 		rdma_server -p $port -- rdma_client -s $RIP_S -p $port
 }
 
+case_rdma_xserver() {
+	local port=$((PORT + n))
+
+	chk() {
+		exit_reasons
+		need server "$SLOG" '^rdma_xserver: end 0$'
+		need client "$CLOG" '^rdma_xclient: end 0$'
+		refuse server "$SLOG" '^(rdma_[a-z_]+|post_send):+ [A-Z]'
+		refuse client "$CLOG" '^(rdma_[a-z_]+|post_send):+ [A-Z]'
+	}
+	run_pair rdma_xserver sc chk '^rdma_xserver: start$' 0 \
+		rdma_xserver -c x -p $port -- rdma_xclient -c x -s $RIP_S -p $port
+}
+
 case_ucmatose() {
 	local port=$((PORT + n))
 
@@ -588,6 +607,7 @@ for c in $CASES; do
 	rping_s*) case_rping ${c#rping_s} ;;
 	rping_noport) case_rping_noport ;;
 	rdma_server) case_rdma_server ;;
+	rdma_xserver) case_rdma_xserver ;;
 	ucmatose) case_ucmatose ;;
 	udaddy) case_udaddy ;;
 	cmtime) case_cmtime sc ;;

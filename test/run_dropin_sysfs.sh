@@ -71,6 +71,12 @@ expect "$D" ports/1/phys_state "5: LinkUp"
 expect "$D" ports/1/link_layer "Ethernet"
 expect "$D" ports/1/gids/0 "0000:0000:0000:0000:0000:ffff:0a00:0001"
 expect "$D" ports/1/gid_attrs/types/0 "RoCE v2"
+# the table's empty entries (ibv_query_port's gid_tbl_len: 16): zeros, no type
+expect "$D" ports/1/gids/1 "0000:0000:0000:0000:0000:0000:0000:0000"
+expect "$D" ports/1/gids/15 "0000:0000:0000:0000:0000:0000:0000:0000"
+[ ! -e "$D/ports/1/gids/16" ] && [ ! -e "$D/ports/1/gid_attrs/types/1" ] &&
+	ok "16 GID entries, the empty ones without a type" ||
+	fail "gids/16 or gid_attrs/types/1 exists"
 expect "$D" ports/1/pkeys/0 "0xffff"
 expect "$D" ports/1/lid "0x0"
 expect "$D" ports/1/cap_mask "0x00010000"

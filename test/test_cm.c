@@ -12,8 +12,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <endian.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -694,6 +696,208 @@ test_sync_endpoints(void)
 }
 
 /*
+ * XRC through the CM, as rdma_xserver / rdma_xclient use it: RDMA_PS_IB, the
+ * passive endpoint an XRC_RECV QP (in the device's XRC domain), its XRC SRQ
+ * made by rdma_create_srq (with a CQ and channel), the SRQ number sent in
+ * the REP's private data; the active endpoint an XRC_SEND QP that SENDs to
+ * that SRQ. The server thread gets the request, makes the SRQ, posts a
+ * receive and accepts.
+ */
+struct xrc_srv {
+	struct rdma_cm_id *listen, *id;
+	struct ibv_mr *mr;
+	uint8_t buf[64];
+	__be32 srqn;
+	enum ibv_qp_type req_qpt;	/* the request's id's QP type */
+	int ret, line;
+};
+
+#define XRC_FAIL(s) do { (s)->line = __LINE__; goto out; } while (0)
+
+static void *
+xrc_server(void *arg)
+{
+	struct xrc_srv *s = arg;
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 2, .max_sge = 1 } };
+	struct rdma_conn_param cp = { 0 };
+	uint32_t n;
+
+	s->ret = -1;
+	if (rdma_get_request(s->listen, &s->id) != 0)
+		XRC_FAIL(s);
+	s->req_qpt = s->id->qp_type;
+	if (s->id->qp == NULL || s->id->qp->qp_type != IBV_QPT_XRC_RECV || s->id->pd == NULL)
+		XRC_FAIL(s);
+	if (rdma_create_srq(s->id, NULL, &sa) != 0 || s->id->srq == NULL || s->id->recv_cq == NULL ||
+	    s->id->recv_cq_channel == NULL)
+		XRC_FAIL(s);
+	if (ibv_get_srq_num(s->id->srq, &n) != 0)
+		XRC_FAIL(s);
+	s->srqn = htobe32(n);
+	s->mr = rdma_reg_msgs(s->id, s->buf, sizeof(s->buf));
+	if (s->mr == NULL || rdma_post_recv(s->id, (void *)0x66, s->buf, sizeof(s->buf), s->mr) != 0)
+		XRC_FAIL(s);
+	cp.private_data = &s->srqn;
+	cp.private_data_len = sizeof(s->srqn);
+	if (rdma_accept(s->id, &cp) != 0)
+		XRC_FAIL(s);
+	s->ret = 0;
+out:
+	return NULL;
+}
+
+static int
+xrc_addrinfo(struct rdma_addrinfo *ai, struct sockaddr_in *sa, bool passive, enum ibv_qp_type t)
+{
+	memset(ai, 0, sizeof(*ai));
+	ai->ai_family = AF_INET;
+	ai->ai_qp_type = t;
+	ai->ai_port_space = RDMA_PS_IB;
+	if (passive) {
+		ai->ai_flags = RAI_PASSIVE;
+		ai->ai_src_len = sizeof(*sa);
+		ai->ai_src_addr = (struct sockaddr *)sa;
+	} else {
+		ai->ai_dst_len = sizeof(*sa);
+		ai->ai_dst_addr = (struct sockaddr *)sa;
+	}
+	return 0;
+}
+
+static int
+test_xrc_endpoints_send_into_srq(void)
+{
+	struct sockaddr_in l = sin_of(DEV_IP, 7011), d = sin_of(DEV_IP, 7011);
+	struct ibv_qp_init_attr sqa = { .cap = { .max_recv_wr = 1, .max_recv_sge = 1 } };
+	struct ibv_qp_init_attr cqa = { .cap = { .max_send_wr = 1, .max_send_sge = 1 },
+					.sq_sig_all = 1 };
+	struct ibv_send_wr wr = { .wr_id = 0x55, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_INLINE }, *bad;
+	const char msg[16] = "xrc over the cm";
+	struct ibv_sge sge = { .addr = (uintptr_t)msg, .length = sizeof(msg) };
+	struct rdma_addrinfo pa, ca;
+	struct xrc_srv s = { 0 };
+	struct rdma_cm_id *cli;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+	struct ibv_wc wc;
+	pthread_t t;
+
+	xrc_addrinfo(&pa, &l, true, IBV_QPT_XRC_RECV);
+	xrc_addrinfo(&ca, &d, false, IBV_QPT_XRC_SEND);
+	TEST_ASSERT_EQ(rdma_create_ep(&s.listen, &pa, NULL, &sqa), 0);
+	TEST_ASSERT_EQ(rdma_listen(s.listen, 2), 0);
+	TEST_ASSERT_EQ(pthread_create(&t, NULL, xrc_server, &s), 0);
+	TEST_ASSERT_EQ(rdma_create_ep(&cli, &ca, NULL, &cqa), 0);
+	TEST_ASSERT(cli->qp != NULL && cli->qp->qp_type == IBV_QPT_XRC_SEND, "an XRC_SEND QP");
+	TEST_ASSERT(cli->send_cq != NULL && cli->recv_cq == NULL, "a send CQ only");
+	TEST_ASSERT_EQ(rdma_connect(cli, NULL), 0);	/* returns once established */
+	pthread_join(t, NULL);
+	TEST_ASSERT(s.ret == 0, "server failed at test_cm.c:%d: %s", s.line, strerror(errno));
+	TEST_ASSERT_EQ(s.req_qpt, IBV_QPT_XRC_RECV);
+	TEST_ASSERT(cli->event != NULL && cli->event->event == RDMA_CM_EVENT_ESTABLISHED,
+		    "the synchronous connect keeps its event");
+	/* the REP named the target QP (in its EE context field) and carried the SRQ number */
+	TEST_ASSERT_EQ(cli->event->param.conn.qp_num, s.id->qp->qp_num);
+	TEST_ASSERT(cli->event->param.conn.private_data_len >= sizeof(s.srqn) &&
+		    memcmp(cli->event->param.conn.private_data, &s.srqn, sizeof(s.srqn)) == 0,
+		    "the SRQ number in the REP's private data");
+	TEST_ASSERT_EQ(cli->event->param.conn.srq, 1);
+	/* both QPs in RTS, the initiator sending to the target's QPN */
+	TEST_ASSERT_EQ(ibv_query_qp(cli->qp, &qa, IBV_QP_STATE | IBV_QP_DEST_QPN, &qia), 0);
+	TEST_ASSERT_EQ(qa.qp_state, IBV_QPS_RTS);
+	TEST_ASSERT_EQ(qa.dest_qp_num, s.id->qp->qp_num);
+	TEST_ASSERT_EQ(ibv_query_qp(s.id->qp, &qa, IBV_QP_STATE, &qia), 0);
+	TEST_ASSERT_EQ(qa.qp_state, IBV_QPS_RTS);
+
+	wr.sg_list = &sge;
+	wr.qp_type.xrc.remote_srqn = be32toh(s.srqn);
+	TEST_ASSERT_EQ(ibv_post_send(cli->qp, &wr, &bad), 0);
+	TEST_ASSERT_EQ(rdma_get_send_comp(cli, &wc), 1);
+	TEST_ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+	TEST_ASSERT_EQ(wc.wr_id, 0x55);
+	TEST_ASSERT_EQ(rdma_get_recv_comp(s.id, &wc), 1);
+	TEST_ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+	TEST_ASSERT_EQ(wc.wr_id, 0x66);
+	TEST_ASSERT_EQ(wc.byte_len, sizeof(msg));
+	TEST_ASSERT_EQ(wc.qp_num, s.id->qp->qp_num);
+	TEST_ASSERT(memcmp(s.buf, msg, sizeof(msg)) == 0,
+		    "the bytes that arrived in the SRQ's buffer");
+
+	TEST_ASSERT_EQ(rdma_disconnect(cli), 0);
+	rdma_dereg_mr(s.mr);
+	rdma_destroy_ep(cli);
+	rdma_destroy_ep(s.id);	/* the QP, then the SRQ with its CQ */
+	rdma_destroy_ep(s.listen);
+	return TEST_SUCCESS;
+}
+
+/*
+ * XRC meets XRC only (the kernel's rdma_cm matches a REQ's QP type to its
+ * listener's): an XRC_SEND connect to an RC listener of RDMA_PS_IB, and an
+ * RC connect to an XRC listener, are refused (REJ "invalid transport type").
+ */
+static int
+test_xrc_and_rc_do_not_connect(void)
+{
+	struct sockaddr_in l = sin_of(DEV_IP, 7012), d = sin_of(DEV_IP, 7012);
+	struct ibv_qp_init_attr qa = { .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct rdma_addrinfo pa, ca;
+	struct rdma_cm_id *lid, *cli;
+
+	for (int i = 0; i < 2; i++) {
+		struct ibv_qp_init_attr a = qa;
+
+		xrc_addrinfo(&pa, &l, true, i == 0 ? IBV_QPT_RC : IBV_QPT_XRC_RECV);
+		xrc_addrinfo(&ca, &d, false, i == 0 ? IBV_QPT_XRC_SEND : IBV_QPT_RC);
+		TEST_ASSERT_EQ(rdma_create_ep(&lid, &pa, NULL, &a), 0);
+		TEST_ASSERT_EQ(rdma_listen(lid, 2), 0);
+		a = qa;
+		TEST_ASSERT_EQ(rdma_create_ep(&cli, &ca, NULL, &a), 0);
+		TEST_ASSERT(rdma_connect(cli, NULL) == -1 && errno == ECONNREFUSED,
+			    "case %d: connect refused (%s)", i, strerror(errno));
+		TEST_ASSERT(cli->event != NULL && cli->event->event == RDMA_CM_EVENT_REJECTED,
+			    "case %d: REJECTED", i);
+		TEST_ASSERT_EQ(cli->event->status, DROCE_CM_REJ_INVALID_TRANSPORT_TYPE);
+		rdma_destroy_ep(cli);
+		rdma_destroy_ep(lid);
+	}
+	return TEST_SUCCESS;
+}
+
+/* rdma_create_srq_ex: an XRC SRQ given no domain nor CQ gets the device's and a new one. */
+static int
+test_xrc_srq_ex_defaults(void)
+{
+	struct sockaddr_in l = sin_of(DEV_IP, 7013);
+	struct ibv_srq_init_attr_ex sx = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE, .srq_type = IBV_SRQT_XRC,
+	};
+	struct ibv_srq_init_attr_ex bad = sx;
+	struct rdma_addrinfo pa;
+	struct rdma_cm_id *id;
+	uint32_t n;
+
+	xrc_addrinfo(&pa, &l, true, IBV_QPT_XRC_RECV);
+	TEST_ASSERT_EQ(rdma_create_ep(&id, &pa, NULL, NULL), 0);
+	bad.comp_mask = 0;
+	TEST_ASSERT(rdma_create_srq_ex(id, &bad) == -1 && errno == EINVAL, "no type: EINVAL");
+	TEST_ASSERT_EQ(rdma_create_srq_ex(id, &sx), 0);
+	TEST_ASSERT(sx.xrcd != NULL && sx.cq == id->recv_cq && sx.pd == id->pd &&
+		    (sx.comp_mask & (IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ)) ==
+		    (IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ),
+		    "the device's domain, a CQ of the id's, its PD");
+	TEST_ASSERT_EQ(ibv_get_srq_num(id->srq, &n), 0);
+	TEST_ASSERT(id->srq->srq_context == NULL, "srq_context as given");
+	rdma_destroy_srq(id);
+	TEST_ASSERT(id->srq == NULL && id->recv_cq == NULL, "the SRQ and its CQ gone");
+	rdma_destroy_ep(id);
+	return TEST_SUCCESS;
+}
+
+/*
  * MADs made by hand, sent to the device's QP1 from a UD QP of the test: a
  * REQ sent twice (a retransmission: same communication ID and TID) is one
  * connection request; malformed MADs before it are dropped and leave the
@@ -854,6 +1058,9 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_multicast_join_and_leave),
 	TEST_CASE(test_bind_errors),
 	TEST_CASE(test_sync_endpoints),
+	TEST_CASE(test_xrc_endpoints_send_into_srq),
+	TEST_CASE(test_xrc_and_rc_do_not_connect),
+	TEST_CASE(test_xrc_srq_ex_defaults),
 	TEST_CASE(test_vanished_peer_is_disconnected),
 	TEST_CASE(test_application_qp_error_is_no_disconnect),
 };

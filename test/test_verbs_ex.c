@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "droce_config.h"
 #include "droce_test.h"
@@ -545,6 +547,99 @@ test_unsupported_verbs_are_eopnotsupp(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * ibv_import_device within the process (man ibv_import_device, rdma-core's
+ * test_shared_pd): a dup of a context's cmd_fd gives a context on the same
+ * device, on which its PDs and MRs are imported by handle. Objects made on
+ * an imported PD count as the PD's (its creator's dealloc is EBUSY); a fd
+ * that is no context's is EINVAL (ENODEV for a character device).
+ */
+static int
+test_import_device_shares_pd_and_mr(void)
+{
+	int fd = dup(a.ctx->cmd_fd), nul, mfd;
+	struct ibv_context *ictx;
+	struct ibv_pd *pd2, *ipd, *ipd2;
+	struct ibv_mr *imr, *mr2;
+	struct ibv_cq *cq;
+	static uint8_t buf[4096];
+
+	TEST_ASSERT(fd >= 0, "dup: %s", strerror(errno));
+	ictx = ibv_import_device(fd);
+	TEST_ASSERT(ictx != NULL, "ibv_import_device: %s", strerror(errno));
+	TEST_ASSERT_PTR_EQ(ictx->device, a.ctx->device);
+	TEST_ASSERT_EQ(ictx->cmd_fd, fd);
+	TEST_ASSERT(ictx->async_fd >= 0 && ictx->async_fd != a.ctx->async_fd,
+		    "an async fd of its own");
+	/* a context that works: a CQ on it */
+	cq = ibv_create_cq(ictx, 4, NULL, NULL, 0);
+	TEST_ASSERT(cq != NULL, "CQ on the imported context: %s", strerror(errno));
+	TEST_ASSERT_EQ(ibv_destroy_cq(cq), 0);
+
+	/* the side's PD and MR, by handle */
+	ipd = ibv_import_pd(ictx, a.pd->handle);
+	TEST_ASSERT(ipd != NULL, "ibv_import_pd: %s", strerror(errno));
+	TEST_ASSERT(ipd != a.pd && ipd->context == ictx && ipd->handle == a.pd->handle,
+		    "a handle of its own");
+	imr = ibv_import_mr(ipd, a.mr->handle);
+	TEST_ASSERT(imr != NULL, "ibv_import_mr: %s", strerror(errno));
+	TEST_ASSERT(imr != a.mr && imr->pd == ipd && imr->context == ictx, "on the imported PD");
+	TEST_ASSERT_EQ(imr->lkey, a.mr->lkey);
+	TEST_ASSERT_EQ(imr->rkey, a.mr->rkey);
+	TEST_ASSERT_EQ(imr->length, a.mr->length);
+	TEST_ASSERT_EQ(imr->handle, a.mr->handle);
+	ibv_unimport_mr(imr);
+	ibv_unimport_pd(ipd);
+
+	/* an MR made on an imported PD is the PD's: its creator cannot free it meanwhile */
+	pd2 = ibv_alloc_pd(a.ctx);
+	TEST_ASSERT(pd2 != NULL, "pd");
+	ipd2 = ibv_import_pd(ictx, pd2->handle);
+	TEST_ASSERT(ipd2 != NULL, "ibv_import_pd: %s", strerror(errno));
+	mr2 = ibv_reg_mr(ipd2, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	TEST_ASSERT(mr2 != NULL, "MR on the imported PD: %s", strerror(errno));
+	TEST_ASSERT_EQ(ibv_dealloc_pd(pd2), EBUSY);
+	TEST_ASSERT_EQ(ibv_dealloc_pd(ipd2), EBUSY);
+	/* imported back on the creator's context, through the creator's PD */
+	imr = ibv_import_mr(pd2, mr2->handle);
+	TEST_ASSERT(imr != NULL && imr->lkey == mr2->lkey, "the MR through its creator's PD");
+	TEST_ASSERT_EQ(ibv_dereg_mr(imr), 0);	/* an imported handle: the MR stays */
+	TEST_ASSERT_EQ(ibv_dealloc_pd(pd2), EBUSY);
+	/* objects outlive an unimported handle (pyverbs destroys them after) */
+	ibv_unimport_pd(ipd2);
+	TEST_ASSERT_EQ(ibv_dealloc_pd(pd2), EBUSY);
+	TEST_ASSERT_EQ(ibv_dereg_mr(mr2), 0);
+	ipd2 = ibv_import_pd(ictx, pd2->handle);
+	TEST_ASSERT(ipd2 != NULL, "ibv_import_pd again: %s", strerror(errno));
+	TEST_ASSERT_EQ(ibv_dealloc_pd(ipd2), 0);	/* the handle; the PD stays */
+	TEST_ASSERT_EQ(ibv_dealloc_pd(pd2), 0);
+
+	/* what cannot be imported */
+	errno = 0;
+	TEST_ASSERT(ibv_import_pd(ictx, 0xdead) == NULL && errno == EINVAL, "no such PD");
+	ipd = ibv_import_pd(ictx, a.pd->handle);
+	TEST_ASSERT(ipd != NULL, "pd again");
+	errno = 0;
+	TEST_ASSERT(ibv_import_mr(ipd, 0xdead) == NULL && errno == EINVAL, "no such MR");
+	ibv_unimport_pd(ipd);
+	errno = 0;
+	TEST_ASSERT(ibv_import_device(-1) == NULL && errno == EINVAL, "no fd: EINVAL");
+	nul = open("/dev/null", O_RDWR);
+	errno = 0;
+	TEST_ASSERT(ibv_import_device(nul) == NULL && errno == ENODEV, "a character device: ENODEV");
+	close(nul);
+	mfd = memfd_create("not-droce", 0);
+	errno = 0;
+	TEST_ASSERT(ibv_import_device(mfd) == NULL && errno == EINVAL, "another file: EINVAL");
+	close(mfd);
+
+	/* closing the imported context closes its fd, and leaves the creator's */
+	TEST_ASSERT_EQ(ibv_close_device(ictx), 0);
+	TEST_ASSERT(fcntl(fd, F_GETFD) == -1 && errno == EBADF, "the fd closed with it");
+	TEST_ASSERT(fcntl(a.ctx->cmd_fd, F_GETFD) >= 0, "the creator's cmd_fd stays");
+	return TEST_SUCCESS;
+}
+
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_send_imm_through_wr_api_read_through_cq_ex),
 	TEST_CASE(test_mixed_batch_completes_in_order),
@@ -557,6 +652,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_create_cq_ex_refuses_what_droce_lacks),
 	TEST_CASE(test_srq_ex_basic_tm_and_xrc_need_their_attributes),
 	TEST_CASE(test_unsupported_verbs_are_eopnotsupp),
+	TEST_CASE(test_import_device_shares_pd_and_mr),
 };
 
 int

@@ -80,7 +80,7 @@ test_query_device_limits_equal_config(void)
 }
 
 static int
-test_query_port_ethernet_active_mtu4096_one_gid(void)
+test_query_port_ethernet_active_mtu4096_gid_table(void)
 {
 	struct ibv_context *ctx[2] = { a.ctx, b.ctx };
 	struct ibv_port_attr p;
@@ -92,7 +92,7 @@ test_query_port_ethernet_active_mtu4096_one_gid(void)
 		TEST_ASSERT_EQ(p.state, IBV_PORT_ACTIVE);
 		TEST_ASSERT_EQ(p.active_mtu, IBV_MTU_4096);
 		TEST_ASSERT_EQ(p.max_mtu, IBV_MTU_4096);
-		TEST_ASSERT_EQ(p.gid_tbl_len, 1);
+		TEST_ASSERT_EQ(p.gid_tbl_len, DROCE_GID_TBL_LEN);
 		TEST_ASSERT_EQ(p.pkey_tbl_len, DROCE_PKEY_TBL_LEN);
 		TEST_ASSERT_EQ(p.max_msg_sz, DROCE_MAX_MSG);
 		TEST_ASSERT_EQ(ibv_query_port(ctx[i], 2, &p), EINVAL);
@@ -102,7 +102,7 @@ test_query_port_ethernet_active_mtu4096_one_gid(void)
 }
 
 static int
-test_query_gid_index0_is_v4mapped_ip_index1_fails(void)
+test_query_gid_index0_is_v4mapped_ip_others_empty(void)
 {
 	static const uint8_t g0[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1 };
 	static const uint8_t g1[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2 };
@@ -114,8 +114,19 @@ test_query_gid_index0_is_v4mapped_ip_index1_fails(void)
 	memset(&g, 0xa5, sizeof(g));
 	TEST_ASSERT_EQ(ibv_query_gid(b.ctx, 1, 0, &g), 0);
 	TEST_ASSERT(memcmp(g.raw, g1, 16) == 0, "droce1 GID 0 is not ::ffff:10.0.0.2");
+	/* an empty entry of the table reads as zeros, as from the kernel */
+	for (int i = 1; i < DROCE_GID_TBL_LEN; i++) {
+		static const uint8_t zero[16];
+
+		memset(&g, 0xa5, sizeof(g));
+		TEST_ASSERT_EQ(ibv_query_gid(a.ctx, 1, i, &g), 0);
+		TEST_ASSERT(memcmp(g.raw, zero, 16) == 0, "GID %d is not zero", i);
+	}
 	errno = 0;
-	TEST_ASSERT_EQ(ibv_query_gid(a.ctx, 1, 1, &g), -1);
+	TEST_ASSERT_EQ(ibv_query_gid(a.ctx, 1, DROCE_GID_TBL_LEN, &g), -1);
+	TEST_ASSERT_EQ(errno, EINVAL);
+	errno = 0;
+	TEST_ASSERT_EQ(ibv_query_gid(a.ctx, 1, -1, &g), -1);
 	TEST_ASSERT_EQ(errno, EINVAL);
 	errno = 0;
 	TEST_ASSERT_EQ(ibv_query_gid(a.ctx, 2, 0, &g), -1);
@@ -149,8 +160,29 @@ test_query_gid_ex_reports_roce_v2(void)
 	TEST_ASSERT(memcmp(e.gid.raw, g.raw, 16) == 0, "GID differs from ibv_query_gid's");
 	TEST_ASSERT_EQ(e.gid_index, 0);
 	TEST_ASSERT_EQ(e.port_num, 1);
-	TEST_ASSERT_EQ(ibv_query_gid_ex(b.ctx, 1, 1, &e, 0), EINVAL);
+	/* an empty entry is ENODATA (the kernel's rdma_get_gid_attr), beyond the table EINVAL */
+	TEST_ASSERT_EQ(ibv_query_gid_ex(b.ctx, 1, 1, &e, 0), ENODATA);
+	TEST_ASSERT_EQ(ibv_query_gid_ex(b.ctx, 1, DROCE_GID_TBL_LEN - 1, &e, 0), ENODATA);
+	TEST_ASSERT_EQ(ibv_query_gid_ex(b.ctx, 1, DROCE_GID_TBL_LEN, &e, 0), EINVAL);
+	TEST_ASSERT_EQ(ibv_query_gid_ex(b.ctx, 2, 0, &e, 0), EINVAL);
 	TEST_ASSERT_EQ(ibv_query_gid_ex(b.ctx, 1, 0, &e, 1), EINVAL);
+	return 0;
+}
+
+/* ibv_query_gid_table lists the populated entries only: one, index 0 */
+static int
+test_query_gid_table_lists_populated_entries(void)
+{
+	struct ibv_gid_entry t[DROCE_GID_TBL_LEN + 1], e;
+
+	memset(t, 0xa5, sizeof(t));
+	TEST_ASSERT_EQ(ibv_query_gid_table(a.ctx, t, sizeof(t) / sizeof(t[0]), 0), 1);
+	TEST_ASSERT_EQ(ibv_query_gid_ex(a.ctx, 1, 0, &e, 0), 0);
+	TEST_ASSERT(memcmp(&t[0], &e, sizeof(e)) == 0, "the table's entry is GID 0's");
+	TEST_ASSERT_EQ(t[1].gid_index, 0xa5a5a5a5);	/* nothing written after it */
+	TEST_ASSERT_EQ(ibv_query_gid_table(a.ctx, t, 1, 0), 1);
+	TEST_ASSERT_EQ(ibv_query_gid_table(a.ctx, t, 0, 0), -EINVAL);
+	TEST_ASSERT_EQ(ibv_query_gid_table(a.ctx, t, 1, 1), -EINVAL);
 	return 0;
 }
 
@@ -1009,10 +1041,11 @@ test_modify_rts_to_reset_discards_wrs_then_reconnect_works(void)
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_device_list_is_exactly_droce0_droce1),
 	TEST_CASE(test_query_device_limits_equal_config),
-	TEST_CASE(test_query_port_ethernet_active_mtu4096_one_gid),
-	TEST_CASE(test_query_gid_index0_is_v4mapped_ip_index1_fails),
+	TEST_CASE(test_query_port_ethernet_active_mtu4096_gid_table),
+	TEST_CASE(test_query_gid_index0_is_v4mapped_ip_others_empty),
 	TEST_CASE(test_query_pkey_index0_is_ffff_index1_fails),
 	TEST_CASE(test_query_gid_ex_reports_roce_v2),
+	TEST_CASE(test_query_gid_table_lists_populated_entries),
 	TEST_CASE(test_create_qp_over_device_limits_einval),
 	TEST_CASE(test_create_qp_unsupported_type_eopnotsupp),
 	TEST_CASE(test_create_cq_cqe_out_of_range_einval),

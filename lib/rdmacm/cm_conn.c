@@ -124,20 +124,30 @@ cm_send_req(struct cm_id *c, const struct rdma_conn_param *p)
 					    cm_sa_port(&c->id.route.addr.dst_addr));
 	r->local_ca_guid = be64toh(c->dev->guid);
 	r->local_qpn = c->qp_num;
-	r->responder_resources = c->resp_res;
 	r->initiator_depth = c->init_depth;
 	r->remote_cm_response_timeout = CM_RESPONSE_TIMEOUT;
-	r->transport_service_type = c->id.qp_type == IBV_QPT_UC ? DROCE_CM_TRANSPORT_UC :
-								  DROCE_CM_TRANSPORT_RC;
 	r->end_to_end_flow_control = c->flow_control;
 	r->starting_psn = c->local_psn;
 	r->local_cm_response_timeout = CM_RESPONSE_TIMEOUT;
-	r->retry_count = c->retry_count;
 	r->pkey = 0xffff;
 	r->path_mtu = (uint8_t)c->mtu;
-	r->rnr_retry_count = c->peer_rnr_retry;
 	r->max_cm_retries = CM_MAX_RETRIES;
-	r->srq = c->srq;
+	if (c->id.qp_type == IBV_QPT_XRC_SEND) {
+		/*
+		 * IBA 12.6.5 (XRC annex A14): an XRC initiator has no
+		 * responder, retries of its own to ask for or receive queue:
+		 * those fields stay 0, as the kernel's cm_format_req leaves them.
+		 */
+		r->transport_service_type = DROCE_CM_TRANSPORT_EXT;
+		r->extended_transport_type = DROCE_CM_EXT_TRANSPORT_XRC;
+	} else {
+		r->transport_service_type = c->id.qp_type == IBV_QPT_UC ? DROCE_CM_TRANSPORT_UC :
+									  DROCE_CM_TRANSPORT_RC;
+		r->responder_resources = c->resp_res;
+		r->retry_count = c->retry_count;
+		r->rnr_retry_count = c->peer_rnr_retry;
+		r->srq = c->srq;
+	}
 	r->primary.local_lid = r->primary.remote_lid = 0xffff;
 	gid_of(r->primary.local_gid, c->dev->ip);
 	gid_of(r->primary.remote_gid, c->peer_ip);
@@ -174,15 +184,25 @@ cm_send_rep(struct cm_id *c, const struct rdma_conn_param *p)
 	hdr_init(&m, DROCE_CM_ATTR_REP, c->remote_tid);
 	r->local_comm_id = c->local_id;
 	r->remote_comm_id = c->remote_id;
-	r->local_qpn = c->qp_num;
 	r->starting_psn = c->local_psn;
 	r->responder_resources = c->resp_res;
-	r->initiator_depth = c->init_depth;
 	r->target_ack_delay = 0;
 	r->failover_accepted = 3;		/* "failover not supported" */
-	r->end_to_end_flow_control = c->flow_control;
 	r->rnr_retry_count = c->peer_rnr_retry;
-	r->srq = c->srq;
+	if (c->id.qp_type == IBV_QPT_XRC_RECV) {
+		/*
+		 * An XRC target names its QP in the Local EE Context Number
+		 * and always receives into SRQs (IBA A14; the kernel's
+		 * cm_format_rep): no initiator depth, no flow control.
+		 */
+		r->local_eecn = c->qp_num;
+		r->srq = 1;
+	} else {
+		r->local_qpn = c->qp_num;
+		r->initiator_depth = c->init_depth;
+		r->end_to_end_flow_control = c->flow_control;
+		r->srq = c->srq;
+	}
 	r->local_ca_guid = be64toh(c->dev->guid);
 	ret = pdata_put(r->private_data, &r->private_data_len, sizeof(r->private_data), 0,
 			p ? p->private_data : NULL, p ? p->private_data_len : 0);
@@ -462,11 +482,29 @@ request_report(struct cm_id *c, struct cm_id *l, enum cm_conn_state state, const
 	return e;
 }
 
+/* The QP type that answers a REQ (the kernel's cm_req_get_qp_type): 0 for none we have. */
+static enum ibv_qp_type
+req_qp_type(const struct droce_cm_req *r)
+{
+	switch (r->transport_service_type) {
+	case DROCE_CM_TRANSPORT_RC:
+		return IBV_QPT_RC;
+	case DROCE_CM_TRANSPORT_UC:
+		return IBV_QPT_UC;
+	case DROCE_CM_TRANSPORT_EXT:
+		return r->extended_transport_type == DROCE_CM_EXT_TRANSPORT_XRC ?
+		       IBV_QPT_XRC_RECV : (enum ibv_qp_type)0;
+	default:
+		return (enum ibv_qp_type)0;
+	}
+}
+
 static void
 req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_msg *m)
 {
 	const struct droce_cm_req *r = &m->req;
 	struct req_addr a = { .src = src, .dst = dst };
+	enum ibv_qp_type qpt;
 	struct cm_id *l, *c;
 	struct cm_event *e;
 
@@ -484,8 +522,9 @@ req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_
 		rej_req(d, src, m, DROCE_CM_REJ_INVALID_SERVICE_ID);
 		return;
 	}
-	if (r->transport_service_type != DROCE_CM_TRANSPORT_RC &&
-	    r->transport_service_type != DROCE_CM_TRANSPORT_UC) {
+	qpt = req_qp_type(r);
+	/* XRC meets XRC only: the kernel's rdma_cm matches a REQ's QP type to its listener's */
+	if (qpt == 0 || (qpt == IBV_QPT_XRC_RECV) != (l->id.qp_type == IBV_QPT_XRC_RECV)) {
 		rej_req(d, src, m, DROCE_CM_REJ_INVALID_TRANSPORT_TYPE);
 		return;
 	}
@@ -493,8 +532,7 @@ req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_
 		rej_req(d, src, m, DROCE_CM_REJ_CONSUMER_DEFINED);
 		return;
 	}
-	c = child_new(d, l, r->transport_service_type == DROCE_CM_TRANSPORT_UC ? IBV_QPT_UC : IBV_QPT_RC,
-		      &a, r->local_comm_id, m->hdr.tid);
+	c = child_new(d, l, qpt, &a, r->local_comm_id, m->hdr.tid);
 	if (c == NULL) {
 		rej_req(d, src, m, DROCE_CM_REJ_NO_RESOURCES);
 		return;
@@ -529,15 +567,22 @@ req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_
 	send_mra(c, DROCE_CM_MSG_REQ);
 }
 
+/* The peer's QPN in a REP: an XRC target gives it as its EE context (cm_send_rep). */
+static uint32_t
+rep_qpn(const struct cm_id *c, const struct droce_cm_rep *r)
+{
+	return c->id.qp_type == IBV_QPT_XRC_SEND ? r->local_eecn : r->local_qpn;
+}
+
 static void
-fill_conn_param(struct cm_event *e, const struct droce_cm_rep *r)
+fill_conn_param(struct cm_event *e, const struct cm_id *c, const struct droce_cm_rep *r)
 {
 	e->ev.param.conn.responder_resources = r->initiator_depth;
 	e->ev.param.conn.initiator_depth = r->responder_resources;
 	e->ev.param.conn.flow_control = r->end_to_end_flow_control;
 	e->ev.param.conn.rnr_retry_count = r->rnr_retry_count;
 	e->ev.param.conn.srq = r->srq;
-	e->ev.param.conn.qp_num = r->local_qpn;
+	e->ev.param.conn.qp_num = rep_qpn(c, r);
 }
 
 static void
@@ -560,7 +605,7 @@ rep_input(in_addr_t src, const struct droce_cm_msg *m)
 		return;
 	cm_timer_stop(c);
 	c->remote_id = r->local_comm_id;
-	c->remote_qpn = r->local_qpn;
+	c->remote_qpn = rep_qpn(c, r);
 	c->remote_psn = r->starting_psn;
 	c->peer_guid = htobe64(r->local_ca_guid);
 	/* the peer may answer for fewer reads than we asked */
@@ -580,7 +625,7 @@ rep_input(in_addr_t src, const struct droce_cm_msg *m)
 	e = event_pdata(c, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, r->private_data,
 			DROCE_CM_REP_PDATA_LEN);
 	if (e) {
-		fill_conn_param(e, r);
+		fill_conn_param(e, c, r);
 		e->action = CM_ACT_CONN_RESP;
 	}
 	post(c, e);

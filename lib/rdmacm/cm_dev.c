@@ -88,6 +88,8 @@ dev_close(struct cm_dev *d)
 		ibv_destroy_cq(d->cq);
 	if (d->ch)
 		ibv_destroy_comp_channel(d->ch);
+	if (d->xrcd)
+		ibv_close_xrcd(d->xrcd);	/* EBUSY if the application kept its XRC objects */
 	if (d->pd)
 		ibv_dealloc_pd(d->pd);
 	free(d->buf);
@@ -95,6 +97,33 @@ dev_close(struct cm_dev *d)
 	if (d->verbs)
 		ibv_close_device(d->verbs);
 	memset(d, 0, sizeof(*d));
+}
+
+/*
+ * The XRC domain of @d that rdma_create_qp and rdma_create_srq give an XRC
+ * target id which brings none (rdma-core's one per device): opened on first
+ * use, kept until exit. NULL with errno set.
+ */
+struct ibv_xrcd *
+cm_dev_xrcd(struct cm_dev *d)
+{
+	struct ibv_xrcd_init_attr attr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+	struct ibv_xrcd *x;
+
+	if (d == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&cm.lock);
+	if (d->xrcd == NULL)
+		d->xrcd = ibv_open_xrcd(d->verbs, &attr);
+	x = d->xrcd;
+	pthread_mutex_unlock(&cm.lock);
+	return x;
 }
 
 /* Open @ibdev and bring its QP1 up: 0 or an errno. */

@@ -75,6 +75,7 @@
 struct cm_dev {
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;		/* the default PD (rdma_create_qp with NULL), QP1's */
+	struct ibv_xrcd *xrcd;		/* XRC ids' domain, opened on first use (cm_dev_xrcd) */
 	struct ibv_comp_channel *ch;
 	struct ibv_cq *cq;		/* QP1's send and receive CQ */
 	struct ibv_qp *qp1;
@@ -250,6 +251,7 @@ uint64_t cm_now_ns(void);
 struct cm_dev *cm_dev_by_ip(in_addr_t ip);
 struct cm_dev *cm_dev_by_verbs(const struct ibv_context *verbs);
 struct cm_dev *cm_dev_route(in_addr_t dst);
+struct ibv_xrcd *cm_dev_xrcd(struct cm_dev *d);
 int cm_mad_send(struct cm_dev *dev, in_addr_t dst, const uint8_t *mad);
 void cm_wake(void);
 int cm_debug(void);

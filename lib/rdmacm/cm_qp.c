@@ -67,7 +67,8 @@ cm_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
 		};
 		a->ah_attr.grh.dgid = c->path.dgid;
 		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-		if (c->id.qp_type == IBV_QPT_RC) {
+		/* the responder's half: RC and the XRC target (an XRC initiator has none) */
+		if (c->id.qp_type == IBV_QPT_RC || c->id.qp_type == IBV_QPT_XRC_RECV) {
 			a->max_dest_rd_atomic = c->resp_res;
 			a->min_rnr_timer = CM_MIN_RNR_TIMER;
 			*mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -76,13 +77,17 @@ cm_qp_attr(struct cm_id *c, struct ibv_qp_attr *a, int *mask)
 	case IBV_QPS_RTS:
 		a->sq_psn = c->id.qp_type == IBV_QPT_UD ? 0 : c->local_psn;
 		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-		if (c->id.qp_type == IBV_QPT_RC) {
-			a->timeout = c->ack_timeout;
+		/* the requester's half: RC and the XRC initiator (kernel: cm_init_qp_rts_attr) */
+		if (c->id.qp_type == IBV_QPT_RC || c->id.qp_type == IBV_QPT_XRC_SEND) {
 			a->retry_cnt = c->retry_count;
 			a->rnr_retry = c->rnr_retry;
 			a->max_rd_atomic = c->init_depth;
-			*mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				 IBV_QP_MAX_QP_RD_ATOMIC;
+			*mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+		}
+		if (c->id.qp_type == IBV_QPT_RC || c->id.qp_type == IBV_QPT_XRC_SEND ||
+		    c->id.qp_type == IBV_QPT_XRC_RECV) {
+			a->timeout = c->ack_timeout;
+			*mask |= IBV_QP_TIMEOUT;
 		}
 		return 0;
 	default:
@@ -140,21 +145,20 @@ cm_qp_to_err(struct cm_id *c)
 	return ibv_modify_qp(c->id.qp, &a, IBV_QP_STATE);
 }
 
+/* Either may be missing: an XRC initiator has a send CQ only, an XRC SRQ's id a receive CQ. */
 static void
 cqs_destroy(struct rdma_cm_id *id)
 {
-	if (id->recv_cq) {
+	if (id->recv_cq)
 		ibv_destroy_cq(id->recv_cq);
-		if (id->send_cq && id->send_cq != id->recv_cq)
-			ibv_destroy_cq(id->send_cq);
-		id->send_cq = id->recv_cq = NULL;
-	}
-	if (id->recv_cq_channel) {
+	if (id->send_cq && id->send_cq != id->recv_cq)
+		ibv_destroy_cq(id->send_cq);
+	id->send_cq = id->recv_cq = NULL;
+	if (id->recv_cq_channel)
 		ibv_destroy_comp_channel(id->recv_cq_channel);
-		if (id->send_cq_channel && id->send_cq_channel != id->recv_cq_channel)
-			ibv_destroy_comp_channel(id->send_cq_channel);
-		id->send_cq_channel = id->recv_cq_channel = NULL;
-	}
+	if (id->send_cq_channel && id->send_cq_channel != id->recv_cq_channel)
+		ibv_destroy_comp_channel(id->send_cq_channel);
+	id->send_cq_channel = id->recv_cq_channel = NULL;
 }
 
 /* The CQs (each with its completion channel) the application did not give. */
@@ -201,9 +205,22 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 	if ((id->recv_cq && attr->recv_cq && id->recv_cq != attr->recv_cq) ||
 	    (id->send_cq && attr->send_cq && id->send_cq != attr->send_cq))
 		return CM_ERR(EINVAL);
-	if (cqs_create(id, attr->send_cq || id->send_cq ? 0 : attr->cap.max_send_wr,
-		       attr->recv_cq || id->recv_cq ? 0 : attr->cap.max_recv_wr) != 0)
+	if (id->qp_type == IBV_QPT_XRC_RECV) {
+		/* in the device's domain, where rdma_create_srq puts the XRC SRQs */
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || attr->xrcd == NULL) {
+			attr->xrcd = cm_dev_xrcd(c->dev);
+			if (attr->xrcd == NULL)
+				return -1;
+			attr->comp_mask |= IBV_QP_INIT_ATTR_XRCD;
+		}
+	} else if (cqs_create(id, attr->send_cq || id->send_cq ? 0 : attr->cap.max_send_wr,
+			      attr->recv_cq || id->recv_cq ? 0 : attr->cap.max_recv_wr) != 0) {
+		/*
+		 * An XRC target QP has no CQ (its SRQs complete into theirs):
+		 * unlike rdma-core, which makes one that nothing uses, none.
+		 */
 		return -1;
+	}
 	if (attr->send_cq == NULL)
 		attr->send_cq = id->send_cq;
 	if (attr->recv_cq == NULL)
@@ -212,7 +229,8 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 		attr->srq = id->srq;
 	qp = ibv_create_qp_ex(id->verbs, attr);
 	if (qp == NULL) {
-		cqs_destroy(id);
+		if (id->qp_type != IBV_QPT_XRC_RECV)
+			cqs_destroy(id);
 		return -1;
 	}
 	pthread_mutex_lock(&cm.lock);
@@ -231,10 +249,12 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 	pthread_mutex_unlock(&cm.lock);
 	if (ret) {
 		ibv_destroy_qp(qp);
-		cqs_destroy(id);
+		if (id->qp_type != IBV_QPT_XRC_RECV)
+			cqs_destroy(id);
 		return CM_ERR(ret);
 	}
-	id->pd = qp->pd;
+	if (qp->pd != NULL)	/* an XRC target QP has none: the id keeps its own */
+		id->pd = qp->pd;
 	return 0;
 }
 
@@ -262,12 +282,15 @@ rdma_destroy_qp(struct rdma_cm_id *id)
 		return;
 	ibv_destroy_qp(id->qp);
 	id->qp = NULL;
-	cqs_destroy(id);
+	/* an XRC target's CQs are its SRQ's: they go with the SRQ */
+	if (id->qp_type != IBV_QPT_XRC_RECV)
+		cqs_destroy(id);
 }
 
 int
 rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 {
+	bool made_cq = false;
 	struct ibv_srq *srq;
 
 	if (id == NULL || attr == NULL || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
@@ -276,11 +299,29 @@ rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 		attr->pd = id->pd;
 		attr->comp_mask |= IBV_SRQ_INIT_ATTR_PD;
 	}
-	if (attr->srq_type == IBV_SRQT_XRC)
-		return CM_ERR(EOPNOTSUPP);	/* XRC: issue 12 */
+	if (attr->srq_type == IBV_SRQT_XRC) {
+		/* the device's domain, and a CQ with its channel, as rdma-core gives them */
+		if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || attr->xrcd == NULL) {
+			attr->xrcd = cm_dev_xrcd(to_cm_id(id)->dev);
+			if (attr->xrcd == NULL)
+				return -1;
+		}
+		if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || attr->cq == NULL) {
+			if (id->recv_cq == NULL) {
+				if (cqs_create(id, 0, attr->attr.max_wr) != 0)
+					return -1;
+				made_cq = true;
+			}
+			attr->cq = id->recv_cq;
+		}
+		attr->comp_mask |= IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	}
 	srq = ibv_create_srq_ex(id->verbs, attr);
-	if (srq == NULL)
+	if (srq == NULL) {
+		if (made_cq)
+			cqs_destroy(id);
 		return -1;
+	}
 	if (id->pd == NULL)
 		id->pd = attr->pd;
 	id->srq = srq;
@@ -298,7 +339,8 @@ rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_at
 	memset(&ax, 0, sizeof(ax));
 	memcpy(&ax, attr, sizeof(*attr));
 	ax.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
-	ax.srq_type = IBV_SRQT_BASIC;
+	/* an XRC target's id receives through XRC SRQs (rdma_xserver's way) */
+	ax.srq_type = id->qp_type == IBV_QPT_XRC_RECV ? IBV_SRQT_XRC : IBV_SRQT_BASIC;
 	ax.pd = pd;
 	ret = rdma_create_srq_ex(id, &ax);
 	memcpy(attr, &ax, sizeof(*attr));

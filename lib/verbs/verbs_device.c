@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,9 @@ droce_eal_args_split(const char *env, char **copy, char **argv, int max)
 	return argc;
 }
 
+/* DROCE_EAL's arguments as EAL was given them (a leak checker sees them kept) */
+static char *eal_args_copy;
+
 /* Bring EAL up from $DROCE_EAL (whitespace-separated arguments). */
 static int
 eal_from_env(void)
@@ -118,7 +122,8 @@ eal_from_env(void)
 		dup2(out, STDOUT_FILENO);
 		close(out);
 	}
-	/* EAL keeps pointers into argv: the copy stays allocated */
+	/* EAL keeps pointers into argv: the copy stays allocated, and reachable */
+	eal_args_copy = copy;
 	if (ret < 0 && rte_errno != EALREADY) {
 		/* some EAL failures leave rte_errno 0 ("Cannot init config") */
 		fprintf(stderr, "droce: EAL initialisation from DROCE_EAL failed: %s\n",
@@ -234,8 +239,9 @@ ibv_fork_init(void)
 	return 0;
 }
 
+/* A context on @device; with @cmd_fd >= 0 (an import) that fd is its command fd. */
 static struct ibv_context *
-open_device(struct ibv_device *device)
+open_device(struct ibv_device *device, int cmd_fd)
 {
 	struct droce_device *d = container_of(device, struct droce_device, ibdev);
 	struct droce_context *dctx;
@@ -281,11 +287,19 @@ open_device(struct ibv_device *device)
 	}
 	ctx->async_fd = dctx->async.fd;
 	/*
-	 * No kernel command channel, but a descriptor a program may dup (as
-	 * rdma-core's tests do before ibv_import_device, which then says
-	 * EOPNOTSUPP); -1 if even /dev/null cannot be opened.
+	 * No kernel command channel, but a file of the context's own that a
+	 * program may dup and give ibv_import_device (verbs_import.c), as
+	 * rdma-core's tests do; /dev/null (no import) without memfds, -1 if
+	 * even that cannot be opened.
 	 */
-	ctx->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (cmd_fd >= 0) {
+		ctx->cmd_fd = cmd_fd;
+	} else {
+		ctx->cmd_fd = memfd_create("droce-cmd", MFD_CLOEXEC);
+		if (ctx->cmd_fd < 0)
+			ctx->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	}
+	droce_import_ctx_init(dctx);
 	ret = d->rdev->ops->dev_open(d->rdev);
 	if (ret) {
 		errno = -ret;
@@ -298,7 +312,7 @@ open_device(struct ibv_device *device)
 	return ctx;
 
 err_close_fd:
-	if (ctx->cmd_fd >= 0)
+	if (ctx->cmd_fd >= 0 && cmd_fd < 0)	/* an importer's fd stays its own */
 		close(ctx->cmd_fd);
 	droce_evq_fini(&dctx->async);
 err_free_ctx:
@@ -309,7 +323,13 @@ err_free_ctx:
 struct ibv_context *
 ibv_open_device(struct ibv_device *device)
 {
-	return open_device(device);
+	return open_device(device, -1);
+}
+
+struct ibv_context *
+droce_open_device_fd(struct ibv_device *device, int cmd_fd)
+{
+	return open_device(device, cmd_fd);
 }
 
 int
@@ -463,7 +483,7 @@ droce_port_attr_get(struct droce_rdev *rdev, struct ibv_port_attr *out)
 	a.phys_state = port.up ? 5 : 3;	/* LinkUp / Disabled */
 	a.max_mtu = IBV_MTU_4096;
 	a.active_mtu = mtu_enum(rdev->ib_mtu);
-	a.gid_tbl_len = 1;
+	a.gid_tbl_len = DROCE_GID_TBL_LEN;
 	a.port_cap_flags = IBV_PORT_CM_SUP;
 	a.max_msg_sz = DROCE_MAX_MSG;
 	a.pkey_tbl_len = DROCE_PKEY_TBL_LEN;
@@ -498,19 +518,40 @@ ibv_query_port(struct ibv_context *context, uint8_t port_num,
 				offsetof(struct ibv_port_attr, flags));
 }
 
-int
-ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
+/*
+ * GID @index of port 1: 0 with the GID, EINVAL beyond the table, ENODATA
+ * for an empty entry (all but index 0), as the kernel's rdma_get_gid_attr.
+ */
+static int
+gid_get(struct ibv_context *context, uint32_t port_num, uint32_t index, union ibv_gid *gid)
 {
 	struct droce_rdev *rdev = to_dctx(context)->rdev;
 
-	if (port_num != 1 || index != 0) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (port_num != 1 || index >= DROCE_GID_TBL_LEN)
+		return EINVAL;
+	if (index != 0)
+		return ENODATA;
 	memset(gid, 0, sizeof(*gid));
 	gid->raw[10] = 0xff;
 	gid->raw[11] = 0xff;
 	memcpy(&gid->raw[12], &rdev->ip, 4);
+	return 0;
+}
+
+/* An empty entry reads as zeros (rdma-core keeps the kernel's old sysfs behaviour). */
+int
+ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
+{
+	int ret = index < 0 ? EINVAL : gid_get(context, port_num, (uint32_t)index, gid);
+
+	if (ret == ENODATA) {
+		memset(gid, 0, sizeof(*gid));
+		return 0;
+	}
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
 	return 0;
 }
 
@@ -519,10 +560,13 @@ _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_i
 		  struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
 {
 	struct ibv_gid_entry e = { 0 };
+	int ret;
 
-	if (flags || entry_size < sizeof(e) || port_num > 255 ||
-	    ibv_query_gid(context, port_num, gid_index, &e.gid) != 0)
+	if (flags || entry_size < sizeof(e))
 		return EINVAL;
+	ret = gid_get(context, port_num, gid_index, &e.gid);
+	if (ret)
+		return ret;
 	e.gid_index = gid_index;
 	e.port_num = port_num;
 	e.gid_type = IBV_GID_TYPE_ROCE_V2;

@@ -171,6 +171,23 @@ droce_ctx_add(struct droce_context *dctx)
 	pthread_mutex_unlock(&ctx_lock);
 }
 
+/* The device of the open context whose command fd is file @ino of @dev, or NULL. */
+struct ibv_device *
+droce_ctx_device_by_cmd(dev_t dev, ino_t ino)
+{
+	struct ibv_device *found = NULL;
+	struct droce_context *d;
+
+	pthread_mutex_lock(&ctx_lock);
+	TAILQ_FOREACH(d, &ctx_list, next)
+		if (d->cmd_unique && d->cmd_dev == dev && d->cmd_ino == ino) {
+			found = d->vctx.context.device;
+			break;
+		}
+	pthread_mutex_unlock(&ctx_lock);
+	return found;
+}
+
 /* Once this returns no port event reaches @dctx. */
 void
 droce_ctx_del(struct droce_context *dctx)

@@ -35,6 +35,10 @@ struct droce_context {
 	struct droce_rdev *rdev;
 	struct droce_evq async;		/* struct ibv_async_event; fd = async_fd */
 	TAILQ_ENTRY(droce_context) next;	/* every open context (port events) */
+	/* cmd_fd's file (a memfd of its own): ibv_import_device finds the context by it */
+	dev_t cmd_dev;
+	ino_t cmd_ino;
+	bool cmd_unique;		/* cmd_fd is such a file (else /dev/null: no import) */
 };
 
 struct droce_comp_channel {
@@ -59,6 +63,15 @@ struct droce_pd {
 	void (*app_free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
 	void *pd_context;
 	struct droce_rdev_alloc alloc;	/* the driver's view of app_alloc/app_free */
+	/* ibv_import_pd (verbs_import.c): the PDs one may import, and an import's origin */
+	TAILQ_ENTRY(droce_pd) imp_next;
+	/*
+	 * an imported handle: the PD it stands for, else NULL. Its users
+	 * count the handle itself (until unimported) and the objects made
+	 * through it, which the last to go frees; the objects count in the
+	 * origin's users too.
+	 */
+	struct droce_pd *origin;
 };
 
 /* The allocator objects on @pd take their queues' memory from, or NULL. */
@@ -69,17 +82,25 @@ droce_pd_alloc(const struct droce_pd *pd)
 }
 
 /* An object on @ibpd was created (+1) or destroyed (-1). */
+void droce_import_pd_use(struct droce_pd *pd, int d);
+
 static inline void
 droce_pd_use(struct ibv_pd *ibpd, int d)
 {
-	__atomic_fetch_add(&container_of(ibpd, struct droce_pd, ibpd)->users, (uint32_t)d,
-			   __ATOMIC_RELAXED);
+	struct droce_pd *pd = container_of(ibpd, struct droce_pd, ibpd);
+
+	if (pd->origin != NULL)	/* an imported handle (verbs_import.c) */
+		droce_import_pd_use(pd, d);
+	else
+		__atomic_fetch_add(&pd->users, (uint32_t)d, __ATOMIC_RELAXED);
 }
 
 struct droce_mr {
 	struct ibv_mr ibmr;
 	struct droce_rdev *dev;
 	struct droce_rdev_mr *mr;
+	TAILQ_ENTRY(droce_mr) imp_next;	/* the MRs one may import (verbs_import.c) */
+	bool imported;			/* an ibv_import_mr handle */
 };
 
 struct droce_mw {
@@ -228,6 +249,7 @@ verbs_progress(struct droce_rdev *dev)
 }
 
 /* verbs_device.c */
+struct ibv_context *droce_open_device_fd(struct ibv_device *device, int cmd_fd);
 int droce_eal_args_split(const char *env, char **copy, char **argv, int max);
 void droce_port_attr_get(struct droce_rdev *rdev, struct ibv_port_attr *out);
 int droce_query_device_ex(struct ibv_context *context,
@@ -235,6 +257,7 @@ int droce_query_device_ex(struct ibv_context *context,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
 
 /* verbs_event.c */
+struct ibv_device *droce_ctx_device_by_cmd(dev_t dev, ino_t ino);
 int droce_evq_init(struct droce_evq *q, const char *name, unsigned int esize, unsigned int count);
 void droce_evq_fini(struct droce_evq *q);
 void droce_evq_put(struct droce_evq *q, const void *ev);
@@ -262,6 +285,14 @@ struct droce_qp *droce_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a
 				 uint32_t create_flags);
 struct droce_qp *droce_xrc_recv_qp_create(struct droce_xrcd *xrcd, struct ibv_qp_init_attr *attr);
 void droce_qp_free(struct droce_qp *qp);
+
+/* verbs_import.c */
+void droce_import_ctx_init(struct droce_context *dctx);
+void droce_import_pd_add(struct droce_pd *pd);
+void droce_import_pd_del(struct droce_pd *pd);
+void droce_import_pd_put(struct droce_pd *pd);
+void droce_import_mr_add(struct droce_mr *mr);
+void droce_import_mr_del(struct droce_mr *mr);
 
 /* verbs_xrc.c */
 struct ibv_xrcd *droce_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init_attr *attr);

@@ -37,6 +37,7 @@ ibv_alloc_pd(struct ibv_context *context)
 	pd->dev = dev;
 	pd->ibpd.context = context;
 	pd->ibpd.handle = pdn;
+	droce_import_pd_add(pd);
 	return &pd->ibpd;
 }
 
@@ -49,12 +50,21 @@ ibv_dealloc_pd(struct ibv_pd *ibpd)
 	 * as the kernel (uverbs_free_pd): EBUSY while an MR, QP, SRQ, AH or
 	 * parent domain uses it
 	 */
-	if (__atomic_load_n(&pd->users, __ATOMIC_RELAXED) != 0)
+	if (__atomic_load_n(&(pd->origin ? pd->origin : pd)->users, __ATOMIC_RELAXED) != 0)
 		return EBUSY;
 	if (pd->parent != NULL) {
 		droce_parent_domain_free(pd);
 		return 0;
 	}
+	/*
+	 * an imported handle: it goes, the PD stays its creator's (no kernel
+	 * here to keep a PD once its creator's handle is gone)
+	 */
+	if (pd->origin != NULL) {
+		droce_import_pd_put(pd);
+		return 0;
+	}
+	droce_import_pd_del(pd);
 	pd->dev->ops->pd_free(pd->pd);
 	free(pd);
 	return 0;
@@ -136,6 +146,7 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned i
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	droce_pd_use(ibpd, 1);
+	droce_import_mr_add(mr);
 	return &mr->ibmr;
 }
 
@@ -189,10 +200,16 @@ int
 ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct droce_mr *mr = to_dmr(ibmr);
-	int ret = -mr->dev->ops->mr_dereg(mr->mr);
+	int ret;
 
+	if (mr->imported) {	/* the handle goes, the MR stays its creator's */
+		free(mr);
+		return 0;
+	}
+	ret = -mr->dev->ops->mr_dereg(mr->mr);
 	if (ret)
 		return ret;
+	droce_import_mr_del(mr);
 	droce_pd_use(ibmr->pd, -1);
 	free(mr);
 	return 0;

@@ -229,6 +229,16 @@ publish_port(struct sysfs_out *o, struct droce_rdev *rdev, const char *ifname)
 	/* the one GID, ::ffff:<ip> as ibv_query_gid() gives it, in %pI6 form */
 	put(o, "ports/1/gids/0", "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x",
 	    ip[0], ip[1], ip[2], ip[3]);
+	/*
+	 * The empty entries, as the kernel shows them: a zero GID, and no
+	 * type or netdev (the kernel's read of those fails: no file here).
+	 */
+	for (unsigned int i = 1; i < DROCE_GID_TBL_LEN; i++) {
+		char f[32];
+
+		snprintf(f, sizeof(f), "ports/1/gids/%u", i);
+		put(o, f, "0000:0000:0000:0000:0000:0000:0000:0000");
+	}
 	put(o, "ports/1/gid_attrs/types/0", "RoCE v2");
 	if (ifname != NULL) {
 		put(o, "ports/1/gid_attrs/ndevs/0", "%s", ifname);

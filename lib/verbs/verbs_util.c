@@ -166,14 +166,20 @@ _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
 {
 	struct ibv_gid_entry e;
 
+	size_t n = 0;
+
 	if (flags || entry_size < sizeof(e))
 		return -EINVAL;
-	if (max_entries < 1)
-		return -EINVAL;		/* the table (one GID) does not fit */
-	if (_ibv_query_gid_ex(context, 1, 0, &e, 0, sizeof(e)) != 0)
-		return -EINVAL;
-	memcpy(entries, &e, sizeof(e));
-	return 1;
+	/* the populated entries only, as the kernel's ib_uverbs gid table */
+	for (uint32_t i = 0; i < DROCE_GID_TBL_LEN; i++) {
+		if (_ibv_query_gid_ex(context, 1, i, &e, 0, sizeof(e)) != 0)
+			continue;
+		if (n == max_entries)
+			return -EINVAL;		/* they do not fit */
+		memcpy((uint8_t *)entries + n * entry_size, &e, sizeof(e));
+		n++;
+	}
+	return (ssize_t)n;
 }
 
 /* IBVERBS_PRIVATE: ibv_devinfo prints a RoCE v2 GID as an IPv6 address */
@@ -185,6 +191,10 @@ ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
 	int ret;
 
 	ret = _ibv_query_gid_ex(context, port_num, index, &e, 0, sizeof(e));
+	if (ret == ENODATA) {	/* an empty entry: rdma-core's answer for it */
+		*type = DROCE_GID_TYPE_SYSFS_IB_ROCE_V1;
+		return 0;
+	}
 	if (ret) {
 		errno = ret;
 		return -1;

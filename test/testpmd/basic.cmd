@@ -45,7 +45,7 @@ post recv 1 1 0 256 count 16
 post send 0 0 0 16 count 16 unsignaled
 poll cq 1 expect 16
 poll cq 0 wait 50 expect 0
-# an inline send beyond max_inline_data (0): EINVAL
+# an inline send beyond max_inline_data (asked 0, given 16: one SGE's room): EINVAL
 post send 0 0 0 64 inline
 expect EINVAL
 # background stream, then the QPs still work

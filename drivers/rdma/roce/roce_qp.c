@@ -291,6 +291,18 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
 	}
+	/*
+	 * Inline data has a WQE's whole inline area (DROCE_MAX_INLINE): a QP
+	 * takes at least what its SGE list would occupy, 16 bytes an SGE, as
+	 * the kernel's rxe (rxe_init_sq) and mlx5 round it up. Programs such as
+	 * rdma_xclient post 16 inline bytes with max_inline_data left 0.
+	 */
+	if (!xrc_recv) {
+		uint32_t sge_room = cap->max_send_sge * (uint32_t)sizeof(struct ibv_sge);
+
+		sge_room = RTE_MIN(sge_room, (uint32_t)DROCE_MAX_INLINE);
+		cap->max_inline_data = RTE_MAX(cap->max_inline_data, sge_room);
+	}
 	qp = roce_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (qp == NULL)
 		return -ENOMEM;
