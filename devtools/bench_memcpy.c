@@ -87,8 +87,8 @@ main(int argc, char **argv)
 			fprintf(stderr, "bench_memcpy: the copy did not arrive\n");
 			return 1;
 		}
-		printf("%s\n  {\"size\": %zu, \"iters\": %lu, \"seconds\": %.6f, "
-		       "\"msg_rate_mps\": %.4f, \"gbit_s\": %.4f}", first ? "" : ",", size, iters,
+		printf("%s\n  {\"size\": %zu, \"iters\": %lu, \"seconds\": %.9f, "
+		       "\"msg_rate_mps\": %.6g, \"gbit_s\": %.6g}", first ? "" : ",", size, iters,
 		       secs, (double)iters / secs / 1e6, (double)iters * (double)size * 8 / secs / 1e9);
 		first = 0;
 		free(src);
