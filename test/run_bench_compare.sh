@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# devtools/bench-compare --quick (issue 14): it installs its peers, runs every
+# workload once with few iterations, and its JSON parses and holds figures
+# from droce and from every peer installed here (ucx_perftest, fi_pingpong,
+# sockperf, the memcpy ceiling), each measure once; its report names the
+# commands. Asserts nothing about speed. Exit 77 when a peer package cannot
+# be installed.
+#
+# Usage: run_bench_compare.sh <droce-perf> <source root>
+set -u
+PERF=${1:?usage: run_bench_compare.sh <droce-perf> <source root>}
+TOP=${2:?usage: run_bench_compare.sh <droce-perf> <source root>}
+PY=/usr/bin/python3
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+
+timeout -k 5 900 "$TOP/devtools/bench-compare" --quick --perf "$PERF" --out "$OUT" \
+	>"$OUT/stdout" 2>"$OUT/stderr"
+rc=$?
+if [ $rc = 77 ]; then
+	echo "SKIP: a peer package cannot be installed: $(tail -n2 "$OUT/stderr")"
+	exit 77
+fi
+if [ $rc != 0 ]; then
+	echo "FAIL: bench-compare exit $rc"
+	tail -n 20 "$OUT/stderr"
+	exit 1
+fi
+grep 'FAILED' "$OUT/stderr"	# a measure that failed (fi-udp at 4 KiB is expected)
+tail -n1 "$OUT/stderr"
+
+# the transports installed here, each with the workloads it measures
+want=()
+for t in inline lcore inline-loss0.001 inline-loss0.01; do
+	want+=("droce-$t:send_lat/8,send_lat/4096,write_lat/8,write_lat/4096,send_bw/64,write_bw/65536")
+done
+if command -v ucx_perftest >/dev/null; then
+	for t in tcp posix; do
+		want+=("ucx-$t:send_lat/8,send_lat/4096,write_lat/8,write_lat/4096,send_bw/64,write_bw/65536,write_bw/4194304")
+	done
+fi
+if command -v fi_pingpong >/dev/null; then
+	# fi_pingpong's udp provider refuses 4 KiB datagrams: one figure is enough there
+	want+=("fi-tcp:send_lat/8,send_lat/4096" "fi-udp:send_lat/8" "fi-shm:send_lat/8,send_lat/4096")
+fi
+if command -v sockperf >/dev/null; then
+	for t in tcp udp; do
+		want+=("sockperf-$t:send_lat/8,send_bw/64,write_bw/65536")
+	done
+fi
+command -v cc >/dev/null && want+=("memcpy:write_bw/65536,write_bw/4194304")
+
+"$PY" - "$OUT" "${want[@]}" <<'PYEOF'
+import json, os, sys
+out = sys.argv[1]
+try:
+    d = json.load(open(os.path.join(out, "bench-compare.json")))
+except ValueError as e:
+    print("FAIL: the JSON does not parse: %s" % e); sys.exit(1)
+bad = []
+m = d["machine"]
+for k in ("cpu", "cores", "kernel", "dpdk", "droce_commit", "date"):
+    if not m.get(k):
+        bad.append("machine.%s is missing" % k)
+if m.get("repeats") != 1 or not m.get("quick"):
+    bad.append("machine says repeats %s, quick %s" % (m.get("repeats"), m.get("quick")))
+got = {}
+for r in d["results"]:
+    if len(r["raw"]) != 1:
+        bad.append("%s %s %s: %d raw figures for 1 repeat" % (r["transport"], r["test"], r["size"],
+                                                             len(r["raw"])))
+    if r.get("error"):
+        continue
+    lat = r["test"].endswith("_lat")
+    v = r["p50_us"] if lat else r["msg_rate_mps"]
+    if not (isinstance(v, (int, float)) and v > 0):
+        bad.append("%s %s %s: figure %r" % (r["transport"], r["test"], r["size"], v))
+        continue
+    if not lat and abs(r["gbit_s"] - r["msg_rate_mps"] * r.get("size_used", r["size"]) * 8 / 1e3) \
+            > 0.01 * r["gbit_s"] + 0.002:
+        bad.append("%s %s %s: %s Gbit/s for %s M msg/s" % (r["transport"], r["test"], r["size"],
+                                                           r["gbit_s"], r["msg_rate_mps"]))
+    got.setdefault(r["transport"], set()).add("%s/%d" % (r["test"], r["size"]))
+for w in sys.argv[2:]:
+    name, keys = w.split(":")
+    missing = sorted(set(keys.split(",")) - got.get(name, set()))
+    if missing:
+        bad.append("%s: no figure for %s" % (name, ", ".join(missing)))
+if "droce-memif" not in got and "droce-memif" not in d["skipped"]:
+    bad.append("droce-memif is neither measured nor listed as skipped")
+if not d["commands"] or not any("droce-perf" in c for c in d["commands"]):
+    bad.append("no droce-perf command recorded")
+md = open(os.path.join(out, "perf.md")).read()
+for s in ("## The machine", "## Results", "## The commands", "| droce-inline |"):
+    if s not in md:
+        bad.append("perf.md has no %r" % s)
+if bad:
+    print("FAIL: " + "\n      ".join(bad)); sys.exit(1)
+print("ok: %d figures from %s" % (len(d["results"]), ", ".join(sorted(got))))
+PYEOF
+rc=$?
+[ $rc = 0 ] && echo "run_bench_compare: PASS"
+exit $rc
