@@ -18,7 +18,7 @@
  *
  * In a command file, a command that fails stops the file (exit 1) unless
  * the next line is "expect <ERRNO>" naming its error (e.g. "expect EINVAL")
- * ; "expect ok" states success. See doc/guides/testpmd.md.
+ * ; "expect ok" states success. See doc/guides/testpmd.rst.
  */
 #include <ctype.h>
 #include <errno.h>

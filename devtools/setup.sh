@@ -9,6 +9,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 pkgs=(dpdk dpdk-dev libdpdk-dev libibverbs-dev librdmacm-dev rdma-core meson
       ninja-build python3-pyelftools pkg-config gcc dpkg-dev xz-utils iproute2
       ibverbs-utils rdmacm-utils perftest tshark python3-pyverbs)
+# the guides: sphinx-build (meson -Ddocs=true, and the suite's 'guides' test)
+pkgs+=(python3-sphinx)
 # devtools/fuzz: clang, and its libFuzzer and sanitizer runtimes, which clang
 # only recommends (and recommends are not installed)
 pkgs+=(clang libclang-rt-14-dev)

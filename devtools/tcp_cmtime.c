@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmtime's steps over TCP, for comparing connection set-up through the
- * drop-in librdmacm (doc/guides/rdmacm.md) with the kernel's TCP on the
+ * drop-in librdmacm (doc/guides/rdmacm.rst) with the kernel's TCP on the
  * same host. Not built by meson:
  *
  *   cc -O2 -o tcp_cmtime devtools/tcp_cmtime.c

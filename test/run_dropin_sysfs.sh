@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # The sysfs view of a droce device (lib/verbs/verbs_sysfs.c,
-# devtools/droce-sysfs, doc/guides/sysfs.md), with Debian's ibv_devices over
+# devtools/droce-sysfs, doc/guides/sysfs.rst), with Debian's ibv_devices over
 # the drop-in and one droce0 (ip=10.0.0.1) on a net_ring:
 #   - DROCE_SYSFS_ROOT=<dir>: the device's files under
 #     <dir>/sys/class/infiniband/droce0/ hold what the verbs say, in the

@@ -3,7 +3,7 @@
 #
 # droce as a program outside the tree sees it: `meson install --destdir` into
 # a temporary directory, then
-#   - the files are where doc/guides/user.md says (libdroce and its soname,
+#   - the files are where doc/guides/user.rst says (libdroce and its soname,
 #     droce.h and no internal header, libdroce.pc, the PMD plugins, the
 #     drop-ins in their private directory, droce-perf, the guides);
 #   - test/install/hello_droce.c compiles and links with nothing but
@@ -45,7 +45,7 @@ for f in "$libdir/libdroce.so" "$libdir/libdroce.so.0" "$DEST$INCLUDEDIR/droce.h
 	"$libdir/droce/pmds/librte_rdma_roce.so" "$libdir/droce/pmds/librte_net_impair.so" \
 	"$libdir/droce/pmds/librte_net_shm.so" "$libdir/droce/dropin/libibverbs.so.1" \
 	"$libdir/droce/dropin/librdmacm.so.1" "$DEST$BINDIR/droce-perf" \
-	"$DEST$DATADIR/doc/droce/user.md" "$DEST$DATADIR/doc/droce/developer.md"; do
+	"$DEST$DATADIR/doc/droce/user.rst" "$DEST$DATADIR/doc/droce/developer.rst"; do
 	[ -e "$f" ] || fail "${f#"$DEST"} not installed"
 done
 for h in verbs_loc.h roce.h roce_loc.h droce_config.h droce_build_config.h; do

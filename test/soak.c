@@ -70,7 +70,7 @@ static struct {
 	/*
 	 * Local ACK timeout exponent 14: 67 ms. Shorter ones make the RTT of
 	 * the queues this load builds in the software link and the ARP retry
-	 * schedule count as losses (see doc/guides/developer.md).
+	 * schedule count as losses (see doc/guides/developer.rst).
 	 */
 	.timeout = 14, .max_len = 256 * 1024, .seed = 1,
 };

@@ -69,7 +69,7 @@ int droce_dev_xstats(const char *name, const char **names, uint64_t *values, int
 /**
  * Every counter of one QP (packets and bytes each way, retransmits, local
  * ACK timeouts, NAKs sent and received by kind, RNR NAKs, duplicates,
- * out-of-sequence packets, drops by cause; doc/guides/user.md, "Telemetry"):
+ * out-of-sequence packets, drops by cause; doc/guides/user.rst, "Telemetry"):
  * fills up to @n entries and returns how many exist. The engine counts on
  * while this reads: each value is as it was at most an iteration ago.
  *

@@ -224,7 +224,7 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
  * WRs posted before the call and still outstanding are the application's
  * to avoid, as with ibv_dereg_mr; those the engine had already started keep
  * the old translation of their local buffers, and every packet a peer sends
- * afterwards is checked against the new attributes (doc/guides/user.md).
+ * afterwards is checked against the new attributes (doc/guides/user.rst).
  */
 int
 ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, size_t length,

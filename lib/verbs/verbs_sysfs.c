@@ -8,7 +8,7 @@
  * the verbs give, in the kernel's formats, under
  * <root>/sys/class/infiniband/<name>/, and makes <root>/dev/infiniband/<dev_name>.
  * devtools/droce-sysfs sets it to / in a mount namespace of its own where
- * both directories are writable tmpfs (doc/guides/sysfs.md). Unset: nothing.
+ * both directories are writable tmpfs (doc/guides/sysfs.rst). Unset: nothing.
  *
  * Written each time the list is taken (the port state is as of then), each
  * file by rename(), so that a reader in another process never sees half of one.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * net_impair's private API: what a program that wraps a port in net_impair
- * can change at run time beyond the devargs (doc/guides/impair.md).
+ * can change at run time beyond the devargs (doc/guides/impair.rst).
  */
 #ifndef DROCE_PMD_IMPAIR_H
 #define DROCE_PMD_IMPAIR_H

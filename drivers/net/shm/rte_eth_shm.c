@@ -27,7 +27,7 @@
  * What DPDK's memif (the closest existing PMD) lacks for this use: a client
  * fails to start if its server does not exist yet and does not reconnect
  * after its server restarts, and a server's link is down until its client
- * connects. See doc/guides/user.md, "Two processes on one host".
+ * connects. See doc/guides/user.rst, "Two processes on one host".
  */
 
 #include <ctype.h>
