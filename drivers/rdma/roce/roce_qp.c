@@ -591,8 +591,8 @@ roce_ah_destroy(struct droce_rdev *rdev)
 
 /*
  * Engine-initiated move to ERR; a concurrent modify to RESET wins. True when
- * this call moved the QP (it was neither in RESET nor already in ERR). An RC
- * QP's move is told to the facade (DROCE_RDEV_EVENT_QP_ERR): the connection
+ * this call moved the QP (it was neither in RESET nor already in ERR). An RC or
+ * XRC_SEND QP's move is told to the facade (DROCE_RDEV_EVENT_QP_ERR): the connection
  * manager disconnects the id that owns it, as the peer may be gone.
  */
 bool
@@ -604,7 +604,7 @@ roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp)
 		if (__atomic_compare_exchange_n(&qp->fp.state, &st, IBV_QPS_ERR, false,
 						__ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE)) {
 			/* ibv_query_qp updates ibv_qp.state */
-			if (qp->fp.type == IBV_QPT_RC) {
+			if (qp->fp.type == IBV_QPT_RC || qp->fp.type == IBV_QPT_XRC_SEND) {
 				struct ibv_async_event ev = {
 					.element.qp = qp->fp.user,
 					.event_type = DROCE_RDEV_EVENT_QP_ERR,
