@@ -704,12 +704,20 @@ land_wait(struct pside *s, struct pside *o, size_t off, size_t len, uint64_t i)
 	double deadline = 0;
 
 	for (unsigned int spin = 0; !stamped(s->buf + off, len, i); spin++) {
-		/* reap the signaled WRITEs' completions; progress both devices */
-		int n = ibv_poll_cq(s->scq, 8, wc);
+		/*
+		 * Reap the signaled WRITEs' completions, the writer's (@o) as
+		 * well as this side's: a CQ left unreaped overruns, and its QP
+		 * goes to ERR. Polling also progresses both devices.
+		 */
+		for (int side = 0; side < 2; side++) {
+			struct pside *p = side ? o : s;
+			int n = p != NULL ? ibv_poll_cq(p->scq, 8, wc) : 0;
 
-		for (int k = 0; k < n; k++)
-			if (wc[k].status != IBV_WC_SUCCESS)
-				die("completion error: %s", ibv_wc_status_str(wc[k].status));
+			for (int k = 0; k < n; k++)
+				if (wc[k].status != IBV_WC_SUCCESS)
+					die("completion error: %s",
+					    ibv_wc_status_str(wc[k].status));
+		}
 		if (o != NULL)
 			ibv_poll_cq(o->rcq, 0, wc);
 		if ((spin & 1023) == 1023) {
