@@ -109,6 +109,8 @@ struct pside {
 	/* tag tests: slots of tslot bytes (TM_HDR, then the payload), then the SRQ WQEs */
 	size_t tslot;
 	unsigned int nslot, nwqe, ntags;
+	uint64_t tlow;			/* tag_bw: every tag below it completed */
+	uint8_t tdone[4096];		/* tag_bw: tags at or above tlow completed, by tag % ntags */
 	uint64_t fins;			/* FINs received: rendezvous messages completed */
 	uint64_t credit;		/* tags whose ADD is known applied: 0 .. credit - 1 */
 	size_t credit_off;		/* tag_bw over TCP: where the receiver WRITEs its credit */
@@ -1252,6 +1254,29 @@ tm_reap(struct pside *s, uint64_t *tags, size_t size)
 	return k;
 }
 
+/*
+ * tag_bw's receiver: @m tags completed. Tags complete out of order (a
+ * software rendezvous waits for its READ and FIN while later ones finish),
+ * and tag t + ntags takes tag t's slot: a tag's slot is added again only
+ * once it and every tag before it completed, so no ADD reuses a buffer a
+ * rendezvous still reads into, and ADDs stay in tag order (the credit).
+ */
+static void
+tm_refill(struct pside *s, const uint64_t *got, int m, size_t size)
+{
+	uint64_t low = s->tlow;
+
+	for (int i = 0; i < m; i++)
+		s->tdone[got[i] % s->ntags] = 1;
+	while (s->tdone[low % s->ntags]) {
+		s->tdone[low % s->ntags] = 0;
+		low++;
+	}
+	if (low > s->tlow)
+		tm_add(s, s->tlow + s->ntags, low + s->ntags, size);
+	s->tlow = low;
+}
+
 /* tm_reap, but first the tags a TM_WAIT put aside: how many in @tags. */
 static int
 tm_next(struct pside *s, uint64_t *tags, size_t size)
@@ -1407,8 +1432,8 @@ run_tag_bw(const struct test *t, struct pside *a, struct pside *b, size_t size)
 			die("tag_bw: a tagged message at the sender");
 		m = tm_reap(b, got, size);
 		if (m > 0) {
-			/* a tag completed, another posted: b keeps ntags */
-			tm_add(b, recvd + b->ntags, recvd + m + b->ntags, size);
+			/* tags completed, their slots posted again: b keeps ntags */
+			tm_refill(b, got, m, size);
 			recvd += m;
 			t_end = now_s();
 		}
@@ -1902,7 +1927,7 @@ tag_bw_server(struct pside *b, size_t size)
 		int m = tm_reap(b, got, size);
 
 		if (m > 0) {
-			tm_add(b, recvd + b->ntags, recvd + m + b->ntags, size);
+			tm_refill(b, got, m, size);
 			recvd += m;
 			idle = 0;
 		}
