@@ -234,6 +234,7 @@ struct droce_rdev_qp {
 	 */
 	uint32_t db_armed __rte_cache_aligned;
 	struct rte_ring *db;
+	pthread_mutex_t *db_lock;	/* the ring's producers', the device's */
 	uint64_t db_token;
 };
 
@@ -282,9 +283,17 @@ droce_rdev_qp_state(const struct droce_rdev_qp *qp)
 static inline void
 droce_rdev_qp_doorbell(struct droce_rdev_qp *qp)
 {
-	if (__atomic_exchange_n(&qp->db_armed, 1, __ATOMIC_SEQ_CST) == 0)
-		/* the ring holds a token for every QP: this cannot fail */
+	if (__atomic_exchange_n(&qp->db_armed, 1, __ATOMIC_SEQ_CST) == 0) {
+		/*
+		 * Only when the QP had no work: a single-producer ring under a
+		 * mutex, not a multi-producer one, whose producers spin behind
+		 * a preempted one (more threads than CPUs stalled for seconds).
+		 * The ring holds a token for every QP: this cannot fail.
+		 */
+		pthread_mutex_lock(qp->db_lock);
 		rte_ring_enqueue_elem(qp->db, &qp->db_token, sizeof(qp->db_token));
+		pthread_mutex_unlock(qp->db_lock);
+	}
 }
 
 static inline void

@@ -524,10 +524,11 @@ struct roce_dev {
 	/*
 	 * The QPs with work, which each iteration visits (roce_poll.c), as
 	 * tokens (roce_qp_token); a QP joins when its doorbell rings (@db:
-	 * multi-producer, the engine consumes), when a packet comes for it, or
+	 * its producers under a mutex, the engine consumes), when a packet comes for it, or
 	 * when the engine gives it work, and leaves when it has none.
 	 */
 	struct rte_ring *db;
+	pthread_mutex_t db_lock;	/* its producers' (droce_rdev_qp_doorbell) */
 	uint32_t nb_active;
 	uint64_t active[DROCE_MAX_QP];
 	/*

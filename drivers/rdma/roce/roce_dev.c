@@ -439,7 +439,8 @@ roce_probe(struct rte_vdev_device *vdev)
 	/* a token per QP at most (roce_poll.c): enqueues never fail */
 	snprintf(rname, sizeof(rname), "droce_db_%.16s", name);
 	dev->db = roce_ring_alloc(rname, sizeof(uint64_t), DROCE_MAX_QP, rte_socket_id(),
-				  RING_F_SC_DEQ | RING_F_EXACT_SZ);
+				  RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	pthread_mutex_init(&dev->db_lock, NULL);
 	if (dev->db == NULL) {
 		ret = -rte_errno;
 		rte_ring_free(dev->loop);

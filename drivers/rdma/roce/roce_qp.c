@@ -327,6 +327,7 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 
 	qp->dev = dev;
 	qp->fp.db = dev->db;
+	qp->fp.db_lock = &dev->db_lock;
 	qp->pd = xrc_recv ? NULL : pd;
 	qp->xrcd = xrc_recv ? init->xrcd : NULL;
 	qp->idx = idx;
@@ -612,7 +613,7 @@ roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp)
 
 				roce_async_raise(dev, &ev);
 			}
-			droce_rdev_qp_doorbell(&qp->fp);	/* flush it */
+			roce_qp_activate(dev, qp);	/* flush it (engine context) */
 			return true;
 		}
 	}
