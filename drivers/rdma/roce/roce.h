@@ -412,9 +412,8 @@ struct roce_qp {
 	uint16_t sport;			/* UDP source port */
 	bool mc_noloop;			/* UD: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 
-	/* the engine's, kept across roce_qp_reset_engine: on dev->active, dev->parked */
+	/* the engine's, kept across roce_qp_reset_engine: on dev->active */
 	bool on_active;
-	bool parked;
 
 	/* written by the engine */
 	struct roce_qp_eng e __rte_cache_aligned;
@@ -531,14 +530,6 @@ struct roce_dev {
 	pthread_mutex_t db_lock;	/* its producers' (droce_rdev_qp_doorbell) */
 	uint32_t nb_active;
 	uint64_t active[DROCE_MAX_QP];
-	/*
-	 * RC QPs that left the list with everything sent and their local ACK
-	 * timer running: looked at again when the earliest deadline of them
-	 * (@park_min, engine clock) passes, or sooner by an ACK or a post.
-	 */
-	uint32_t nb_parked;
-	uint64_t park_min;
-	uint64_t parked[DROCE_MAX_QP];
 	uint16_t nb_tx;
 	uint16_t nb_ack;
 	struct roce_qp *tx_qp;		/* whose packet roce_ip_xmit sends (roce_qp_cnt_tx), or NULL */

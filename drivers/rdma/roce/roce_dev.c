@@ -408,7 +408,6 @@ roce_probe(struct rte_vdev_device *vdev)
 	dev->clock_gap_max = dev->tsc_hz * DROCE_CLOCK_GAP_US / 1000000;
 	dev->clock_tsc = rte_get_timer_cycles();
 	dev->clock = dev->clock_tsc;
-	dev->park_min = UINT64_MAX;	/* no parked QP */
 	rte_spinlock_init(&dev->inline_lock);
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->port_lock, NULL);

@@ -349,7 +349,6 @@ void roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool loop
 /* roce_req.c */
 void roce_req_run(struct roce_dev *dev, struct roce_qp *qp);
 void roce_req_rewind(struct roce_qp *qp, uint32_t psn);
-uint64_t roce_req_deadline(struct roce_dev *dev, struct roce_qp *qp);
 
 /* roce_resp.c */
 void roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt);

@@ -48,10 +48,10 @@ db_collect(struct roce_dev *dev)
 }
 
 /*
- * Nothing for the engine to do on @qp in state @st until a post, a packet, a
- * state change or its local ACK timer: everything posted is sent (what waits
- * for an ACK is the timer's, roce_req_deadline). A QP in SQD keeps the WRs
- * posted meanwhile for RTS.
+ * Nothing for the engine to do on @qp in state @st until a post, a packet or
+ * a state change: everything posted is sent and acknowledged (a QP waiting
+ * for ACKs stays, its local ACK timer runs in the requester). A QP in SQD
+ * keeps the WRs posted meanwhile for RTS.
  */
 static bool
 qp_idle(struct roce_qp *qp, uint32_t st)
@@ -60,10 +60,8 @@ qp_idle(struct roce_qp *qp, uint32_t st)
 
 	if (st == IBV_QPS_RESET)
 		return true;
-	if (e->win_cur != e->win_tail || e->cur_pkt != 0 || e->tx_stalled ||
+	if (e->win_head != e->win_tail || e->cur_pkt != 0 || e->tx_stalled ||
 	    e->rd_head != e->rd_tail || e->ack_pending)
-		return false;
-	if (st == IBV_QPS_ERR && e->win_head != e->win_tail)
 		return false;
 	if (st != IBV_QPS_SQD && !rte_ring_empty(qp->fp.sq.posted))
 		return false;
@@ -71,51 +69,6 @@ qp_idle(struct roce_qp *qp, uint32_t st)
 	return st != IBV_QPS_ERR ||
 	       (e->rwqe == NULL && (qp->srq != NULL || qp->fp.rq.posted == NULL ||
 				    rte_ring_empty(qp->fp.rq.posted)));
-}
-
-/*
- * The earliest deadline passed: the QPs whose timer is due go back to the
- * list (the requester's timeout check runs there); entries of QPs destroyed,
- * back on the list by other means or without a timer any more go.
- */
-static void
-park_walk(struct roce_dev *dev)
-{
-	uint64_t min = UINT64_MAX, now = roce_clock(dev);
-
-	for (uint32_t i = 0; i < dev->nb_parked;) {
-		struct roce_qp *qp = roce_qp_by_token(dev, dev->parked[i]);
-
-		if (qp != NULL && !qp->on_active && qp->e.retry_tsc != 0) {
-			if (now < qp->e.retry_tsc) {
-				min = RTE_MIN(min, qp->e.retry_tsc);
-				i++;
-				continue;
-			}
-			roce_qp_activate(dev, qp);
-		}
-		if (qp != NULL)
-			qp->parked = false;
-		dev->parked[i] = dev->parked[--dev->nb_parked];
-	}
-	dev->park_min = min;
-}
-
-/* A QP off the list whose ACK timer runs: the timer brings it back. */
-static void
-qp_park(struct roce_dev *dev, struct roce_qp *qp)
-{
-	uint64_t at = roce_req_deadline(dev, qp);
-
-	if (at == 0)
-		return;
-	if (!qp->parked) {
-		if (unlikely(dev->nb_parked == RTE_DIM(dev->parked)))
-			park_walk(dev);	/* drops the entries of QPs gone */
-		qp->parked = true;
-		dev->parked[dev->nb_parked++] = roce_qp_token(qp);
-	}
-	dev->park_min = RTE_MIN(dev->park_min, at);
 }
 
 /*
@@ -160,8 +113,6 @@ active_run(struct roce_dev *dev)
 		/* idle, or a post rang meanwhile: its token brings the QP back */
 		qp->on_active = false;
 		dev->active[i] = dev->active[--dev->nb_active];
-		if (st == IBV_QPS_RTS || st == IBV_QPS_SQD)
-			qp_park(dev, qp);
 	}
 }
 
@@ -240,8 +191,6 @@ roce_dev_poll(struct roce_dev *dev)
 			roce_tm_ops_run(srq);
 	}
 	db_collect(dev);
-	if (unlikely(dev->clock >= dev->park_min))
-		park_walk(dev);
 	active_run(dev);
 	if (dev->nb_tx)
 		roce_tx_flush(dev);

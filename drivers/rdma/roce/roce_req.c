@@ -281,23 +281,6 @@ roce_req_rewind(struct roce_qp *qp, uint32_t psn)
 	e->psn = psn;
 }
 
-/*
- * @qp has sent what it may and waits for ACKs: when its engine must look at
- * it again (the local ACK timer, armed now if it was not yet), or 0: never
- * on its own (nothing outstanding, not reliable, or no timer).
- */
-uint64_t
-roce_req_deadline(struct roce_dev *dev, struct roce_qp *qp)
-{
-	struct roce_qp_eng *e = &qp->e;
-
-	if (!roce_qp_reliable(qp) || e->win_head == e->win_tail)
-		return 0;
-	if (e->retry_tsc == 0)
-		arm_retry(qp, roce_clock(dev));
-	return e->retry_tsc;
-}
-
 static void
 check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 {
