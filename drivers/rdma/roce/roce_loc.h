@@ -187,6 +187,18 @@ roce_qp_by_token(struct roce_dev *dev, uint64_t t)
 }
 
 /*
+ * Whether ring @r holds nothing, from its consumer: both tails read with
+ * atomic loads (rte_ring_empty reads them plainly, a hint); the producer's
+ * with acquire, so what it published before its tail is seen.
+ */
+static inline bool
+roce_ring_empty(const struct rte_ring *r)
+{
+	return __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) ==
+	       __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
+}
+
+/*
  * The engine gives @qp work (a packet came for it, or it queued a WQE of its
  * own): the QP joins the list the iteration visits. Engine context only;
  * from elsewhere ring its doorbell (droce_rdev_qp_doorbell).

@@ -63,12 +63,12 @@ qp_idle(struct roce_qp *qp, uint32_t st)
 	if (e->win_head != e->win_tail || e->cur_pkt != 0 || e->tx_stalled ||
 	    e->rd_head != e->rd_tail || e->ack_pending)
 		return false;
-	if (st != IBV_QPS_SQD && !rte_ring_empty(qp->fp.sq.posted))
+	if (st != IBV_QPS_SQD && !roce_ring_empty(qp->fp.sq.posted))
 		return false;
 	/* ERR: until everything is flushed */
 	return st != IBV_QPS_ERR ||
 	       (e->rwqe == NULL && (qp->srq != NULL || qp->fp.rq.posted == NULL ||
-				    rte_ring_empty(qp->fp.rq.posted)));
+				    roce_ring_empty(qp->fp.rq.posted)));
 }
 
 /*

@@ -405,7 +405,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		return;
 	/* SQD: finish the messages already begun, start no new one (IBA 10.3.1) */
 	if (st != IBV_QPS_SQD && e->win_tail - e->win_head < qp->fp.sq.size &&
-	    !rte_ring_empty(qp->fp.sq.posted))
+	    !roce_ring_empty(qp->fp.sq.posted))
 		pull_posted(qp);
 	if (e->win_cur == e->win_tail && e->win_head == e->win_cur)
 		return;
