@@ -113,11 +113,18 @@ send_until_disconnected(struct rdma_event_channel *ch, struct rdma_cm_id *conn)
 		perror("cm_peer: rdma_disconnect");
 		return 1;
 	}
-	if (poll(&p, 1, 500) != 0) {
-		fprintf(stderr, "cm_peer: an event after rdma_disconnect\n");
+	printf("rdma_disconnect: 0\n");
+	/* the end of TimeWait (67 ms by default), then nothing more */
+	if (poll(&p, 1, 5000) != 1 || rdma_get_cm_event(ch, &ev) != 0) {
+		fprintf(stderr, "cm_peer: no event within 5 s of rdma_disconnect\n");
 		return 1;
 	}
-	printf("rdma_disconnect: 0\n");
+	printf("event: %s\n", rdma_event_str(ev->event));
+	rdma_ack_cm_event(ev);
+	if (poll(&p, 1, 300) != 0) {
+		fprintf(stderr, "cm_peer: a second event after rdma_disconnect\n");
+		return 1;
+	}
 	rdma_dereg_mr(mr);
 	return 0;
 }

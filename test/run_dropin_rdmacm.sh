@@ -471,7 +471,7 @@ case_exit_no_disconnect() {
 # its receive (RNR); no DREQ leaves it. The server's QP ends in
 # RETRY_EXC_ERR, and its CM must report DISCONNECTED without the server's
 # rdma_disconnect, within the DREQ's retries (6 x 536 ms), and let
-# rdma_disconnect succeed afterwards with no second event.
+# rdma_disconnect succeed afterwards, followed by TIMEWAIT_EXIT only.
 case_killed_peer() {
 	local port=$((PORT + n)) peer=$DROPIN/../test/cm_peer
 
@@ -483,8 +483,9 @@ case_killed_peer() {
 		[ "$CRC" = 137 ] || echo "client: $(status_str "$CRC"), not its own SIGKILL"
 		need client "$CLOG" '^established$'
 		need server "$SLOG" '^send completion: transport retry counter exceeded$' \
-			'^event: RDMA_CM_EVENT_DISCONNECTED$' '^rdma_disconnect: 0$' '^disconnected$'
-		refuse server "$SLOG" '^event: RDMA_CM_EVENT_(REJECTED|TIMEWAIT_EXIT|DEVICE_REMOVAL)'
+			'^event: RDMA_CM_EVENT_DISCONNECTED$' '^rdma_disconnect: 0$' \
+			'^event: RDMA_CM_EVENT_TIMEWAIT_EXIT$' '^disconnected$'
+		refuse server "$SLOG" '^event: RDMA_CM_EVENT_(REJECTED|DEVICE_REMOVAL)'
 		ms=$(sed -n 's/.* ms after the send, \([0-9]*\) ms after its completion$/\1/p' "$SLOG")
 		[ -n "$ms" ] && [ "$ms" -le 4500 ] ||
 			echo "server: DISCONNECTED '${ms:-never}' ms after the completion (bound 4500)"

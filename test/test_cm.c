@@ -328,8 +328,11 @@ test_vanished_peer_is_disconnected(void)
 	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_DISCONNECTED, NULL, WAIT_MS));
 	TEST_ASSERT_EQ(rdma_disconnect(p.cli), 0);
 	TEST_ASSERT_EQ(rdma_disconnect(p.srv), 0);
+	/* no second DISCONNECTED: the end of TimeWait, then nothing */
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_TIMEWAIT_EXIT, NULL, WAIT_MS));
+	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_TIMEWAIT_EXIT, NULL, WAIT_MS));
 	pf = (struct pollfd){ .fd = p.cch->fd, .events = POLLIN };
-	TEST_ASSERT_EQ(poll(&pf, 1, 300), 0);	/* no second DISCONNECTED */
+	TEST_ASSERT_EQ(poll(&pf, 1, 300), 0);
 	pf.fd = p.sch->fd;
 	TEST_ASSERT_EQ(poll(&pf, 1, 0), 0);
 	rdma_dereg_mr(mr);
@@ -973,29 +976,26 @@ mad_tx_down(struct mad_tx *t)
 		ibv_destroy_cq(t->cq);
 }
 
+/*
+ * In @mad, a REQ from the device's own IP (port 5555, private data "x") for
+ * @port, with communication ID @comm_id, TID @tid and the local ACK
+ * time-out @ack_timeout (the path's packet lifetime plus one).
+ */
 static int
-test_repeated_req_is_one_request_and_bad_mads_drop(void)
+req_build(uint8_t *mad, uint32_t comm_id, uint64_t tid, uint16_t port, uint8_t ack_timeout)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct droce_cm_ip_hdr ih = { .version = DROCE_CM_IP_HDR_VERSION, .ip_version = 4,
 				      .src_port = 5555 };
 	struct droce_cm_msg m = { 0 };
-	struct rdma_cm_event *ev;
-	struct rdma_cm_id *lid, *req;
-	struct mad_tx t = { 0 };
-	uint8_t mad[DROCE_CM_MAD_LEN];
 	in_addr_t ip = inet_addr(DEV_IP);
 	int len;
 
-	TEST_ASSERT(ch != NULL, "channel");
-	CHECK(listener_new(ch, &lid, NULL, 7010, 4));
-	CHECK(mad_tx_up(&t, lid));
-
 	m.hdr = (struct droce_cm_mad_hdr){ .base_version = 1, .mgmt_class = DROCE_CM_MGMT_CLASS,
 		.class_version = DROCE_CM_CLASS_VERSION, .method = DROCE_CM_METHOD_SEND,
-		.tid = 0x7e57, .attr_id = DROCE_CM_ATTR_REQ };
-	m.req.local_comm_id = 0xc0ffee;
-	m.req.service_id = droce_cm_service_id(DROCE_CM_PS_TCP, 7010);
+		.tid = tid, .attr_id = DROCE_CM_ATTR_REQ };
+	m.req.local_comm_id = comm_id;
+	m.req.service_id = droce_cm_service_id(DROCE_CM_PS_TCP, port);
+	m.req.primary.local_ack_timeout = ack_timeout;
 	m.req.local_qpn = 0x99;
 	m.req.responder_resources = m.req.initiator_depth = 1;
 	m.req.remote_cm_response_timeout = m.req.local_cm_response_timeout = 16;
@@ -1011,7 +1011,23 @@ test_repeated_req_is_one_request_and_bad_mads_drop(void)
 	len = droce_cm_ip_hdr_encode(&ih, "x", 2, m.req.private_data, sizeof(m.req.private_data));
 	TEST_ASSERT(len > 0, "ip header");
 	m.req.private_data_len = (uint32_t)len;
-	TEST_ASSERT_EQ(droce_cm_mad_encode(&m, mad, sizeof(mad)), DROCE_CM_MAD_LEN);
+	TEST_ASSERT_EQ(droce_cm_mad_encode(&m, mad, DROCE_CM_MAD_LEN), DROCE_CM_MAD_LEN);
+	return 0;
+}
+
+static int
+test_repeated_req_is_one_request_and_bad_mads_drop(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *lid, *req;
+	struct mad_tx t = { 0 };
+	uint8_t mad[DROCE_CM_MAD_LEN];
+
+	TEST_ASSERT(ch != NULL, "channel");
+	CHECK(listener_new(ch, &lid, NULL, 7010, 4));
+	CHECK(mad_tx_up(&t, lid));
+	CHECK(req_build(mad, 0xc0ffee, 0x7e57, 7010, 0));
 
 	/* malformed first: garbage, a wrong class, a cut MAD */
 	{
@@ -1046,6 +1062,176 @@ test_repeated_req_is_one_request_and_bad_mads_drop(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * TimeWait (IBA 12.9.6) and RDMA_CM_EVENT_TIMEWAIT_EXIT, as the kernel's
+ * rdma_cm reports it: after DISCONNECTED, on both ends, once the path's ACK
+ * time-out has passed (4.096 us x 2^14 = 67 ms by default; with
+ * RDMA_OPTION_ID_ACK_TIMEOUT 18 on the client, which its REQ carries to the
+ * server, 1.07 s on both ends), whichever end disconnects first. After it,
+ * rdma_disconnect still returns 0 and nothing more is reported.
+ */
+static int
+disconnect_then_timewait(struct pair *p, struct rdma_cm_id *first, uint32_t tw_ms)
+{
+	struct rdma_event_channel *chs[2] = { p->cch, p->sch };
+	struct rdma_cm_event *ev;
+	struct timespec t0;
+	struct pollfd pf;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	TEST_ASSERT_EQ(rdma_disconnect(first), 0);
+	for (int i = 0; i < 2; i++) {
+		CHECK(wait_ev(chs[i], RDMA_CM_EVENT_DISCONNECTED, &ev, WAIT_MS));
+		TEST_ASSERT_EQ(ev->status, 0);
+		rdma_ack_cm_event(ev);
+	}
+	for (int i = 0; i < 2; i++) {
+		double ms;
+
+		CHECK(wait_ev(chs[i], RDMA_CM_EVENT_TIMEWAIT_EXIT, &ev, WAIT_MS + (int)tw_ms));
+		ms = ms_since(&t0);
+		TEST_ASSERT_EQ(ev->status, 0);
+		TEST_ASSERT_PTR_EQ(ev->id, i == 0 ? p->cli : p->srv);
+		rdma_ack_cm_event(ev);
+		/* never before the period: it starts after rdma_disconnect was called */
+		TEST_ASSERT(ms >= tw_ms, "TIMEWAIT_EXIT %.0f ms after rdma_disconnect, before %u ms",
+			    ms, tw_ms);
+	}
+	TEST_ASSERT_EQ(rdma_disconnect(p->cli), 0);
+	TEST_ASSERT_EQ(rdma_disconnect(p->srv), 0);
+	pf = (struct pollfd){ .fd = p->cch->fd, .events = POLLIN };
+	TEST_ASSERT_EQ(poll(&pf, 1, 200), 0);
+	pf.fd = p->sch->fd;
+	TEST_ASSERT_EQ(poll(&pf, 1, 0), 0);
+	return 0;
+}
+
+static int
+test_timewait_exit_follows_disconnected(void)
+{
+	uint8_t t18 = 18;
+	struct pair p;
+
+	/* the client disconnects */
+	CHECK(pair_setup(&p, 7020, 4));
+	CHECK(pair_connect(&p, "a", "b"));
+	CHECK(disconnect_then_timewait(&p, p.cli, 67));
+	pair_free(&p);
+	/* the server disconnects */
+	CHECK(pair_setup(&p, 7021, 4));
+	CHECK(pair_connect(&p, "a", "b"));
+	CHECK(disconnect_then_timewait(&p, p.srv, 67));
+	pair_free(&p);
+	/* a longer ACK time-out, a longer TimeWait on both ends */
+	CHECK(pair_setup(&p, 7022, 4));
+	TEST_ASSERT_EQ(rdma_set_option(p.cli, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t18,
+				       sizeof(t18)), 0);
+	CHECK(pair_connect(&p, "a", "b"));
+	CHECK(disconnect_then_timewait(&p, p.cli, 1073));
+	pair_free(&p);
+	return TEST_SUCCESS;
+}
+
+/*
+ * An id destroyed in TimeWait reports nothing, whether its TIMEWAIT_EXIT
+ * was not due yet (the client, destroyed at once) or queued and not taken
+ * (the server, destroyed 300 ms later); the peer's TimeWait is its own.
+ */
+static int
+test_destroy_in_timewait_reports_nothing(void)
+{
+	struct pollfd pf;
+	struct pair p;
+
+	CHECK(pair_setup(&p, 7023, 4));
+	CHECK(pair_connect(&p, "a", "b"));
+	TEST_ASSERT_EQ(rdma_disconnect(p.cli), 0);
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_DISCONNECTED, NULL, WAIT_MS));
+	rdma_destroy_qp(p.cli);
+	TEST_ASSERT_EQ(rdma_destroy_id(p.cli), 0);
+	p.cli = NULL;
+	CHECK(wait_ev(p.sch, RDMA_CM_EVENT_DISCONNECTED, NULL, WAIT_MS));
+	usleep(300 * 1000);	/* the server's TIMEWAIT_EXIT is queued by now */
+	pf = (struct pollfd){ .fd = p.sch->fd, .events = POLLIN };
+	TEST_ASSERT_EQ(poll(&pf, 1, 0), 1);
+	rdma_destroy_qp(p.srv);
+	TEST_ASSERT_EQ(rdma_destroy_id(p.srv), 0);
+	p.srv = NULL;
+	pf.fd = p.cch->fd;
+	TEST_ASSERT_EQ(poll(&pf, 1, 300), 0);	/* nothing for the destroyed client */
+	/* the server's queued event went with its id: the listener's channel is empty */
+	TEST_ASSERT_EQ(fcntl(p.sch->fd, F_SETFL, fcntl(p.sch->fd, F_GETFL) | O_NONBLOCK), 0);
+	{
+		struct rdma_cm_event *ev;
+
+		errno = 0;
+		TEST_ASSERT_EQ(rdma_get_cm_event(p.sch, &ev), -1);
+		TEST_ASSERT_EQ(errno, EAGAIN);
+	}
+	pair_free(&p);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A stale REQ (its communication ID that of a connection in TimeWait) is
+ * no new connection: the CM answers it with a REJ "stale connection" and
+ * the listener hears nothing; once TimeWait is over the same ID may
+ * connect again. The connection is made by hand from a UD QP of the test:
+ * its REQ asks for an ACK time-out of 18 (TimeWait 1.07 s); the server
+ * accepts without a QP, rdma_notify establishes it, and its
+ * rdma_disconnect's DREQ, sent to the device's own QP1, is answered with a
+ * DREP (a DREQ for an unknown connection gets one) that closes it.
+ */
+static int
+test_stale_req_in_timewait_is_no_connection(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_conn_param cp = { .qp_num = 0x123, .responder_resources = 1,
+				      .initiator_depth = 1 };
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *lid, *srv;
+	struct mad_tx t = { 0 };
+	uint8_t mad[DROCE_CM_MAD_LEN];
+	struct pollfd pf;
+
+	TEST_ASSERT(ch != NULL, "channel");
+	CHECK(listener_new(ch, &lid, NULL, 7024, 4));
+	CHECK(mad_tx_up(&t, lid));
+	CHECK(req_build(mad, 0x5a1e, 0x100, 7024, 18));
+	CHECK(mad_send(&t, mad, sizeof(mad)));
+	CHECK(wait_ev(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, WAIT_MS));
+	srv = ev->id;
+	rdma_ack_cm_event(ev);
+	TEST_ASSERT_EQ(rdma_accept(srv, &cp), 0);
+	TEST_ASSERT_EQ(rdma_notify(srv, IBV_EVENT_COMM_EST), 0);
+	CHECK(wait_ev(ch, RDMA_CM_EVENT_ESTABLISHED, NULL, WAIT_MS));
+	TEST_ASSERT_EQ(rdma_disconnect(srv), 0);
+	CHECK(wait_ev(ch, RDMA_CM_EVENT_DISCONNECTED, NULL, WAIT_MS));
+	/* in TimeWait: the same comm ID, a new TID */
+	CHECK(req_build(mad, 0x5a1e, 0x101, 7024, 18));
+	CHECK(mad_send(&t, mad, sizeof(mad)));
+	pf = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+	TEST_ASSERT_EQ(poll(&pf, 1, 300), 0);	/* no CONNECT_REQUEST */
+	CHECK(wait_ev(ch, RDMA_CM_EVENT_TIMEWAIT_EXIT, NULL, WAIT_MS));
+	/* out of it: the ID is free again */
+	CHECK(req_build(mad, 0x5a1e, 0x102, 7024, 18));
+	CHECK(mad_send(&t, mad, sizeof(mad)));
+	CHECK(wait_ev(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, WAIT_MS));
+	TEST_ASSERT(ev->id != srv, "a new request id");
+	TEST_ASSERT_EQ(rdma_reject(ev->id, NULL, 0), 0);
+	{
+		struct rdma_cm_id *again = ev->id;
+
+		rdma_ack_cm_event(ev);
+		rdma_destroy_id(again);
+	}
+	rdma_destroy_id(srv);
+	mad_tx_down(&t);
+	rdma_destroy_id(lid);
+	rdma_destroy_event_channel(ch);
+	return TEST_SUCCESS;
+}
+
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_repeated_req_is_one_request_and_bad_mads_drop),
 	TEST_CASE(test_connect_send_disconnect),
@@ -1063,6 +1249,9 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_xrc_srq_ex_defaults),
 	TEST_CASE(test_vanished_peer_is_disconnected),
 	TEST_CASE(test_application_qp_error_is_no_disconnect),
+	TEST_CASE(test_timewait_exit_follows_disconnected),
+	TEST_CASE(test_destroy_in_timewait_reports_nothing),
+	TEST_CASE(test_stale_req_in_timewait_is_no_connection),
 };
 
 int

@@ -995,6 +995,12 @@ rdma_disconnect(struct rdma_cm_id *id)
 		cm_qp_to_err(c);
 		ret = cm_send_dreq(c);
 		break;
+	case CM_TIMEWAIT:
+		if (!c->tw_report) {	/* rejected after the REP: never connected */
+			ret = EINVAL;
+			break;
+		}
+		/* fall through */
 	case CM_DISCONNECTED:
 	case CM_DREQ_SENT:
 		cm_qp_to_err(c);	/* the peer's DREQ was answered already */

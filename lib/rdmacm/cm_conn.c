@@ -43,6 +43,51 @@ cm_timer_stop(struct cm_id *c)
 	c->timer_ns = 0;
 }
 
+/*
+ * TimeWait's length, as the kernel's cm_enter_timewait computes it: the
+ * path's ACK time-out, 4.096 us x 2^(packet lifetime + 1), the time a
+ * packet of the old connection may still be on its way. The packet
+ * lifetime of droce's path is the ACK time-out less one (cm_path_fill):
+ * the id's own (RDMA_OPTION_ID_ACK_TIMEOUT) on the active side, the REQ's
+ * on the passive side, 14 by default: 67 ms (a kernel RoCE path, lifetime
+ * 16, waits 512 ms).
+ */
+uint32_t
+cm_timewait_ms(const struct cm_id *c)
+{
+	return cm_timeout_ms(c->ack_timeout ? c->ack_timeout : CM_LOCAL_ACK_TIMEOUT);
+}
+
+/*
+ * The connection is closed: IBA 12.9.6's TimeWait, where its communication
+ * IDs stay taken so that its stray MADs find it (a DREQ gets a DREP, a
+ * stale REQ with its comm ID a REJ "stale connection", anything else is
+ * dropped) rather than a new connection. The kernel's rdma_cm reports the
+ * end of it (RDMA_CM_EVENT_TIMEWAIT_EXIT: the QP may be used again) only to
+ * an id it reported DISCONNECTED on (@report); a REJ after the REP stage
+ * waits the same, silently. Destroying the id ends it without a word.
+ */
+static void
+timewait_enter(struct cm_id *c, bool report)
+{
+	c->state = CM_TIMEWAIT;
+	c->tw_report = report;
+	cm_timer_set(c, cm_timewait_ms(c), 0);
+}
+
+static void
+timewait_exit(struct cm_id *c)
+{
+	c->mad_valid = false;
+	if (!c->tw_report) {
+		c->state = CM_ERROR;
+		return;
+	}
+	c->state = CM_DISCONNECTED;
+	if (!c->destroying)
+		cm_report(c, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+}
+
 static void
 hdr_init(struct droce_cm_msg *m, uint16_t attr, uint64_t tid)
 {
@@ -246,6 +291,7 @@ cm_send_rej(struct cm_id *c, uint16_t reason, const void *pdata, uint8_t len)
 {
 	struct droce_cm_msg m;
 	bool active = c->state == CM_REQ_SENT || c->state == CM_REP_RCVD;
+	bool after_rep = c->state == CM_REP_SENT || c->state == CM_REP_RCVD;
 	int ret;
 
 	hdr_init(&m, DROCE_CM_ATTR_REJ, active ? c->tid : c->remote_tid);
@@ -260,6 +306,8 @@ cm_send_rej(struct cm_id *c, uint16_t reason, const void *pdata, uint8_t len)
 	ret = send_msg(c->dev, c->peer_ip, &m, c);
 	cm_timer_stop(c);
 	c->state = CM_ERROR;
+	if (after_rep)
+		timewait_enter(c, false);	/* the kernel's ib_send_cm_rej from REP_SENT */
 	return ret;
 }
 
@@ -391,8 +439,10 @@ static void
 conn_fail(struct cm_id *c, enum rdma_cm_event_type type, int status, const void *pdata,
 	  size_t len)
 {
-	cm_timer_stop(c);
-	c->state = CM_ERROR;
+	if (c->state != CM_TIMEWAIT) {	/* the REJ that went before it may have started one */
+		cm_timer_stop(c);
+		c->state = CM_ERROR;
+	}
 	post(c, event_pdata(c, type, status, pdata, len));
 }
 
@@ -510,8 +560,17 @@ req_input(struct cm_dev *d, in_addr_t src, in_addr_t dst, const struct droce_cm_
 
 	/* a REQ sent again: answer with what we sent, never a second connection */
 	TAILQ_FOREACH(c, &cm.ids, link) {
-		if (c->remote_id == r->local_comm_id && c->peer_ip == src && c->dev == d &&
-		    c->remote_tid == m->hdr.tid) {
+		if (c->remote_id != r->local_comm_id || c->peer_ip != src || c->dev != d)
+			continue;
+		if (c->state == CM_TIMEWAIT) {
+			/*
+			 * Its comm ID belongs to a connection in TimeWait: stale
+			 * (IBA 12.9.8.3.1; the kernel's cm_dup_req_handler)
+			 */
+			rej_req(d, src, m, DROCE_CM_REJ_STALE_CONN);
+			return;
+		}
+		if (c->remote_tid == m->hdr.tid) {
 			if (c->state == CM_REQ_RCVD || c->state == CM_REP_SENT)
 				resend(c);
 			return;
@@ -692,6 +751,7 @@ rej_input(in_addr_t src, const struct droce_cm_msg *m)
 {
 	const struct droce_cm_rej *r = &m->rej;
 	struct cm_id *c = conn_find(r->remote_comm_id, src);
+	bool established, after_rep;
 	struct cm_event *e;
 
 	if (c == NULL)
@@ -708,15 +768,19 @@ rej_input(in_addr_t src, const struct droce_cm_msg *m)
 	}
 	if (c->state == CM_REQ_RCVD)
 		cm_pending_drop(c);
-	e = event_pdata(c, c->state == CM_ESTABLISHED ? RDMA_CM_EVENT_DISCONNECTED :
-			RDMA_CM_EVENT_REJECTED, c->state == CM_ESTABLISHED ? 0 : r->reason,
-			r->private_data, DROCE_CM_REJ_PDATA_LEN);
+	established = c->state == CM_ESTABLISHED;
+	after_rep = established || c->state == CM_REP_SENT || c->state == CM_REP_RCVD;
+	e = event_pdata(c, established ? RDMA_CM_EVENT_DISCONNECTED : RDMA_CM_EVENT_REJECTED,
+			established ? 0 : r->reason, r->private_data, DROCE_CM_REJ_PDATA_LEN);
 	cm_timer_stop(c);
 	c->state = CM_ERROR;
 	c->mad_valid = false;
 	if (e)
 		e->action = CM_ACT_QP_ERR;	/* rdma-core: the QP to error as the event is taken */
 	post(c, e);
+	/* the kernel's cm_rej_handler: a connection that had its REP waits in TimeWait */
+	if (after_rep)
+		timewait_enter(c, established);
 }
 
 static void
@@ -734,16 +798,19 @@ dreq_input(struct cm_dev *d, in_addr_t src, const struct droce_cm_msg *m)
 	case CM_REP_SENT:	/* the RTU was lost; the DREQ says it was sent */
 	case CM_DREQ_SENT:	/* both ends at once */
 		break;
+	case CM_TIMEWAIT:
 	case CM_DISCONNECTED:
-		resend(c);	/* our DREP was lost */
+		/* our DREP was lost, or the peer's DREQ crossed ours: a DREP for this one */
+		send_drep(d, src, m->hdr.tid, c->local_id, c->remote_id, NULL);
 		return;
 	default:
 		return;
 	}
 	cm_timer_stop(c);
 	send_drep(d, src, m->hdr.tid, c->local_id, c->remote_id, c);
-	c->state = CM_DISCONNECTED;	/* the QP: rdma_disconnect's, as with rdma-core */
+	/* the QP: rdma_disconnect's, as with rdma-core */
 	post(c, cm_event_new(c, RDMA_CM_EVENT_DISCONNECTED, 0));
+	timewait_enter(c, true);
 }
 
 static void
@@ -754,9 +821,9 @@ drep_input(in_addr_t src, const struct droce_cm_msg *m)
 	if (c == NULL || c->state != CM_DREQ_SENT)
 		return;
 	cm_timer_stop(c);
-	c->state = CM_DISCONNECTED;
 	c->mad_valid = false;
 	post(c, cm_event_new(c, RDMA_CM_EVENT_DISCONNECTED, 0));
+	timewait_enter(c, true);
 }
 
 /*
@@ -782,9 +849,9 @@ cm_qp_err_input(__be64 guid, uint32_t qpn)
 			continue;
 		if (cm_send_dreq(c) != 0) {
 			cm_timer_stop(c);
-			c->state = CM_DISCONNECTED;
 			c->mad_valid = false;
 			post(c, cm_event_new(c, RDMA_CM_EVENT_DISCONNECTED, 0));
+			timewait_enter(c, true);
 		}
 	}
 }
@@ -933,10 +1000,13 @@ cm_timer_fire(struct cm_id *c)
 		conn_fail(c, RDMA_CM_EVENT_CONNECT_ERROR, -ETIMEDOUT, NULL, 0);
 		break;
 	case CM_DREQ_SENT:
-		/* no DREP: disconnected all the same */
-		c->state = CM_DISCONNECTED;
+		/* no DREP: disconnected all the same (the kernel's DREQ_ERROR: -ETIMEDOUT) */
 		c->mad_valid = false;
-		post(c, cm_event_new(c, RDMA_CM_EVENT_DISCONNECTED, 0));
+		post(c, cm_event_new(c, RDMA_CM_EVENT_DISCONNECTED, -ETIMEDOUT));
+		timewait_enter(c, true);
+		break;
+	case CM_TIMEWAIT:
+		timewait_exit(c);
 		break;
 	default:
 		break;

@@ -121,7 +121,8 @@ enum cm_conn_state {
 	CM_REP_SENT,
 	CM_ESTABLISHED,
 	CM_DREQ_SENT,
-	CM_DISCONNECTED,	/* DREQ answered or DREP received: the QP is in error */
+	CM_DISCONNECTED,	/* closed and out of TimeWait: the QP may be used again */
+	CM_TIMEWAIT,		/* closed (DREQ/DREP, or a REJ after the REP): IBA 12.9.6's TimeWait */
 	CM_SIDR_REQ_SENT,
 	CM_SIDR_REQ_RCVD,
 	CM_UD_READY,		/* UD: resolved or answered */
@@ -171,6 +172,7 @@ struct cm_id {
 	enum ibv_mtu mtu;
 	uint8_t tos, ack_timeout;
 	bool tos_set, ack_timeout_set, reuseaddr, afonly;
+	bool tw_report;			/* TimeWait: DISCONNECTED was reported, TIMEWAIT_EXIT will be */
 	struct ibv_sa_path_rec path;
 
 	/* the last MAD we sent that may be sent again (REQ, REP, RTU, MRA, DREQ, DREP, REJ, SIDR) */
@@ -272,6 +274,7 @@ int cm_send_sidr_rep(struct cm_id *c, uint8_t status, const void *pdata, uint8_t
 void cm_timer_set(struct cm_id *c, uint32_t ms, int retries);
 void cm_timer_stop(struct cm_id *c);
 uint32_t cm_timeout_ms(uint8_t iba_time);
+uint32_t cm_timewait_ms(const struct cm_id *c);
 
 /* cm_api.c: under cm.lock */
 struct cm_event *cm_event_new(struct cm_id *c, enum rdma_cm_event_type type, int status);
