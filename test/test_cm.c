@@ -635,7 +635,8 @@ test_bind_errors(void)
 		    "a port in use: errno %d", errno);
 	TEST_ASSERT(rdma_bind_addr(b, (struct sockaddr *)&other) == -1 && errno == EADDRNOTAVAIL,
 		    "an address no device has: errno %d", errno);
-	TEST_ASSERT(rdma_bind_addr(b, (struct sockaddr *)&s6) == -1 && errno == EAFNOSUPPORT,
+	inet_pton(AF_INET6, "2001:db8::1", &s6.sin6_addr);
+	TEST_ASSERT(rdma_bind_addr(b, (struct sockaddr *)&s6) == -1 && errno == EADDRNOTAVAIL,
 		    "IPv6: errno %d", errno);
 	TEST_ASSERT(rdma_create_id(NULL, &b, NULL, (enum rdma_port_space)0x777) == -1 &&
 		    errno == EINVAL, "an unknown port space");
@@ -1232,6 +1233,105 @@ test_stale_req_in_timewait_is_no_connection(void)
 	return TEST_SUCCESS;
 }
 
+static struct sockaddr_in6
+sin6_of(const char *ip, uint16_t port)
+{
+	struct sockaddr_in6 s = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
+
+	inet_pton(AF_INET6, ip, &s.sin6_addr);
+	return s;
+}
+
+/*
+ * IPv6 over droce, whose devices have IPv4 addresses only: binding to an
+ * IPv6 address fails with EADDRNOTAVAIL (no device has it), resolving one
+ * ends in ADDR_ERROR with -ENODEV (no device has a GID to reach it from),
+ * as the kernel's rdma_cm answers on a host whose RDMA devices have no
+ * IPv6 GID; the synchronous path (rdma_getaddrinfo, rdma_create_ep) fails
+ * with ENODEV. IPv4-mapped addresses are their IPv4 address: a listener
+ * bound to ::ffff:10.0.0.1 and a client resolving it connect; :: is the
+ * wildcard, unless the id is AF_ONLY.
+ */
+static int
+test_ipv6_addresses(void)
+{
+	struct sockaddr_in6 v6 = sin6_of("2001:db8::1", 7030), lo6 = sin6_of("::1", 7030);
+	struct sockaddr_in6 any6 = sin6_of("::", 7031), mapped = sin6_of("::ffff:" DEV_IP, 7032);
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *rai = NULL;
+	struct ibv_qp_init_attr qa = { .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *a, *b, *ep = NULL;
+	struct rdma_cm_event *ev;
+	struct pair p;
+	int one = 1;
+
+	TEST_ASSERT(ch != NULL, "channel");
+	TEST_ASSERT_EQ(rdma_create_id(ch, &a, NULL, RDMA_PS_TCP), 0);
+	errno = 0;
+	TEST_ASSERT(rdma_bind_addr(a, (struct sockaddr *)&v6) == -1 && errno == EADDRNOTAVAIL,
+		    "bind 2001:db8::1: errno %d", errno);
+	TEST_ASSERT(rdma_bind_addr(a, (struct sockaddr *)&lo6) == -1 && errno == EADDRNOTAVAIL,
+		    "bind ::1: errno %d", errno);
+	/* resolving an IPv6 destination: accepted, then ADDR_ERROR, never a hang */
+	TEST_ASSERT_EQ(rdma_resolve_addr(a, NULL, (struct sockaddr *)&v6, 1000), 0);
+	CHECK(wait_ev(ch, RDMA_CM_EVENT_ADDR_ERROR, &ev, WAIT_MS));
+	TEST_ASSERT_EQ(ev->status, -ENODEV);
+	rdma_ack_cm_event(ev);
+	/* an IPv6 source: the bind's error, synchronously */
+	TEST_ASSERT_EQ(rdma_create_id(ch, &b, NULL, RDMA_PS_TCP), 0);
+	TEST_ASSERT(rdma_resolve_addr(b, (struct sockaddr *)&lo6, (struct sockaddr *)&v6, 1000) == -1 &&
+		    errno == EADDRNOTAVAIL, "resolve from ::1: errno %d", errno);
+	rdma_destroy_id(b);
+	/* ::, the wildcard; with AF_ONLY, IPv6 only: no device */
+	TEST_ASSERT_EQ(rdma_create_id(ch, &b, NULL, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_bind_addr(b, (struct sockaddr *)&any6), 0);
+	TEST_ASSERT_EQ(ntohs(rdma_get_src_port(b)), 7031);
+	rdma_destroy_id(b);
+	TEST_ASSERT_EQ(rdma_create_id(ch, &b, NULL, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_set_option(b, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &one,
+				       sizeof(one)), 0);
+	TEST_ASSERT(rdma_bind_addr(b, (struct sockaddr *)&any6) == -1 && errno == EADDRNOTAVAIL,
+		    "bind :: AF_ONLY: errno %d", errno);
+	rdma_destroy_id(b);
+	rdma_destroy_id(a);
+	rdma_destroy_event_channel(ch);
+
+	/* the synchronous path: rdma_getaddrinfo gives the IPv6 address, rdma_create_ep fails */
+	TEST_ASSERT_EQ(rdma_getaddrinfo("2001:db8::1", "7033", &hints, &rai), 0);
+	TEST_ASSERT_EQ(rai->ai_family, AF_INET6);
+	errno = 0;
+	TEST_ASSERT(rdma_create_ep(&ep, rai, NULL, &qa) == -1 && errno == ENODEV,
+		    "rdma_create_ep to 2001:db8::1: errno %d", errno);
+	rdma_freeaddrinfo(rai);
+
+	/* IPv4-mapped addresses: a connection */
+	memset(&p, 0, sizeof(p));
+	p.qa = (struct ibv_qp_init_attr){
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	p.sch = rdma_create_event_channel();
+	p.cch = rdma_create_event_channel();
+	TEST_ASSERT(p.sch && p.cch, "channels");
+	TEST_ASSERT_EQ(rdma_create_id(p.sch, &p.listen, &p, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_bind_addr(p.listen, (struct sockaddr *)&mapped), 0);
+	TEST_ASSERT(p.listen->verbs != NULL, "bound to the device");
+	TEST_ASSERT_EQ(rdma_get_local_addr(p.listen)->sa_family, AF_INET);
+	TEST_ASSERT_EQ(((struct sockaddr_in *)rdma_get_local_addr(p.listen))->sin_addr.s_addr,
+		       inet_addr(DEV_IP));
+	TEST_ASSERT_EQ(rdma_listen(p.listen, 4), 0);
+	TEST_ASSERT_EQ(rdma_create_id(p.cch, &p.cli, NULL, RDMA_PS_TCP), 0);
+	TEST_ASSERT_EQ(rdma_resolve_addr(p.cli, NULL, (struct sockaddr *)&mapped, 2000), 0);
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, WAIT_MS));
+	TEST_ASSERT_EQ(rdma_resolve_route(p.cli, 2000), 0);
+	CHECK(wait_ev(p.cch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, WAIT_MS));
+	CHECK(pair_connect(&p, "v4", "mapped"));
+	CHECK(transfer(p.cli, p.srv, 100));
+	pair_free(&p);
+	return TEST_SUCCESS;
+}
+
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_repeated_req_is_one_request_and_bad_mads_drop),
 	TEST_CASE(test_connect_send_disconnect),
@@ -1252,6 +1352,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_timewait_exit_follows_disconnected),
 	TEST_CASE(test_destroy_in_timewait_reports_nothing),
 	TEST_CASE(test_stale_req_in_timewait_is_no_connection),
+	TEST_CASE(test_ipv6_addresses),
 };
 
 int

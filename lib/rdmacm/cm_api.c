@@ -8,7 +8,10 @@
  * operation, as rdma-core's ucma_complete does.
  *
  * Addresses are IPv4: a droce device has one, its GID 0 (IPv4-mapped).
- * IPv6 addresses are refused with EAFNOSUPPORT.
+ * An IPv6 address is one no droce device has (v6_as_v4 below): binding to
+ * it fails with EADDRNOTAVAIL, resolving it ends in ADDR_ERROR (-ENODEV),
+ * as the kernel's rdma_cm answers where no RDMA device has a GID for it;
+ * IPv4-mapped ones (::ffff:a.b.c.d) are their IPv4 address.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -554,16 +557,47 @@ cm_port_alloc(enum rdma_port_space ps)
 	return 0;
 }
 
+/*
+ * The IPv4 form of an AF_INET6 address in *@out: an IPv4-mapped address
+ * (::ffff:a.b.c.d, what getaddrinfo gives with AI_V4MAPPED) is that IPv4
+ * address, the unspecified one (::) the IPv4 wildcard unless the id is
+ * AF_ONLY (the kernel's dual-stack wildcard: it takes IPv4 requests too).
+ * False for any other address: droce devices have no IPv6 GID.
+ */
+static bool
+v6_as_v4(const struct sockaddr *sa, bool afonly, struct sockaddr_in *out)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+	if (sa->sa_family != AF_INET6)
+		return false;
+	memset(out, 0, sizeof(*out));
+	if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+		memcpy(&out->sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+	else if (!IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr) || afonly)
+		return false;
+	out->sin_family = AF_INET;
+	out->sin_port = s6->sin6_port;
+	return true;
+}
+
 /* Under cm.lock: give @c the source address @sa (port 0: one is chosen). */
 static int
 bind_locked(struct cm_id *c, const struct sockaddr *sa)
 {
 	const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+	struct sockaddr_in v4;
 	struct cm_dev *d = NULL;
 	uint16_t port;
 
-	if (sa->sa_family != AF_INET)
-		return sa->sa_family == AF_INET6 ? EAFNOSUPPORT : EINVAL;
+	if (sa->sa_family == AF_INET6) {
+		/* the kernel's rdma_bind_addr: no device has the address */
+		if (!v6_as_v4(sa, c->afonly, &v4))
+			return EADDRNOTAVAIL;
+		sin = &v4;
+	} else if (sa->sa_family != AF_INET) {
+		return EINVAL;
+	}
 	if (c->state != CM_IDLE || c->bound)
 		return EINVAL;
 	if (sin->sin_addr.s_addr != INADDR_ANY) {
@@ -660,14 +694,21 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 {
 	struct cm_id *c = to_cm_id(id);
 	const struct sockaddr_in *dst = (const struct sockaddr_in *)dst_addr;
-	struct sockaddr_in any = { .sin_family = AF_INET };
+	struct sockaddr_in any = { .sin_family = AF_INET }, dst4;
+	bool no_dev = false;
 	struct cm_dev *d;
 	int ret = 0;
 
 	if (id == NULL || dst_addr == NULL)
 		return CM_ERR(EINVAL);
-	if (dst_addr->sa_family != AF_INET)
-		return CM_ERR(dst_addr->sa_family == AF_INET6 ? EAFNOSUPPORT : EINVAL);
+	if (dst_addr->sa_family == AF_INET6) {
+		if (v6_as_v4(dst_addr, false, &dst4))
+			dst = &dst4;
+		else
+			no_dev = true;	/* an IPv6 destination: no device can reach it */
+	} else if (dst_addr->sa_family != AF_INET) {
+		return CM_ERR(EINVAL);
+	}
 	pthread_mutex_lock(&cm.lock);
 	if (!c->bound) {
 		if (src_addr != NULL && src_addr->sa_family != AF_UNSPEC)
@@ -679,6 +720,14 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 	}
 	if (ret)
 		goto out;
+	if (no_dev) {
+		/*
+		 * The kernel's rdma_cm resolves the route, then finds no RDMA
+		 * device with a GID for the source: ADDR_ERROR, -ENODEV.
+		 */
+		cm_report(c, RDMA_CM_EVENT_ADDR_ERROR, -ENODEV);
+		goto out;
+	}
 	d = c->dev;
 	if (d == NULL) {
 		d = cm_dev_route(dst->sin_addr.s_addr);
