@@ -7,10 +7,16 @@
  *
  * The connection manager is lib/rdmacm (linked whole into this library).
  * What it does not do yet fails here with errno EOPNOTSUPP, returning -1:
- * the rsocket API.
+ * the rsocket API. The first such call of a process prints one line on
+ * stderr that says so: rstream, riostream, rcopy and udpong then stop with
+ * their own "rsocket failed: Operation not supported", and librspreload
+ * (which falls back to the kernel's sockets when rsocket fails) would
+ * otherwise give no sign that nothing went over RDMA.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -18,8 +24,24 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rsocket.h>
 
-#define FAIL_NEG() do { errno = EOPNOTSUPP; return -1; } while (0)
-#define FAIL_PTR() do { errno = EOPNOTSUPP; return NULL; } while (0)
+static void
+rs_note(void)
+{
+	fputs("droce: rsockets (rsocket, rbind, rconnect, ...) are not supported by droce's "
+	      "librdmacm yet: they fail with EOPNOTSUPP\n", stderr);
+}
+
+/* Once per process: the line above; then errno, which fputs may have changed. */
+static void
+rs_unsupported(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, rs_note);
+	errno = EOPNOTSUPP;
+}
+
+#define FAIL_NEG() do { rs_unsupported(); return -1; } while (0)
 
 /* --- rsockets (RDMACM_1.0) --- */
 int
@@ -31,7 +53,7 @@ rsocket(int domain, int type, int protocol)
 #define RSOCK_STUB(ret, name, ...)						\
 	ret name(__VA_ARGS__)							\
 	{									\
-		errno = EOPNOTSUPP;						\
+		rs_unsupported();						\
 		return -1;							\
 	}
 
@@ -67,7 +89,7 @@ RSOCK_STUB(int, riounmap, int socket, void *buf, size_t len)
 size_t
 riowrite(int socket, const void *buf, size_t count, off_t offset, int flags)
 {
-	errno = EOPNOTSUPP;
+	rs_unsupported();
 	return (size_t)-1;
 }
 
