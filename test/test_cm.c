@@ -276,8 +276,9 @@ test_connect_send_disconnect(void)
 
 /*
  * A peer that vanishes without a DREQ (issue 11): its QP is destroyed
- * behind its CM's back (rdma_destroy_qp sends nothing), so the client's
- * SEND finds no QP and ends in RETRY_EXC_ERR. The engine's move of the
+ * behind its CM's back (rdma_destroy_qp sends nothing). While the client
+ * sends nothing it learns nothing; its SEND then finds no QP and ends in
+ * RETRY_EXC_ERR. The engine's move of the
  * client's QP to ERR reaches the client's CM, which disconnects as
  * rdma_disconnect would, the QP aside: a DREQ (the peer's CM, alive here,
  * answers it; a killed process's would not: run_dropin_rdmacm.sh's
@@ -311,6 +312,9 @@ test_vanished_peer_is_disconnected(void)
 	CHECK(pair_connect(&p, "hello", "world"));
 	CHECK(transfer(p.cli, p.srv, 100));
 	rdma_destroy_qp(p.srv);
+	/* idle, the client hears nothing: no keep-alive, in RC as in the IB CM */
+	pf = (struct pollfd){ .fd = p.cch->fd, .events = POLLIN };
+	TEST_ASSERT_EQ(poll(&pf, 1, 500), 0);
 	mr = rdma_reg_msgs(p.cli, buf, sizeof(buf));
 	TEST_ASSERT(mr != NULL, "rdma_reg_msgs: %s", strerror(errno));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
