@@ -1284,8 +1284,9 @@ test_ipv6_addresses(void)
 	rdma_ack_cm_event(ev);
 	/* an IPv6 source: the bind's error, synchronously */
 	TEST_ASSERT_EQ(rdma_create_id(ch, &b, NULL, RDMA_PS_TCP), 0);
-	TEST_ASSERT(rdma_resolve_addr(b, (struct sockaddr *)&lo6, (struct sockaddr *)&v6, 1000) == -1 &&
-		    errno == EADDRNOTAVAIL, "resolve from ::1: errno %d", errno);
+	TEST_ASSERT(rdma_resolve_addr(b, (struct sockaddr *)&lo6, (struct sockaddr *)&v6,
+				      1000) == -1 && errno == EADDRNOTAVAIL,
+		    "resolve from ::1: errno %d", errno);
 	rdma_destroy_id(b);
 	/* ::, the wildcard; with AF_ONLY, IPv6 only: no device */
 	TEST_ASSERT_EQ(rdma_create_id(ch, &b, NULL, RDMA_PS_TCP), 0);

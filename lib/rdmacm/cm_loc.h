@@ -122,7 +122,7 @@ enum cm_conn_state {
 	CM_ESTABLISHED,
 	CM_DREQ_SENT,
 	CM_DISCONNECTED,	/* closed and out of TimeWait: the QP may be used again */
-	CM_TIMEWAIT,		/* closed (DREQ/DREP, or a REJ after the REP): IBA 12.9.6's TimeWait */
+	CM_TIMEWAIT,		/* closed (DREQ/DREP, a REJ after the REP): IBA 12.9.6 */
 	CM_SIDR_REQ_SENT,
 	CM_SIDR_REQ_RCVD,
 	CM_UD_READY,		/* UD: resolved or answered */
@@ -172,7 +172,7 @@ struct cm_id {
 	enum ibv_mtu mtu;
 	uint8_t tos, ack_timeout;
 	bool tos_set, ack_timeout_set, reuseaddr, afonly;
-	bool tw_report;			/* TimeWait: DISCONNECTED was reported, TIMEWAIT_EXIT will be */
+	bool tw_report;			/* TimeWait after DISCONNECTED: TIMEWAIT_EXIT at its end */
 	struct ibv_sa_path_rec path;
 
 	/* the last MAD we sent that may be sent again (REQ, REP, RTU, MRA, DREQ, DREP, REJ, SIDR) */
