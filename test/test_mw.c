@@ -4,8 +4,9 @@
  * (ibv_bind_mw) and type 2B (BIND_MW WRs, ibv_wr_bind_mw) windows on b's
  * memory, RDMA WRITE, READ and atomics from a through their R_Keys, every
  * check IBA makes on a bind and on an access through a window, LOCAL_INV
- * and SEND_WITH_INV, and the objects' lifetimes (ibv_dealloc_mw,
- * ibv_dereg_mr of a bound MR, ibv_dealloc_pd of a PD with windows).
+ * and SEND_WITH_INV, zero-based type 2 windows, and the objects' lifetimes
+ * (ibv_dealloc_mw, ibv_dereg_mr of a bound MR, ibv_dealloc_pd of a PD with
+ * windows).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -135,33 +136,40 @@ rdma(struct h_side *s, enum ibv_wr_opcode op, size_t off, uint32_t len, uint64_t
  * WRITE, READ and FETCH_ADD from a through @rkey, a window on
  * b.buf[WIN_OFF, WIN_OFF + WIN_LEN): the bytes land, come back, and the
  * atomic applies once (the harness MR has no REMOTE_ATOMIC: the window's
- * rights are its own).
+ * rights are its own). @base: the address a names the window's start by.
  */
 static int
-use_window(uint32_t rkey, uint8_t seed)
+use_window_at(uint32_t rkey, uint8_t seed, uint64_t base)
 {
 	uint64_t v;
 
 	for (int i = 0; i < WIN_LEN; i++)
 		a.buf[i] = (uint8_t)(i * 13 + seed);
 	memset(b.buf, 0, WIN_OFF + WIN_LEN + 64);
-	CHECK(rdma(&a, IBV_WR_RDMA_WRITE, 0, WIN_LEN, win_addr(0), rkey, 0, IBV_WC_SUCCESS));
+	CHECK(rdma(&a, IBV_WR_RDMA_WRITE, 0, WIN_LEN, base, rkey, 0, IBV_WC_SUCCESS));
 	TEST_ASSERT(memcmp(b.buf + WIN_OFF, a.buf, WIN_LEN) == 0, "WRITE: bytes differ");
 	TEST_ASSERT(b.buf[WIN_OFF - 1] == 0 && b.buf[WIN_OFF + WIN_LEN] == 0, "WRITE spilled");
 	memset(a.buf + 65536, 0xee, WIN_LEN);
-	CHECK(rdma(&a, IBV_WR_RDMA_READ, 65536, WIN_LEN - 100, win_addr(100), rkey, 0,
+	CHECK(rdma(&a, IBV_WR_RDMA_READ, 65536, WIN_LEN - 100, base + 100, rkey, 0,
 		   IBV_WC_SUCCESS));
 	TEST_ASSERT(memcmp(a.buf + 65536, b.buf + WIN_OFF + 100, WIN_LEN - 100) == 0,
 		    "READ: bytes differ");
 	v = 40;
 	memcpy(b.buf + WIN_OFF + WIN_LEN - 8, &v, 8);
-	CHECK(rdma(&a, IBV_WR_ATOMIC_FETCH_AND_ADD, 131072, 8, win_addr(WIN_LEN - 8), rkey, 2,
+	CHECK(rdma(&a, IBV_WR_ATOMIC_FETCH_AND_ADD, 131072, 8, base + WIN_LEN - 8, rkey, 2,
 		   IBV_WC_SUCCESS));
 	memcpy(&v, a.buf + 131072, 8);
 	TEST_ASSERT_EQ(v, 40);
 	memcpy(&v, b.buf + WIN_OFF + WIN_LEN - 8, 8);
 	TEST_ASSERT_EQ(v, 42);
 	return TEST_SUCCESS;
+}
+
+/* use_window_at for a window addressed as b's memory (not zero based) */
+static int
+use_window(uint32_t rkey, uint8_t seed)
+{
+	return use_window_at(rkey, seed, win_addr(0));
 }
 
 /*
@@ -727,6 +735,107 @@ test_type2_bind_on_qp_of_another_pd_mw_bind_err(void)
 	return TEST_SUCCESS;
 }
 
+/* --- zero-based type 2 windows: remote addresses are offsets from the start --- */
+
+#define ZB	IBV_ACCESS_ZERO_BASED
+
+static int
+test_type2_zero_based_write_read_atomic_at_offsets(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+	uint64_t v;
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind2(&b, mw, key2(mw, 0x20), b.mr, win_addr(0), WIN_LEN, RW_ALL | ZB,
+		    IBV_WC_SUCCESS));
+	/* offset 0 is b.buf + WIN_OFF; the WRITE and READ take several packets */
+	CHECK(use_window_at(key2(mw, 0x20), 3, 0));
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	/* again at another place of the MR: offset 56 of a window at WIN_OFF + 512 */
+	mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind2(&b, mw, key2(mw, 0x21), b.mr, win_addr(512), 64, RW_ALL | ZB,
+		    IBV_WC_SUCCESS));
+	v = 7;
+	memcpy(b.buf + WIN_OFF + 512 + 56, &v, 8);
+	CHECK(rdma(&a, IBV_WR_ATOMIC_CMP_AND_SWP, 0, 8, 56, key2(mw, 0x21), 7, IBV_WC_SUCCESS));
+	memcpy(&v, b.buf + WIN_OFF + 512 + 56, 8);
+	TEST_ASSERT_EQ(v, 0x5151);
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
+/* IBA's bounds on offsets: [0, length) of the window, wherever it lies in the MR */
+static int
+test_zero_based_write_past_window_end_rem_access_err(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind2(&b, mw, key2(mw, 0x22), b.mr, win_addr(0), WIN_LEN, RW_ALL | ZB,
+		    IBV_WC_SUCCESS));
+	/* the last 8 bytes are in, 16 are not (the MR goes on past the window) */
+	CHECK(rdma(&a, IBV_WR_RDMA_WRITE, 0, 8, WIN_LEN - 8, key2(mw, 0x22), 0, IBV_WC_SUCCESS));
+	CHECK(violation(IBV_WR_RDMA_WRITE, WIN_LEN - 8, 16, key2(mw, 0x22)));
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
+/* The window's own address in the MR is no offset into it. */
+static int
+test_zero_based_read_at_mr_address_rem_access_err(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind2(&b, mw, key2(mw, 0x23), b.mr, win_addr(0), WIN_LEN, RW_ALL | ZB,
+		    IBV_WC_SUCCESS));
+	CHECK(violation(IBV_WR_RDMA_READ, win_addr(0), 64, key2(mw, 0x23)));
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
+/* An atomic at an offset wrapping past 2^64 with the window's start */
+static int
+test_zero_based_atomic_at_huge_offset_rem_access_err(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind2(&b, mw, key2(mw, 0x24), b.mr, win_addr(0), WIN_LEN, RW_ALL | ZB,
+		    IBV_WC_SUCCESS));
+	CHECK(violation(IBV_WR_ATOMIC_FETCH_AND_ADD, UINT64_MAX - 7, 8, key2(mw, 0x24)));
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
+/* o10-36.2.2: a type 1 window is never zero based */
+static int
+test_type1_zero_based_bind_mw_bind_err(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_1);
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind1(&b, mw, b.mr, win_addr(0), WIN_LEN, RW_ALL | ZB, IBV_WC_MW_BIND_ERR));
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
+/* C10-75 holds for a zero-based window: its range in the MR must lie in the MR */
+static int
+test_zero_based_bind_past_mr_end_mw_bind_err(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind2(&b, mw, key2(mw, 0x25), b.mr, (uintptr_t)b.buf + b.buf_len - 4096, 4097,
+		    RW_ALL | ZB, IBV_WC_MW_BIND_ERR));
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
 /* --- the verbs' own checks --- */
 
 static int
@@ -1043,6 +1152,12 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_reg_and_rereg_mr_with_mw_bind),
 	TEST_CASE(test_bind_then_send_rkey_ordered),
 	TEST_CASE(test_wr_api_bind_send_inv_local_inv),
+	TEST_CASE(test_type2_zero_based_write_read_atomic_at_offsets),
+	TEST_CASE(test_zero_based_write_past_window_end_rem_access_err),
+	TEST_CASE(test_zero_based_read_at_mr_address_rem_access_err),
+	TEST_CASE(test_zero_based_atomic_at_huge_offset_rem_access_err),
+	TEST_CASE(test_type1_zero_based_bind_mw_bind_err),
+	TEST_CASE(test_zero_based_bind_past_mr_end_mw_bind_err),
 };
 
 int

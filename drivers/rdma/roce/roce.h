@@ -201,8 +201,8 @@ struct droce_rdev_mw {
 	/* the engine's */
 	uint8_t state;
 	uint32_t rkey;
-	int access;		/* IBV_ACCESS_REMOTE_* it grants */
-	uint64_t va;
+	int access;		/* IBV_ACCESS_REMOTE_* it grants, ZERO_BASED */
+	uint64_t va;		/* its start, an address of the MR (also when zero based) */
 	uint64_t length;
 	uint32_t mr_key;	/* the MR it is bound to, 0 none */
 	uint64_t qp_serial;	/* type 2: the QP it is bound to (struct roce_qp serial) */
