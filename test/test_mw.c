@@ -6,11 +6,12 @@
  * check IBA makes on a bind and on an access through a window, LOCAL_INV
  * and SEND_WITH_INV, zero-based type 2 windows, and the objects' lifetimes
  * (ibv_dealloc_mw, ibv_dereg_mr of a bound MR, ibv_dealloc_pd of a PD with
- * windows).
+ * windows, deregistrations and deallocations racing the engine's binds).
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "droce_test.h"
 #include "harness.h"
@@ -955,6 +956,204 @@ test_dealloc_pd_busy_while_windows_on_it(void)
 	return TEST_SUCCESS;
 }
 
+/* --- the engine's binds and invalidations against the application's deregistrations --- */
+
+#define RACE_ROUNDS	600
+
+/* The completion of the one WR b's QP has in flight: its status. */
+static int
+race_wc(uint64_t wr_id, enum ibv_wc_status *st)
+{
+	struct ibv_wc wc;
+
+	TEST_ASSERT_EQ(h_poll(b.scq, &wc, 1, 5000), 1);
+	TEST_ASSERT_EQ(wc.wr_id, wr_id);
+	*st = wc.status;
+	return TEST_SUCCESS;
+}
+
+/* A bind of @mw on b's QP: ibv_bind_mw for type 1, @wr (BIND_MW) for type 2. */
+static int
+race_bind(struct ibv_mw *mw, struct ibv_mw_bind *mb, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad = NULL;
+
+	if (mw->type == IBV_MW_TYPE_1)
+		TEST_ASSERT_EQ(ibv_bind_mw(b.qp, mw, mb), 0);
+	else
+		TEST_ASSERT_EQ(ibv_post_send(b.qp, wr, &bad), 0);
+	return TEST_SUCCESS;
+}
+
+/* b's QP after a failed bind or invalidation: back to RTS (a sends nothing meanwhile). */
+static int
+race_recover(void)
+{
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(ibv_modify_qp(b.qp, &at, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(h_connect(&b, &a, &rc), 0);
+	return TEST_SUCCESS;
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Spin a different part of @span_ns each round, so that the application's
+ * call falls before, during and after the engine's execution of the WR
+ * posted just before it (@span_ns: about that WR's time to completion).
+ * Only where the call falls changes; no outcome depends on it.
+ */
+static void
+race_delay(int round, uint64_t span_ns)
+{
+	uint64_t end = now_ns() + ((uint64_t)round * 7919) % (span_ns + 1);
+
+	while (now_ns() < end)
+		;
+}
+
+/* About the time a bind takes from its post to its completion on b's QP (ns). */
+static int
+race_span(uint64_t *span_ns)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_1);
+	uint64_t best = UINT64_MAX;
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	for (int i = 0; i < 16; i++) {
+		uint64_t t0 = now_ns();
+
+		CHECK(bind1(&b, mw, b.mr, win_addr(0), WIN_LEN, RW_ALL, IBV_WC_SUCCESS));
+		if (now_ns() - t0 < best)
+			best = now_ns() - t0;
+	}
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	*span_ns = best < 100000 ? best * 2 : 200000;
+	return TEST_SUCCESS;
+}
+
+/*
+ * ibv_dereg_mr on the application thread while the engine (its lcore, in
+ * --lcore mode) executes a bind to that MR. Either the bind came first and
+ * the MR stays (EINVAL), or the deregistration did and the bind fails
+ * (MW_BIND_ERR): never both done, a window bound to a freed MR. Then the
+ * MR's slot counts nothing stale: a new MR in it deregisters at once.
+ * And ibv_dealloc_mw against a bind or a LOCAL_INV of that window: each
+ * window counted once, so its MR deregisters afterwards.
+ */
+static int
+test_dereg_and_dealloc_race_engine_binds_counts_stay_exact(void)
+{
+	const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+	int won[2] = { 0, 0 };		/* rounds the bind won, the dereg won */
+	uint64_t span;
+
+	CHECK(race_span(&span));
+	for (int r = 0; r < RACE_ROUNDS; r++) {
+		struct ibv_mr *mr = ibv_reg_mr(b.pd, b.buf, b.buf_len, acc);
+		struct ibv_mw *mw = mw_alloc(b.pd, (r & 1) ? IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
+		struct ibv_mw_bind mb = { .wr_id = 0xb1, .send_flags = IBV_SEND_SIGNALED,
+					  .bind_info = { .mr = mr, .addr = win_addr(0),
+							 .length = WIN_LEN,
+							 .mw_access_flags = RW_ALL } };
+		struct ibv_send_wr wr = { .wr_id = 0xb2, .opcode = IBV_WR_BIND_MW,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+		enum ibv_wc_status st;
+		int ret;
+
+		TEST_ASSERT(mr != NULL && mw != NULL, "round %d: alloc", r);
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = key2(mw, (uint8_t)r);
+		wr.bind_mw.bind_info = mb.bind_info;
+		switch (r % 3) {
+		case 0:		/* bind against dereg */
+			CHECK(race_bind(mw, &mb, &wr));
+			race_delay(r, span);
+			ret = ibv_dereg_mr(mr);
+			CHECK(race_wc(mw->type == IBV_MW_TYPE_1 ? 0xb1 : 0xb2, &st));
+			if (ret == 0) {
+				TEST_ASSERT(st == IBV_WC_MW_BIND_ERR,
+					    "round %d: MR deregistered, yet the bind: %s", r,
+					    ibv_wc_status_str(st));
+				won[1]++;
+				CHECK(race_recover());
+				mr = NULL;
+			} else {
+				TEST_ASSERT_EQ(ret, EINVAL);
+				TEST_ASSERT(st == IBV_WC_SUCCESS, "round %d: dereg EINVAL, bind %s",
+					    r, ibv_wc_status_str(st));
+				won[0]++;
+			}
+			TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+			break;
+		case 1:		/* bind against dealloc of the window */
+			ret = mw->type == IBV_MW_TYPE_1 ? 0xb1 : 0xb2;
+			CHECK(race_bind(mw, &mb, &wr));
+			race_delay(r, span);
+			TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+			CHECK(race_wc((uint64_t)ret, &st));
+			TEST_ASSERT(st == IBV_WC_SUCCESS || st == IBV_WC_MW_BIND_ERR, "round %d: %s",
+				    r, ibv_wc_status_str(st));
+			if (st != IBV_WC_SUCCESS)
+				CHECK(race_recover());
+			break;
+		default:	/* LOCAL_INV against dealloc of the window */
+			if (mw->type == IBV_MW_TYPE_1) {
+				TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+				mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+				TEST_ASSERT(mw != NULL, "alloc");
+				wr.bind_mw.mw = mw;
+				wr.bind_mw.rkey = key2(mw, (uint8_t)r);
+			}
+			TEST_ASSERT_EQ(ibv_post_send(b.qp, &wr, &bad), 0);
+			CHECK(race_wc(0xb2, &st));
+			TEST_ASSERT(st == IBV_WC_SUCCESS, "round %d: bind %s", r,
+				    ibv_wc_status_str(st));
+			wr.opcode = IBV_WR_LOCAL_INV;
+			wr.wr_id = 0x11;
+			wr.invalidate_rkey = key2(mw, (uint8_t)r);
+			TEST_ASSERT_EQ(ibv_post_send(b.qp, &wr, &bad), 0);
+			race_delay(r, span);
+			TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+			CHECK(race_wc(0x11, &st));
+			TEST_ASSERT(st == IBV_WC_SUCCESS || st == IBV_WC_LOC_QP_OP_ERR,
+				    "round %d: %s", r, ibv_wc_status_str(st));
+			if (st != IBV_WC_SUCCESS)
+				CHECK(race_recover());
+			break;
+		}
+		/* no window left on the MR: it goes */
+		if (mr != NULL)
+			TEST_ASSERT(ibv_dereg_mr(mr) == 0, "round %d: dereg after the window went", r);
+		/* the slot holds no count of the last MR's windows */
+		mr = ibv_reg_mr(b.pd, b.buf, 4096, acc);
+		TEST_ASSERT(mr != NULL, "reg");
+		TEST_ASSERT(ibv_dereg_mr(mr) == 0, "round %d: a fresh MR is busy", r);
+	}
+	printf("bind first %d, dereg first %d of %d rounds (delays up to %" PRIu64 " ns)\n",
+	       won[0], won[1], (RACE_ROUNDS + 2) / 3, span);
+	/* and the QP still binds and serves accesses */
+	{
+		struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+
+		TEST_ASSERT(mw != NULL, "alloc");
+		CHECK(bind2(&b, mw, key2(mw, 0x99), b.mr, win_addr(0), WIN_LEN, RW_ALL,
+			    IBV_WC_SUCCESS));
+		CHECK(use_window(key2(mw, 0x99), 5));
+		TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	}
+	return TEST_SUCCESS;
+}
+
 /* max_mw windows per device, ENOMEM beyond, one more once one is freed */
 static int
 test_alloc_up_to_max_mw_then_enomem(void)
@@ -1158,6 +1357,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_zero_based_atomic_at_huge_offset_rem_access_err),
 	TEST_CASE(test_type1_zero_based_bind_mw_bind_err),
 	TEST_CASE(test_zero_based_bind_past_mr_end_mw_bind_err),
+	TEST_CASE(test_dereg_and_dealloc_race_engine_binds_counts_stay_exact),
 };
 
 int

@@ -87,6 +87,23 @@ mw_lookup(struct roce_dev *dev, uint32_t rkey)
 	return __atomic_load_n(&dev->mw_tbl[idx], __ATOMIC_ACQUIRE);
 }
 
+/*
+ * One window more on the MR in slot @idx (engine): false once
+ * roce_mr_dereg has claimed the MR (lock-free; see roce_mr_dereg).
+ */
+static bool
+mr_nmw_get(struct roce_dev *dev, uint32_t idx)
+{
+	uint32_t n = __atomic_load_n(&dev->mr_nmw[idx], __ATOMIC_RELAXED);
+
+	do {
+		if (n & ROCE_MR_NMW_DYING)
+			return false;
+	} while (!__atomic_compare_exchange_n(&dev->mr_nmw[idx], &n, n + 1, true,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	return true;
+}
+
 /* The window's MR loses its binding (engine). */
 static void
 mw_unbind(struct roce_dev *dev, struct droce_rdev_mw *mw)
@@ -181,11 +198,13 @@ roce_mw_bind(struct roce_dev *dev, struct roce_qp *qp, const struct droce_send_w
 		if (addr < mr->iova || length > mr->length || addr - mr->iova > mr->length - length)
 			return -EINVAL;
 	}
+	/* the MR being deregistered is gone for binds; the window stays as it was */
+	if (mr != NULL && !mr_nmw_get(dev, mr->key >> ROCE_MR_GEN_BITS))
+		return -EINVAL;
 	mw_unbind(dev, mw);
 	mw->rkey = wqe->wr.bind.rkey;
 	mw->state = ROCE_MW_VALID;
 	if (mr != NULL) {
-		__atomic_fetch_add(&dev->mr_nmw[mr->key >> ROCE_MR_GEN_BITS], 1, __ATOMIC_RELAXED);
 		mw->mr_key = mr->key;
 		mw->va = addr;
 		mw->length = length;
