@@ -1068,9 +1068,11 @@ test_dereg_and_dealloc_race_engine_binds_counts_stay_exact(void)
 		struct ibv_send_wr wr = { .wr_id = 0xb2, .opcode = IBV_WR_BIND_MW,
 					  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
 		enum ibv_wc_status st;
+		uint64_t bind_id;
 		int ret;
 
 		TEST_ASSERT(mr != NULL && mw != NULL, "round %d: alloc", r);
+		bind_id = mw->type == IBV_MW_TYPE_1 ? 0xb1 : 0xb2;
 		wr.bind_mw.mw = mw;
 		wr.bind_mw.rkey = key2(mw, (uint8_t)r);
 		wr.bind_mw.bind_info = mb.bind_info;
@@ -1079,7 +1081,7 @@ test_dereg_and_dealloc_race_engine_binds_counts_stay_exact(void)
 			CHECK(race_bind(mw, &mb, &wr));
 			race_delay(r, span);
 			ret = ibv_dereg_mr(mr);
-			CHECK(race_wc(mw->type == IBV_MW_TYPE_1 ? 0xb1 : 0xb2, &st));
+			CHECK(race_wc(bind_id, &st));
 			if (ret == 0) {
 				TEST_ASSERT(st == IBV_WC_MW_BIND_ERR,
 					    "round %d: MR deregistered, yet the bind: %s", r,
@@ -1096,13 +1098,12 @@ test_dereg_and_dealloc_race_engine_binds_counts_stay_exact(void)
 			TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
 			break;
 		case 1:		/* bind against dealloc of the window */
-			ret = mw->type == IBV_MW_TYPE_1 ? 0xb1 : 0xb2;
 			CHECK(race_bind(mw, &mb, &wr));
 			race_delay(r, span);
 			TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
-			CHECK(race_wc((uint64_t)ret, &st));
-			TEST_ASSERT(st == IBV_WC_SUCCESS || st == IBV_WC_MW_BIND_ERR, "round %d: %s",
-				    r, ibv_wc_status_str(st));
+			CHECK(race_wc(bind_id, &st));
+			TEST_ASSERT(st == IBV_WC_SUCCESS || st == IBV_WC_MW_BIND_ERR,
+				    "round %d: %s", r, ibv_wc_status_str(st));
 			if (st != IBV_WC_SUCCESS)
 				CHECK(race_recover());
 			break;
@@ -1133,7 +1134,8 @@ test_dereg_and_dealloc_race_engine_binds_counts_stay_exact(void)
 		}
 		/* no window left on the MR: it goes */
 		if (mr != NULL)
-			TEST_ASSERT(ibv_dereg_mr(mr) == 0, "round %d: dereg after the window went", r);
+			TEST_ASSERT(ibv_dereg_mr(mr) == 0, "round %d: dereg once the window went",
+				    r);
 		/* the slot holds no count of the last MR's windows */
 		mr = ibv_reg_mr(b.pd, b.buf, 4096, acc);
 		TEST_ASSERT(mr != NULL, "reg");
