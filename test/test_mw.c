@@ -4,12 +4,14 @@
  * (ibv_bind_mw) and type 2B (BIND_MW WRs, ibv_wr_bind_mw) windows on b's
  * memory, RDMA WRITE, READ and atomics from a through their R_Keys, every
  * check IBA makes on a bind and on an access through a window, LOCAL_INV
- * and SEND_WITH_INV, and the objects' lifetimes (ibv_dealloc_mw,
- * ibv_dereg_mr of a bound MR, ibv_dealloc_pd of a PD with windows).
+ * and SEND_WITH_INV, zero-based type 2 windows, and the objects' lifetimes
+ * (ibv_dealloc_mw, ibv_dereg_mr of a bound MR, ibv_dealloc_pd of a PD with
+ * windows, deregistrations and deallocations racing the engine's binds).
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "droce_test.h"
 #include "harness.h"
@@ -135,33 +137,40 @@ rdma(struct h_side *s, enum ibv_wr_opcode op, size_t off, uint32_t len, uint64_t
  * WRITE, READ and FETCH_ADD from a through @rkey, a window on
  * b.buf[WIN_OFF, WIN_OFF + WIN_LEN): the bytes land, come back, and the
  * atomic applies once (the harness MR has no REMOTE_ATOMIC: the window's
- * rights are its own).
+ * rights are its own). @base: the address a names the window's start by.
  */
 static int
-use_window(uint32_t rkey, uint8_t seed)
+use_window_at(uint32_t rkey, uint8_t seed, uint64_t base)
 {
 	uint64_t v;
 
 	for (int i = 0; i < WIN_LEN; i++)
 		a.buf[i] = (uint8_t)(i * 13 + seed);
 	memset(b.buf, 0, WIN_OFF + WIN_LEN + 64);
-	CHECK(rdma(&a, IBV_WR_RDMA_WRITE, 0, WIN_LEN, win_addr(0), rkey, 0, IBV_WC_SUCCESS));
+	CHECK(rdma(&a, IBV_WR_RDMA_WRITE, 0, WIN_LEN, base, rkey, 0, IBV_WC_SUCCESS));
 	TEST_ASSERT(memcmp(b.buf + WIN_OFF, a.buf, WIN_LEN) == 0, "WRITE: bytes differ");
 	TEST_ASSERT(b.buf[WIN_OFF - 1] == 0 && b.buf[WIN_OFF + WIN_LEN] == 0, "WRITE spilled");
 	memset(a.buf + 65536, 0xee, WIN_LEN);
-	CHECK(rdma(&a, IBV_WR_RDMA_READ, 65536, WIN_LEN - 100, win_addr(100), rkey, 0,
+	CHECK(rdma(&a, IBV_WR_RDMA_READ, 65536, WIN_LEN - 100, base + 100, rkey, 0,
 		   IBV_WC_SUCCESS));
 	TEST_ASSERT(memcmp(a.buf + 65536, b.buf + WIN_OFF + 100, WIN_LEN - 100) == 0,
 		    "READ: bytes differ");
 	v = 40;
 	memcpy(b.buf + WIN_OFF + WIN_LEN - 8, &v, 8);
-	CHECK(rdma(&a, IBV_WR_ATOMIC_FETCH_AND_ADD, 131072, 8, win_addr(WIN_LEN - 8), rkey, 2,
+	CHECK(rdma(&a, IBV_WR_ATOMIC_FETCH_AND_ADD, 131072, 8, base + WIN_LEN - 8, rkey, 2,
 		   IBV_WC_SUCCESS));
 	memcpy(&v, a.buf + 131072, 8);
 	TEST_ASSERT_EQ(v, 40);
 	memcpy(&v, b.buf + WIN_OFF + WIN_LEN - 8, 8);
 	TEST_ASSERT_EQ(v, 42);
 	return TEST_SUCCESS;
+}
+
+/* use_window_at for a window addressed as b's memory (not zero based) */
+static int
+use_window(uint32_t rkey, uint8_t seed)
+{
+	return use_window_at(rkey, seed, win_addr(0));
 }
 
 /*
@@ -727,6 +736,107 @@ test_type2_bind_on_qp_of_another_pd_mw_bind_err(void)
 	return TEST_SUCCESS;
 }
 
+/* --- zero-based type 2 windows: remote addresses are offsets from the start --- */
+
+#define ZB	IBV_ACCESS_ZERO_BASED
+
+static int
+test_type2_zero_based_write_read_atomic_at_offsets(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+	uint64_t v;
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind2(&b, mw, key2(mw, 0x20), b.mr, win_addr(0), WIN_LEN, RW_ALL | ZB,
+		    IBV_WC_SUCCESS));
+	/* offset 0 is b.buf + WIN_OFF; the WRITE and READ take several packets */
+	CHECK(use_window_at(key2(mw, 0x20), 3, 0));
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	/* again at another place of the MR: offset 56 of a window at WIN_OFF + 512 */
+	mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind2(&b, mw, key2(mw, 0x21), b.mr, win_addr(512), 64, RW_ALL | ZB,
+		    IBV_WC_SUCCESS));
+	v = 7;
+	memcpy(b.buf + WIN_OFF + 512 + 56, &v, 8);
+	CHECK(rdma(&a, IBV_WR_ATOMIC_CMP_AND_SWP, 0, 8, 56, key2(mw, 0x21), 7, IBV_WC_SUCCESS));
+	memcpy(&v, b.buf + WIN_OFF + 512 + 56, 8);
+	TEST_ASSERT_EQ(v, 0x5151);
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
+/* IBA's bounds on offsets: [0, length) of the window, wherever it lies in the MR */
+static int
+test_zero_based_write_past_window_end_rem_access_err(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind2(&b, mw, key2(mw, 0x22), b.mr, win_addr(0), WIN_LEN, RW_ALL | ZB,
+		    IBV_WC_SUCCESS));
+	/* the last 8 bytes are in, 16 are not (the MR goes on past the window) */
+	CHECK(rdma(&a, IBV_WR_RDMA_WRITE, 0, 8, WIN_LEN - 8, key2(mw, 0x22), 0, IBV_WC_SUCCESS));
+	CHECK(violation(IBV_WR_RDMA_WRITE, WIN_LEN - 8, 16, key2(mw, 0x22)));
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
+/* The window's own address in the MR is no offset into it. */
+static int
+test_zero_based_read_at_mr_address_rem_access_err(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind2(&b, mw, key2(mw, 0x23), b.mr, win_addr(0), WIN_LEN, RW_ALL | ZB,
+		    IBV_WC_SUCCESS));
+	CHECK(violation(IBV_WR_RDMA_READ, win_addr(0), 64, key2(mw, 0x23)));
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
+/* An atomic at an offset wrapping past 2^64 with the window's start */
+static int
+test_zero_based_atomic_at_huge_offset_rem_access_err(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind2(&b, mw, key2(mw, 0x24), b.mr, win_addr(0), WIN_LEN, RW_ALL | ZB,
+		    IBV_WC_SUCCESS));
+	CHECK(violation(IBV_WR_ATOMIC_FETCH_AND_ADD, UINT64_MAX - 7, 8, key2(mw, 0x24)));
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
+/* o10-36.2.2: a type 1 window is never zero based */
+static int
+test_type1_zero_based_bind_mw_bind_err(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_1);
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind1(&b, mw, b.mr, win_addr(0), WIN_LEN, RW_ALL | ZB, IBV_WC_MW_BIND_ERR));
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
+/* C10-75 holds for a zero-based window: its range in the MR must lie in the MR */
+static int
+test_zero_based_bind_past_mr_end_mw_bind_err(void)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	CHECK(bind2(&b, mw, key2(mw, 0x25), b.mr, (uintptr_t)b.buf + b.buf_len - 4096, 4097,
+		    RW_ALL | ZB, IBV_WC_MW_BIND_ERR));
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	return TEST_SUCCESS;
+}
+
 /* --- the verbs' own checks --- */
 
 static int
@@ -843,6 +953,206 @@ test_dealloc_pd_busy_while_windows_on_it(void)
 	TEST_ASSERT_EQ(ibv_dealloc_pd(pd2), EBUSY);
 	TEST_ASSERT_EQ(ibv_dealloc_mw(m2), 0);
 	TEST_ASSERT_EQ(ibv_dealloc_pd(pd2), 0);
+	return TEST_SUCCESS;
+}
+
+/* --- the engine's binds and invalidations against the application's deregistrations --- */
+
+#define RACE_ROUNDS	600
+
+/* The completion of the one WR b's QP has in flight: its status. */
+static int
+race_wc(uint64_t wr_id, enum ibv_wc_status *st)
+{
+	struct ibv_wc wc;
+
+	TEST_ASSERT_EQ(h_poll(b.scq, &wc, 1, 5000), 1);
+	TEST_ASSERT_EQ(wc.wr_id, wr_id);
+	*st = wc.status;
+	return TEST_SUCCESS;
+}
+
+/* A bind of @mw on b's QP: ibv_bind_mw for type 1, @wr (BIND_MW) for type 2. */
+static int
+race_bind(struct ibv_mw *mw, struct ibv_mw_bind *mb, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad = NULL;
+
+	if (mw->type == IBV_MW_TYPE_1)
+		TEST_ASSERT_EQ(ibv_bind_mw(b.qp, mw, mb), 0);
+	else
+		TEST_ASSERT_EQ(ibv_post_send(b.qp, wr, &bad), 0);
+	return TEST_SUCCESS;
+}
+
+/* b's QP after a failed bind or invalidation: back to RTS (a sends nothing meanwhile). */
+static int
+race_recover(void)
+{
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+
+	TEST_ASSERT_EQ(h_qp_state_wait(b.qp, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
+	TEST_ASSERT_EQ(ibv_modify_qp(b.qp, &at, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(h_connect(&b, &a, &rc), 0);
+	return TEST_SUCCESS;
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Spin a different part of @span_ns each round, so that the application's
+ * call falls before, during and after the engine's execution of the WR
+ * posted just before it (@span_ns: about that WR's time to completion).
+ * Only where the call falls changes; no outcome depends on it.
+ */
+static void
+race_delay(int round, uint64_t span_ns)
+{
+	uint64_t end = now_ns() + ((uint64_t)round * 7919) % (span_ns + 1);
+
+	while (now_ns() < end)
+		;
+}
+
+/* About the time a bind takes from its post to its completion on b's QP (ns). */
+static int
+race_span(uint64_t *span_ns)
+{
+	struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_1);
+	uint64_t best = UINT64_MAX;
+
+	TEST_ASSERT(mw != NULL, "alloc");
+	for (int i = 0; i < 16; i++) {
+		uint64_t t0 = now_ns();
+
+		CHECK(bind1(&b, mw, b.mr, win_addr(0), WIN_LEN, RW_ALL, IBV_WC_SUCCESS));
+		if (now_ns() - t0 < best)
+			best = now_ns() - t0;
+	}
+	TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	*span_ns = best < 100000 ? best * 2 : 200000;
+	return TEST_SUCCESS;
+}
+
+/*
+ * ibv_dereg_mr on the application thread while the engine (its lcore, in
+ * --lcore mode) executes a bind to that MR. Either the bind came first and
+ * the MR stays (EINVAL), or the deregistration did and the bind fails
+ * (MW_BIND_ERR): never both done, a window bound to a freed MR. Then the
+ * MR's slot counts nothing stale: a new MR in it deregisters at once.
+ * And ibv_dealloc_mw against a bind or a LOCAL_INV of that window: each
+ * window counted once, so its MR deregisters afterwards.
+ */
+static int
+test_dereg_and_dealloc_race_engine_binds_counts_stay_exact(void)
+{
+	const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+	int won[2] = { 0, 0 };		/* rounds the bind won, the dereg won */
+	uint64_t span;
+
+	CHECK(race_span(&span));
+	for (int r = 0; r < RACE_ROUNDS; r++) {
+		struct ibv_mr *mr = ibv_reg_mr(b.pd, b.buf, b.buf_len, acc);
+		struct ibv_mw *mw = mw_alloc(b.pd, (r & 1) ? IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
+		struct ibv_mw_bind mb = { .wr_id = 0xb1, .send_flags = IBV_SEND_SIGNALED,
+					  .bind_info = { .mr = mr, .addr = win_addr(0),
+							 .length = WIN_LEN,
+							 .mw_access_flags = RW_ALL } };
+		struct ibv_send_wr wr = { .wr_id = 0xb2, .opcode = IBV_WR_BIND_MW,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+		enum ibv_wc_status st;
+		uint64_t bind_id;
+		int ret;
+
+		TEST_ASSERT(mr != NULL && mw != NULL, "round %d: alloc", r);
+		bind_id = mw->type == IBV_MW_TYPE_1 ? 0xb1 : 0xb2;
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = key2(mw, (uint8_t)r);
+		wr.bind_mw.bind_info = mb.bind_info;
+		switch (r % 3) {
+		case 0:		/* bind against dereg */
+			CHECK(race_bind(mw, &mb, &wr));
+			race_delay(r, span);
+			ret = ibv_dereg_mr(mr);
+			CHECK(race_wc(bind_id, &st));
+			if (ret == 0) {
+				TEST_ASSERT(st == IBV_WC_MW_BIND_ERR,
+					    "round %d: MR deregistered, yet the bind: %s", r,
+					    ibv_wc_status_str(st));
+				won[1]++;
+				CHECK(race_recover());
+				mr = NULL;
+			} else {
+				TEST_ASSERT_EQ(ret, EINVAL);
+				TEST_ASSERT(st == IBV_WC_SUCCESS, "round %d: dereg EINVAL, bind %s",
+					    r, ibv_wc_status_str(st));
+				won[0]++;
+			}
+			TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+			break;
+		case 1:		/* bind against dealloc of the window */
+			CHECK(race_bind(mw, &mb, &wr));
+			race_delay(r, span);
+			TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+			CHECK(race_wc(bind_id, &st));
+			TEST_ASSERT(st == IBV_WC_SUCCESS || st == IBV_WC_MW_BIND_ERR,
+				    "round %d: %s", r, ibv_wc_status_str(st));
+			if (st != IBV_WC_SUCCESS)
+				CHECK(race_recover());
+			break;
+		default:	/* LOCAL_INV against dealloc of the window */
+			if (mw->type == IBV_MW_TYPE_1) {
+				TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+				mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+				TEST_ASSERT(mw != NULL, "alloc");
+				wr.bind_mw.mw = mw;
+				wr.bind_mw.rkey = key2(mw, (uint8_t)r);
+			}
+			TEST_ASSERT_EQ(ibv_post_send(b.qp, &wr, &bad), 0);
+			CHECK(race_wc(0xb2, &st));
+			TEST_ASSERT(st == IBV_WC_SUCCESS, "round %d: bind %s", r,
+				    ibv_wc_status_str(st));
+			wr.opcode = IBV_WR_LOCAL_INV;
+			wr.wr_id = 0x11;
+			wr.invalidate_rkey = key2(mw, (uint8_t)r);
+			TEST_ASSERT_EQ(ibv_post_send(b.qp, &wr, &bad), 0);
+			race_delay(r, span);
+			TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+			CHECK(race_wc(0x11, &st));
+			TEST_ASSERT(st == IBV_WC_SUCCESS || st == IBV_WC_LOC_QP_OP_ERR,
+				    "round %d: %s", r, ibv_wc_status_str(st));
+			if (st != IBV_WC_SUCCESS)
+				CHECK(race_recover());
+			break;
+		}
+		/* no window left on the MR: it goes */
+		if (mr != NULL)
+			TEST_ASSERT(ibv_dereg_mr(mr) == 0, "round %d: dereg once the window went",
+				    r);
+		/* the slot holds no count of the last MR's windows */
+		mr = ibv_reg_mr(b.pd, b.buf, 4096, acc);
+		TEST_ASSERT(mr != NULL, "reg");
+		TEST_ASSERT(ibv_dereg_mr(mr) == 0, "round %d: a fresh MR is busy", r);
+	}
+	printf("bind first %d, dereg first %d of %d rounds (delays up to %" PRIu64 " ns)\n",
+	       won[0], won[1], (RACE_ROUNDS + 2) / 3, span);
+	/* and the QP still binds and serves accesses */
+	{
+		struct ibv_mw *mw = mw_alloc(b.pd, IBV_MW_TYPE_2);
+
+		TEST_ASSERT(mw != NULL, "alloc");
+		CHECK(bind2(&b, mw, key2(mw, 0x99), b.mr, win_addr(0), WIN_LEN, RW_ALL,
+			    IBV_WC_SUCCESS));
+		CHECK(use_window(key2(mw, 0x99), 5));
+		TEST_ASSERT_EQ(ibv_dealloc_mw(mw), 0);
+	}
 	return TEST_SUCCESS;
 }
 
@@ -1043,6 +1353,13 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_reg_and_rereg_mr_with_mw_bind),
 	TEST_CASE(test_bind_then_send_rkey_ordered),
 	TEST_CASE(test_wr_api_bind_send_inv_local_inv),
+	TEST_CASE(test_type2_zero_based_write_read_atomic_at_offsets),
+	TEST_CASE(test_zero_based_write_past_window_end_rem_access_err),
+	TEST_CASE(test_zero_based_read_at_mr_address_rem_access_err),
+	TEST_CASE(test_zero_based_atomic_at_huge_offset_rem_access_err),
+	TEST_CASE(test_type1_zero_based_bind_mw_bind_err),
+	TEST_CASE(test_zero_based_bind_past_mr_end_mw_bind_err),
+	TEST_CASE(test_dereg_and_dealloc_race_engine_binds_counts_stay_exact),
 };
 
 int

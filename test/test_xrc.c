@@ -5,7 +5,8 @@
  * two SRQs through one target, RDMA WRITE/READ and atomics checked against
  * the SRQ's PD, requests naming another domain's SRQ or none, the domain's
  * lifetime (EBUSY, sharing by file), ibv_open_qp, the errnos of posting
- * where XRC QPs have no queue, the extended QP's ibv_wr_set_xrc_srqn.
+ * where XRC QPs have no queue, the extended QP's ibv_wr_set_xrc_srqn, the
+ * target's IBV_EVENT_QP_LAST_WQE_REACHED.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -687,6 +688,97 @@ test_wr_set_xrc_srqn_on_extended_qp(void)
 	return TEST_SUCCESS;
 }
 
+/* The next async event of cb within @ms, or -1. */
+static int
+tgt_event(struct ibv_async_event *ev, int ms)
+{
+	if (fcntl(cb->async_fd, F_SETFL, fcntl(cb->async_fd, F_GETFL) | O_NONBLOCK) != 0)
+		return -1;
+	return h_async_event(cb, ev, ms);
+}
+
+/* IBV_EVENT_QP_LAST_WQE_REACHED for the target, acknowledged, and nothing after it. */
+static int
+expect_last_wqe(void)
+{
+	struct ibv_async_event ev;
+
+	TEST_ASSERT(tgt_event(&ev, 2000) == 0, "no IBV_EVENT_QP_LAST_WQE_REACHED");
+	TEST_ASSERT(ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED, "event %s",
+		    ibv_event_type_str(ev.event_type));
+	TEST_ASSERT_PTR_EQ(ev.element.qp, tgt);
+	ibv_ack_async_event(&ev);
+	TEST_ASSERT(tgt_event(&ev, 100) != 0, "another event: %s",
+		    ibv_event_type_str(ev.event_type));
+	return TEST_SUCCESS;
+}
+
+/*
+ * IBA 11.6.3 (man ibv_get_async_event): an XRC_RECV QP takes its WQEs from
+ * XRC SRQs, so in ERR it reports IBV_EVENT_QP_LAST_WQE_REACHED, as a QP on
+ * an SRQ does; once each time it enters ERR. The SRQs keep their WQEs.
+ */
+static int
+test_xrc_recv_qp_to_err_raises_last_wqe_reached(void)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_async_event ev;
+	struct ibv_wc wc;
+
+	CHECK(post_srq(srq1, 0, 4096, 11));
+	CHECK(post_srq(srq1, 4096, 4096, 12));
+	CHECK(post_srq(srq2, 8192, 4096, 21));
+	/* one message in: the target worked */
+	CHECK(post_xrc(ini, IBV_WR_SEND, srqn1, 0, 1000, 0, 0, 0, 1));
+	CHECK(expect_send_ok(1, IBV_WC_SEND));
+	TEST_ASSERT_EQ(h_poll(rcq1, &wc, 1, 5000), 1);
+	TEST_ASSERT_EQ(wc.wr_id, 11);
+	TEST_ASSERT(tgt_event(&ev, 50) != 0, "event %s before ERR",
+		    ibv_event_type_str(ev.event_type));
+	TEST_ASSERT_EQ(ibv_modify_qp(tgt, &a, IBV_QP_STATE), 0);
+	CHECK(expect_last_wqe());
+	/* no flush of the SRQs' WQEs: they belong to the SRQs, not to the QP */
+	TEST_ASSERT_EQ(h_poll(rcq1, &wc, 1, 50), 0);
+	TEST_ASSERT_EQ(h_poll(rcq2, &wc, 1, 20), 0);
+	/* reset and back: the next entry to ERR reports again */
+	a.qp_state = IBV_QPS_RESET;
+	TEST_ASSERT_EQ(ibv_modify_qp(tgt, &a, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(connect_tgt(tgt, ini->qp_num), 0);
+	a.qp_state = IBV_QPS_ERR;
+	TEST_ASSERT_EQ(ibv_modify_qp(tgt, &a, IBV_QP_STATE), 0);
+	CHECK(expect_last_wqe());
+	return TEST_SUCCESS;
+}
+
+/*
+ * The engine moves the target to ERR (an access violation, IBA 9.7.5.2.4):
+ * IBV_EVENT_QP_ACCESS_ERR, then IBV_EVENT_QP_LAST_WQE_REACHED.
+ */
+static int
+test_xrc_recv_qp_access_err_then_last_wqe_reached(void)
+{
+	struct ibv_sge sge = { (uintptr_t)bufa, 64, ma->lkey };
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED },
+			   *bad = NULL;
+	struct ibv_async_event ev;
+	struct ibv_wc wc;
+
+	wr.qp_type.xrc.remote_srqn = srqn1;
+	wr.wr.rdma.remote_addr = (uintptr_t)bufb + BUF_LEN;	/* past the MR */
+	wr.wr.rdma.rkey = mb->rkey;
+	TEST_ASSERT_EQ(ibv_post_send(ini, &wr, &bad), 0);
+	TEST_ASSERT_EQ(h_poll(scq, &wc, 1, 5000), 1);
+	TEST_ASSERT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+	TEST_ASSERT_EQ(h_qp_state_wait(tgt, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
+	TEST_ASSERT(tgt_event(&ev, 2000) == 0, "no IBV_EVENT_QP_ACCESS_ERR");
+	TEST_ASSERT(ev.event_type == IBV_EVENT_QP_ACCESS_ERR, "event %s",
+		    ibv_event_type_str(ev.event_type));
+	TEST_ASSERT_PTR_EQ(ev.element.qp, tgt);
+	ibv_ack_async_event(&ev);
+	return expect_last_wqe();
+}
+
 static int
 test_device_advertises_xrc(void)
 {
@@ -712,6 +804,8 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_xrc_state_transitions_take_each_halfs_masks),
 	TEST_CASE(test_open_qp_shares_the_target),
 	TEST_CASE(test_wr_set_xrc_srqn_on_extended_qp),
+	TEST_CASE(test_xrc_recv_qp_to_err_raises_last_wqe_reached),
+	TEST_CASE(test_xrc_recv_qp_access_err_then_last_wqe_reached),
 };
 
 int

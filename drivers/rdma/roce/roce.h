@@ -188,6 +188,8 @@ struct droce_rdev_mr {
 #define ROCE_MW_KEY_MASK	((1U << ROCE_MW_KEY_BITS) - 1)
 _Static_assert(DROCE_MAX_MW <= 1U << (ROCE_MR_GEN_BITS - ROCE_MW_KEY_BITS),
 	       "MW R_Keys must stay below every MR key");
+/* in roce_dev.mr_nmw[]: ibv_dereg_mr has taken the MR, no bind may (roce_mr_dereg) */
+#define ROCE_MR_NMW_DYING	(1U << 31)
 
 enum roce_mw_state {
 	ROCE_MW_FREE,		/* type 2, not bound */
@@ -201,8 +203,8 @@ struct droce_rdev_mw {
 	/* the engine's */
 	uint8_t state;
 	uint32_t rkey;
-	int access;		/* IBV_ACCESS_REMOTE_* it grants */
-	uint64_t va;
+	int access;		/* IBV_ACCESS_REMOTE_* it grants, ZERO_BASED */
+	uint64_t va;		/* its start, an address of the MR (also when zero based) */
 	uint64_t length;
 	uint32_t mr_key;	/* the MR it is bound to, 0 none */
 	uint64_t qp_serial;	/* type 2: the QP it is bound to (struct roce_qp serial) */
@@ -465,7 +467,11 @@ struct roce_dev {
 	uint32_t ctx_refs;
 	struct droce_rdev_mr *mr_tbl[DROCE_MAX_MR];	/* by key >> ROCE_MR_GEN_BITS */
 	uint32_t mr_gen[DROCE_MAX_MR];
-	/* windows bound to each MR (atomic: the engine binds, the control path reads) */
+	/*
+	 * Windows bound to each MR, or ROCE_MR_NMW_DYING while ibv_dereg_mr
+	 * takes it (atomic: the engine binds and unbinds, roce_mr_dereg
+	 * claims; see there).
+	 */
 	uint32_t mr_nmw[DROCE_MAX_MR];
 	uint32_t nb_mw;
 	struct droce_rdev_mw *mw_tbl[DROCE_MAX_MW];	/* by R_Key >> ROCE_MW_KEY_BITS */

@@ -163,7 +163,9 @@ roce_mr_reg(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova
 		}
 	}
 	pthread_mutex_lock(&dev->lock);
-	for (idx = 1; idx < DROCE_MAX_MR && dev->mr_tbl[idx]; idx++)
+	/* a slot roce_mr_dereg still holds (ROCE_MR_NMW_DYING) is not free yet */
+	for (idx = 1; idx < DROCE_MAX_MR &&
+	     (dev->mr_tbl[idx] || __atomic_load_n(&dev->mr_nmw[idx], __ATOMIC_ACQUIRE)); idx++)
 		;
 	if (idx == DROCE_MAX_MR) {
 		pthread_mutex_unlock(&dev->lock);
@@ -191,20 +193,35 @@ roce_mr_reg(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova
  * -EINVAL while windows are bound to it, as the kernel's rxe answers: a
  * window's MR is looked up by key at each access, so one deregistered
  * under it would only fail them, but the binding would outlive its MR.
+ *
+ * The engine binds (roce_mw_bind) while this runs on another thread. A
+ * load of the count, then the removal, let a bind that had looked the MR
+ * up count itself in between: the MR went, a window stayed bound to it,
+ * and its count stayed in the slot for the next MR (whose dereg then
+ * failed). So the count and the right to bind are one word: this call
+ * claims it from 0 to ROCE_MR_NMW_DYING in one compare-and-swap, and a
+ * bind adds itself only to a count without that bit (mr_nmw_get). Either
+ * the bind comes first (this call fails) or this call does (the bind
+ * fails: the MR is gone for it). The slot stays claimed until the
+ * quiesce: no iteration still holds the MR, and no new MR takes the slot
+ * before its count is 0 again.
  */
 int
 roce_mr_dereg(struct droce_rdev_mr *mr)
 {
 	struct roce_dev *dev = mr->pd->dev;
 	uint32_t idx = mr->key >> ROCE_MR_GEN_BITS;
+	uint32_t none = 0;
 
-	if (__atomic_load_n(&dev->mr_nmw[idx], __ATOMIC_ACQUIRE) != 0)
+	if (!__atomic_compare_exchange_n(&dev->mr_nmw[idx], &none, ROCE_MR_NMW_DYING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
-	__atomic_store_n(&dev->mr_tbl[mr->key >> ROCE_MR_GEN_BITS], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&dev->mr_tbl[idx], NULL, __ATOMIC_RELEASE);
 	dev->nb_mr--;
 	pthread_mutex_unlock(&dev->lock);
 	roce_dev_quiesce(dev);
+	__atomic_store_n(&dev->mr_nmw[idx], 0, __ATOMIC_RELEASE);
 	if (mr->access & IBV_ACCESS_ON_DEMAND)
 		roce_odp_mr_del();
 	free(mr);

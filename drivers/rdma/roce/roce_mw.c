@@ -7,14 +7,16 @@
  * Type 1 windows are always valid: bound, or unbound with length 0; each
  * bind gives them a new key. Type 2 (2B: bound to one QP) are free until a
  * bind WQE binds them, and free again once invalidated (LOCAL_INV, or a
- * SEND_WITH_INV arriving on the QP they are bound to).
+ * SEND_WITH_INV arriving on the QP they are bound to). A type 2 window
+ * bound with IBV_ACCESS_ZERO_BASED is addressed by offsets from its start
+ * (IBA's zero based virtual addresses), as the kernel's rxe does it.
  */
 #include <stdlib.h>
 
 #include "roce_loc.h"
 
 #define MW_ACCESS_OK	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED)
 
 int
 roce_mw_alloc(struct droce_rdev_pd *pd, enum ibv_mw_type type, struct droce_rdev_mw **out,
@@ -85,6 +87,23 @@ mw_lookup(struct roce_dev *dev, uint32_t rkey)
 	return __atomic_load_n(&dev->mw_tbl[idx], __ATOMIC_ACQUIRE);
 }
 
+/*
+ * One window more on the MR in slot @idx (engine): false once
+ * roce_mr_dereg has claimed the MR (lock-free; see roce_mr_dereg).
+ */
+static bool
+mr_nmw_get(struct roce_dev *dev, uint32_t idx)
+{
+	uint32_t n = __atomic_load_n(&dev->mr_nmw[idx], __ATOMIC_RELAXED);
+
+	do {
+		if (n & ROCE_MR_NMW_DYING)
+			return false;
+	} while (!__atomic_compare_exchange_n(&dev->mr_nmw[idx], &n, n + 1, true,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	return true;
+}
+
 /* The window's MR loses its binding (engine). */
 static void
 mw_unbind(struct roce_dev *dev, struct droce_rdev_mw *mw)
@@ -118,8 +137,14 @@ roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, const struct droce
 		     (mw->type == IBV_MW_TYPE_2 && mw->qp_serial != qp->serial) ||
 		     (mw->access & access) != access))
 		return -EACCES;
-	if (unlikely(va < mw->va || len > mw->length || va - mw->va > mw->length - len))
+	if (mw->access & IBV_ACCESS_ZERO_BASED) {
+		/* an offset into the window: [0, length) */
+		if (unlikely(len > mw->length || va > mw->length - len))
+			return -EACCES;
+		va += mw->va;
+	} else if (unlikely(va < mw->va || len > mw->length || va - mw->va > mw->length - len)) {
 		return -EACCES;
+	}
 	mr = roce_mr_lookup(dev, mw->mr_key);
 	if (unlikely(mr == NULL || mr->pd != mw->pd || va < mr->iova || len > mr->length ||
 		     va - mr->iova > mr->length - len))
@@ -134,6 +159,8 @@ roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, const struct droce
  * the WR completes with IBV_WC_MW_BIND_ERR and the QP goes to ERR. The
  * checks are IBA's (C10-72..75, o10-36.2.2, o10-37.2.30/40), as the
  * kernel's rxe makes them, and also that the MR is of the window's PD.
+ * A zero-based bind still gives the window's start as an address of the
+ * MR, and the whole window must lie in the MR as any other's.
  */
 int
 roce_mw_bind(struct roce_dev *dev, struct roce_qp *qp, const struct droce_send_wqe *wqe)
@@ -144,6 +171,9 @@ roce_mw_bind(struct roce_dev *dev, struct roce_qp *qp, const struct droce_send_w
 	struct droce_rdev_mr *mr = NULL;
 
 	if (mw == NULL || (access & ~MW_ACCESS_OK))
+		return -EINVAL;
+	/* o10-36.2.2: type 1 windows are never zero based */
+	if (mw->type == IBV_MW_TYPE_1 && (access & IBV_ACCESS_ZERO_BASED))
 		return -EINVAL;
 	/* the consumer chooses the key, never the index */
 	if ((wqe->wr.bind.rkey & ~ROCE_MW_KEY_MASK) != (mw->rkey & ~ROCE_MW_KEY_MASK))
@@ -168,11 +198,13 @@ roce_mw_bind(struct roce_dev *dev, struct roce_qp *qp, const struct droce_send_w
 		if (addr < mr->iova || length > mr->length || addr - mr->iova > mr->length - length)
 			return -EINVAL;
 	}
+	/* the MR being deregistered is gone for binds; the window stays as it was */
+	if (mr != NULL && !mr_nmw_get(dev, mr->key >> ROCE_MR_GEN_BITS))
+		return -EINVAL;
 	mw_unbind(dev, mw);
 	mw->rkey = wqe->wr.bind.rkey;
 	mw->state = ROCE_MW_VALID;
 	if (mr != NULL) {
-		__atomic_fetch_add(&dev->mr_nmw[mr->key >> ROCE_MR_GEN_BITS], 1, __ATOMIC_RELAXED);
 		mw->mr_key = mr->key;
 		mw->va = addr;
 		mw->length = length;

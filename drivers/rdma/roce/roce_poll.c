@@ -65,10 +65,20 @@ qp_idle(struct roce_qp *qp, uint32_t st)
 		return false;
 	if (st != IBV_QPS_SQD && !roce_ring_empty(qp->fp.sq.posted))
 		return false;
-	/* ERR: until everything is flushed */
-	return st != IBV_QPS_ERR ||
-	       (e->rwqe == NULL && (qp->srq != NULL || qp->fp.rq.posted == NULL ||
-				    roce_ring_empty(qp->fp.rq.posted)));
+	/*
+	 * ERR: until everything is flushed, and a QP taking its receive WQEs
+	 * from SRQs has raised IBV_EVENT_QP_LAST_WQE_REACHED: with nothing
+	 * posted, that event is the only work a move to ERR brings such a QP,
+	 * and a doorbell the application rang while the QP was still on the
+	 * list (not rung again) must not let it leave before it is raised.
+	 */
+	if (st != IBV_QPS_ERR)
+		return true;
+	if (e->rwqe != NULL)
+		return false;
+	if (qp->srq != NULL || qp->fp.type == IBV_QPT_XRC_RECV)
+		return e->last_wqe_raised;
+	return qp->fp.rq.posted == NULL || roce_ring_empty(qp->fp.rq.posted);
 }
 
 /*

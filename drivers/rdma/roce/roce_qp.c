@@ -689,11 +689,16 @@ roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
 		flush_recv(qp, e->rwqe);
 		e->rwqe = NULL;
 	}
-	if (qp->srq == NULL) {
+	if (qp->srq == NULL && qp->fp.type != IBV_QPT_XRC_RECV) {
 		while (rte_ring_dequeue(qp->fp.rq.posted, &w) == 0)
 			flush_recv(qp, w);
 	} else if (!e->last_wqe_raised) {
-		/* IBA 11.6.3: a QP on an SRQ reports that it takes no more WQEs */
+		/*
+		 * IBA 11.6.3: a QP on an SRQ reports that it takes no more WQEs.
+		 * An XRC_RECV QP takes them from the XRC SRQ each message names
+		 * (IBA 10.2.9.2), so it reports it as well (its creator's handle,
+		 * as every event of the QP). Once until the QP is reset.
+		 */
 		struct ibv_async_event ev = {
 			.element.qp = qp->fp.user,
 			.event_type = IBV_EVENT_QP_LAST_WQE_REACHED,
