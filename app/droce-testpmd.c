@@ -5,17 +5,18 @@
  * arguments, then "--", then its own options. With no EAL arguments it
  * brings up the embedded default (droce0 10.0.0.1 and droce1 10.0.0.2 on a
  * net_ring pair, no hugepages); EAL arguments that create no port get the
- * same two devices (on hugepages unless told otherwise). Objects (PD, CQ, SRQ, QP, MR, AH) are
- * created from the prompt and named by their index; WRs are posted from the
- * prompt; a refused post prints its errno as text and names the failing
- * WR; completions are printed in words.
+ * same two devices (on hugepages unless told otherwise). Objects (PD, CQ,
+ * SRQ, QP, MR, AH) are created from the prompt and named by their index; WRs
+ * are posted from the prompt; a refused post prints its errno as text and
+ * names the failing WR; completions are printed in words.
  *
  *   droce-testpmd [EAL args --] [-f FILE] [-q] [-I]
  *     -f FILE   run the commands of FILE without interaction and exit with
  *               0 if every command did what it should, 1 otherwise
  *     -q        do not echo the commands of FILE
- *     -I        the embedded default's devices with each port wrapped in net_impair
- *               (net_impair0, net_impair1: no faults until "impair ... set")
+ *     -I        the embedded default's devices, each port wrapped in
+ *               net_impair (net_impair0, net_impair1: no faults until
+ *               "impair ... set")
  *
  * In a command file, a command that fails stops the file (exit 1) unless
  * the next line is "expect <ERRNO>" naming its error (e.g. "expect EINVAL")
@@ -1804,7 +1805,7 @@ cleanup(void)
  * ports, and dpdk-dumpcap sees only ports nobody owns.
  */
 static int
-embedded_default_create(bool impair)
+embedded_default_create(bool impair, bool own_eal)
 {
 	if (droce_ring_pair_create("net_ring_a", "net_ring_b") ||
 	    (impair && (droce_dev_create("net_impair0", "ethdev=net_ring_a,dir=both,seed=1") ||
@@ -1817,7 +1818,8 @@ embedded_default_create(bool impair)
 		return -1;
 	}
 	printf("embedded default: droce0 (10.0.0.1) <-> %snet_ring pair%s <-> droce1 (10.0.0.2), "
-	       "inline progress\n", impair ? "net_impair0, " : "", impair ? ", net_impair1" : "");
+	       "%s progress\n", impair ? "net_impair0, " : "", impair ? ", net_impair1" : "",
+	       own_eal ? "inline" : "lcore=auto");
 	return 0;
 }
 
@@ -1878,7 +1880,8 @@ main(int argc, char **argv)
 	 * devices: that is how they run on hugepages with a --file-prefix of
 	 * the user's, a primary dpdk-dumpcap can attach to
 	 */
-	if ((embedded || rte_eth_dev_count_total() == 0) && embedded_default_create(impair) != 0)
+	if ((embedded || rte_eth_dev_count_total() == 0) &&
+	    embedded_default_create(impair, embedded) != 0)
 		return 1;
 	/*
 	 * the rte_pdump server: dpdk-dumpcap (a secondary process of this
