@@ -39,10 +39,10 @@ HUGE_DIR=
 cleanup() {
 	[ -n "$tp" ] && kill_tree "$tp"
 	rm -rf "/var/run/dpdk/$PREFIX"
-	# a shared mount keeps a primary's page files: remove ours
 	if [ -n "${DROCE_DUMPCAP_NS:-}" ]; then
 		[ -n "$HUGE_DIR" ] && umount "$HUGE_DIR" 2>/dev/null
 	else
+		# a shared mount keeps a primary's page files: remove ours
 		rm -f "$HUGE_DIR/${PREFIX}map_"*
 	fi
 	huge_return
@@ -67,6 +67,8 @@ mkfifo "$WORK/cmds"
 timeout -k 5 120 "$TP" -l 0 --no-pci --no-telemetry --file-prefix="$PREFIX" --huge-dir="$HUGE_DIR" \
 	--log-level=lib.eal:error -- -f - <"$WORK/cmds" >"$WORK/tp.out" 2>&1 &
 tp=$!
+# a droce-testpmd that died must not take this script with it (SIGPIPE)
+trap '' PIPE
 exec 3>"$WORK/cmds"
 cat >&3 <<CMD
 create pd 0
