@@ -4,17 +4,19 @@
  * dpdk-testpmd, on DPDK's cmdline library. It is a DPDK application: EAL
  * arguments, then "--", then its own options. With no EAL arguments it
  * brings up the embedded default (droce0 10.0.0.1 and droce1 10.0.0.2 on a
- * net_ring pair, no hugepages). Objects (PD, CQ, SRQ, QP, MR, AH) are
- * created from the prompt and named by their index; WRs are posted from the
- * prompt; a refused post prints its errno as text and names the failing
- * WR; completions are printed in words.
+ * net_ring pair, no hugepages); EAL arguments that create no port get the
+ * same two devices (on hugepages unless told otherwise). Objects (PD, CQ,
+ * SRQ, QP, MR, AH) are created from the prompt and named by their index; WRs
+ * are posted from the prompt; a refused post prints its errno as text and
+ * names the failing WR; completions are printed in words.
  *
  *   droce-testpmd [EAL args --] [-f FILE] [-q] [-I]
  *     -f FILE   run the commands of FILE without interaction and exit with
  *               0 if every command did what it should, 1 otherwise
  *     -q        do not echo the commands of FILE
- *     -I        the embedded default with each port wrapped in net_impair
- *               (net_impair0, net_impair1: no faults until "impair ... set")
+ *     -I        the embedded default's devices, each port wrapped in
+ *               net_impair (net_impair0, net_impair1: no faults until
+ *               "impair ... set")
  *
  * In a command file, a command that fails stops the file (exit 1) unless
  * the next line is "expect <ERRNO>" naming its error (e.g. "expect EINVAL")
@@ -1796,6 +1798,31 @@ cleanup(void)
 		rte_pdump_uninit();
 }
 
+/*
+ * droce0 (10.0.0.1) and droce1 (10.0.0.2) on a net_ring pair; with -I,
+ * each port wrapped in a net_impair that passes all until told otherwise.
+ * The ports stay unowned (own=0): nothing else in this process iterates
+ * ports, and dpdk-dumpcap sees only ports nobody owns.
+ */
+static int
+embedded_default_create(bool impair, bool own_eal)
+{
+	if (droce_ring_pair_create("net_ring_a", "net_ring_b") ||
+	    (impair && (droce_dev_create("net_impair0", "ethdev=net_ring_a,dir=both,seed=1") ||
+			droce_dev_create("net_impair1", "ethdev=net_ring_b,dir=both,seed=2"))) ||
+	    droce_dev_create("droce0", impair ? "ethdev=net_impair0,ip=10.0.0.1,mtu=4200,own=0" :
+			     "ethdev=net_ring_a,ip=10.0.0.1,mtu=4200,own=0") ||
+	    droce_dev_create("droce1", impair ? "ethdev=net_impair1,ip=10.0.0.2,mtu=4200,own=0" :
+			     "ethdev=net_ring_b,ip=10.0.0.2,mtu=4200,own=0")) {
+		fprintf(stderr, "droce-testpmd: cannot create the embedded default\n");
+		return -1;
+	}
+	printf("embedded default: droce0 (10.0.0.1) <-> %snet_ring pair%s <-> droce1 (10.0.0.2), "
+	       "%s progress\n", impair ? "net_impair0, " : "", impair ? ", net_impair1" : "",
+	       own_eal ? "inline" : "lcore=auto");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1847,20 +1874,15 @@ main(int argc, char **argv)
 			return 1;
 		}
 		atexit(runtime_dir_remove);
-		/* -I: each port wrapped in a net_impair that passes all until told otherwise */
-		if (droce_ring_pair_create("net_ring_a", "net_ring_b") ||
-		    (impair && (droce_dev_create("net_impair0", "ethdev=net_ring_a,dir=both,seed=1") ||
-				droce_dev_create("net_impair1", "ethdev=net_ring_b,dir=both,seed=2"))) ||
-		    droce_dev_create("droce0", impair ? "ethdev=net_impair0,ip=10.0.0.1,mtu=4200" :
-				     "ethdev=net_ring_a,ip=10.0.0.1,mtu=4200") ||
-		    droce_dev_create("droce1", impair ? "ethdev=net_impair1,ip=10.0.0.2,mtu=4200" :
-				     "ethdev=net_ring_b,ip=10.0.0.2,mtu=4200")) {
-			fprintf(stderr, "droce-testpmd: cannot create the embedded default\n");
-			return 1;
-		}
-		printf("embedded default: droce0 (10.0.0.1) <-> %snet_ring pair%s <-> droce1 (10.0.0.2), "
-		       "inline progress\n", impair ? "net_impair0, " : "", impair ? ", net_impair1" : "");
 	}
+	/*
+	 * EAL arguments that create no port get the embedded default's
+	 * devices: that is how they run on hugepages with a --file-prefix of
+	 * the user's, a primary dpdk-dumpcap can attach to
+	 */
+	if ((embedded || rte_eth_dev_count_total() == 0) &&
+	    embedded_default_create(impair, embedded) != 0)
+		return 1;
 	/*
 	 * the rte_pdump server: dpdk-dumpcap (a secondary process of this
 	 * one, --file-prefix) captures the ports' frames through it

@@ -732,12 +732,19 @@ land_wait(struct pside *s, struct pside *o, size_t off, size_t len, uint64_t i)
 	}
 }
 
+#define REMOTE_STAMP	0xa4	/* read_lat over TCP: the server's bytes, once */
+
+/*
+ * A latency test's ping-pong, measured at a. With b NULL (--client), b is
+ * across the link: lat_server answers there, and the run ends with END.
+ */
 static void
 run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside *b, size_t size)
 {
-	uint64_t n = O->iters ? O->iters : 2000, cap = O->duration > 0 ? 1u << 24 : n, i;
+	uint64_t n = O->iters ? O->iters : 2000, cap = O->duration > 0 ? 1u << 24 : n, i, peer;
 	size_t grh = tr == IBV_QPT_UD ? GRH : 0;
 	double *us = malloc(cap * sizeof(*us)), t0 = now_s(), next = t0 + 1;
+	struct ibv_cq *b_scq = b ? b->scq : NULL, *b_rcq = b ? b->rcq : NULL;
 	struct ibv_send_wr w;
 	struct ibv_sge sge;
 	struct ibv_wc wc;
@@ -746,7 +753,8 @@ run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside
 		die("out of memory");
 	if (t->kind == K_SEND) {
 		recv_post(a, 0, 0, size + grh, 1);
-		recv_post(b, 0, 0, size + grh, 1);
+		if (b)
+			recv_post(b, 0, 0, size + grh, 1);
 	}
 	for (i = 0; more(i, n, t0) && i < cap; i++) {
 		double s0 = now_s();
@@ -756,44 +764,53 @@ run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside
 			stamp(a->buf + 4096 + grh, size, i);
 			wr_fill(&w, &sge, a, 0, K_SEND, 4096 + grh, 0, size, i, true);
 			send_post(a, 0, &w);
-			wc_wait(b->rcq, a->scq, &wc);
-			if (wc.byte_len != size + grh || (size && !stamped(b->buf + grh, size, i)))
-				die("%s %" PRIu64 ": %u bytes, or not the ones sent", t->name, i,
-				    wc.byte_len);
-			recv_post(b, 0, 0, size + grh, 1);
-			stamp(b->buf + 4096 + grh, size, i);
-			wr_fill(&w, &sge, b, 0, K_SEND, 4096 + grh, 0, size, i, true);
-			send_post(b, 0, &w);
-			wc_wait(a->rcq, b->scq, &wc);
+			if (b) {
+				wc_wait(b->rcq, a->scq, &wc);
+				if (wc.byte_len != size + grh || (size && !stamped(b->buf + grh, size, i)))
+					die("%s %" PRIu64 ": %u bytes, or not the ones sent", t->name, i,
+					    wc.byte_len);
+				recv_post(b, 0, 0, size + grh, 1);
+				stamp(b->buf + 4096 + grh, size, i);
+				wr_fill(&w, &sge, b, 0, K_SEND, 4096 + grh, 0, size, i, true);
+				send_post(b, 0, &w);
+			}
+			wc_wait(a->rcq, b_scq, &wc);
 			if (wc.byte_len != size + grh || (size && !stamped(a->buf + grh, size, i)))
 				die("%s %" PRIu64 ": the reply is wrong", t->name, i);
 			recv_post(a, 0, 0, size + grh, 1);
 			wc_wait(a->scq, NULL, &wc);
-			wc_wait(b->scq, NULL, &wc);
+			if (b)
+				wc_wait(b->scq, NULL, &wc);
 			break;
 		case K_WRITE:
 			/* a's 4 KiB-offset source lands at b's 0, and back */
 			stamp(a->buf + 4096, size, i);
 			wr_fill(&w, &sge, a, 0, K_WRITE, 4096, 0, size, i, true);
 			send_post(a, 0, &w);
-			land_wait(b, a, 0, size, i);
-			stamp(b->buf + 4096, size, i);
-			wr_fill(&w, &sge, b, 0, K_WRITE, 4096, 0, size, i, true);
-			send_post(b, 0, &w);
+			if (b) {
+				land_wait(b, a, 0, size, i);
+				stamp(b->buf + 4096, size, i);
+				wr_fill(&w, &sge, b, 0, K_WRITE, 4096, 0, size, i, true);
+				send_post(b, 0, &w);
+			}
 			land_wait(a, b, 0, size, i);
 			break;
 		case K_READ:
-			stamp(b->buf, size, i);
+			/* across the link, the server stamped its bytes once */
+			if (b)
+				stamp(b->buf, size, i);
 			wr_fill(&w, &sge, a, 0, K_READ, 4096, 0, size, i, true);
 			send_post(a, 0, &w);
-			wc_wait(a->scq, b->rcq, &wc);
-			if (!stamped(a->buf + 4096, size, i))
+			wc_wait(a->scq, b_rcq, &wc);
+			if (size && !stamped(a->buf + 4096, size, b ? i : REMOTE_STAMP))
 				die("read_lat %" PRIu64 ": the bytes read are not the remote ones", i);
+			if (!b)
+				memset(a->buf + 4096, 0, size);
 			break;
 		case K_ATOMIC:
 			wr_fill(&w, &sge, a, 0, K_ATOMIC, 4096, 0, ATOMIC_SIZE, i, true);
 			send_post(a, 0, &w);
-			wc_wait(a->scq, b->rcq, &wc);
+			wc_wait(a->scq, b_rcq, &wc);
 			if (*(uint64_t *)(a->buf + 4096) != i)
 				die("atomic_lat %" PRIu64 ": fetched %" PRIu64, i,
 				    *(uint64_t *)(a->buf + 4096));
@@ -805,8 +822,13 @@ run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside
 		progress(t, size, i, t0, &next);
 	}
 	progress_end(t0);
-	/* b's receive of the last round is still posted: consume it */
-	if (t->kind == K_SEND) {
+	if (b == NULL) {
+		peer = remote_end(i, NULL);
+		if ((t->kind == K_SEND || t->kind == K_WRITE) && peer != i)
+			die("%s: the server counted %" PRIu64 " iterations, not %" PRIu64, t->name,
+			    peer, i);
+	} else if (t->kind == K_SEND) {
+		/* b's receive of the last round is still posted: consume it */
 		wr_fill(&w, &sge, a, 0, K_SEND, 4096 + grh, 0, size, ~0ull, true);
 		send_post(a, 0, &w);
 		wc_wait(b->rcq, a->scq, &wc);
@@ -1602,8 +1624,6 @@ run_one(const struct test *t, struct ibv_device *d0, struct ibv_device *d1, size
  * The server takes every option from the client, and prints the figures
  * the client sends it.
  */
-#define REMOTE_STAMP	0xa4	/* read_lat over TCP: the server's bytes, once */
-
 static void
 info_send(const struct pside *s)
 {
@@ -1643,71 +1663,6 @@ info_recv(struct pside *s)
 		if (*p != ',' && !(*p == '\0' && i + 1 == s->nqp))
 			die("INFO: %u QPs, not %u", i + 1, s->nqp);
 	}
-}
-
-/* The client's half of a latency test (run_lat's a, with b across the link). */
-static void
-lat_client(const struct test *t, enum ibv_qp_type tr, struct pside *a, size_t size)
-{
-	uint64_t n = O->iters ? O->iters : 2000, cap = O->duration > 0 ? 1u << 24 : n, i, peer;
-	size_t grh = tr == IBV_QPT_UD ? GRH : 0;
-	double *us = malloc(cap * sizeof(*us)), t0 = now_s(), next = t0 + 1;
-	struct ibv_send_wr w;
-	struct ibv_sge sge;
-	struct ibv_wc wc;
-
-	if (us == NULL)
-		die("out of memory");
-	if (t->kind == K_SEND)
-		recv_post(a, 0, 0, size + grh, 1);
-	for (i = 0; more(i, n, t0) && i < cap; i++) {
-		double s0 = now_s();
-
-		switch (t->kind) {
-		case K_SEND:
-			stamp(a->buf + 4096 + grh, size, i);
-			wr_fill(&w, &sge, a, 0, K_SEND, 4096 + grh, 0, size, i, true);
-			send_post(a, 0, &w);
-			wc_wait(a->rcq, NULL, &wc);
-			if (wc.byte_len != size + grh || (size && !stamped(a->buf + grh, size, i)))
-				die("%s %" PRIu64 ": the reply is wrong", t->name, i);
-			recv_post(a, 0, 0, size + grh, 1);
-			wc_wait(a->scq, NULL, &wc);
-			break;
-		case K_WRITE:
-			stamp(a->buf + 4096, size, i);
-			wr_fill(&w, &sge, a, 0, K_WRITE, 4096, 0, size, i, true);
-			send_post(a, 0, &w);
-			land_wait(a, NULL, 0, size, i);
-			break;
-		case K_READ:
-			wr_fill(&w, &sge, a, 0, K_READ, 4096, 0, size, i, true);
-			send_post(a, 0, &w);
-			wc_wait(a->scq, NULL, &wc);
-			if (size && !stamped(a->buf + 4096, size, REMOTE_STAMP))
-				die("read_lat %" PRIu64 ": the bytes read are not the remote ones", i);
-			memset(a->buf + 4096, 0, size);
-			break;
-		case K_ATOMIC:
-			wr_fill(&w, &sge, a, 0, K_ATOMIC, 4096, 0, ATOMIC_SIZE, i, true);
-			send_post(a, 0, &w);
-			wc_wait(a->scq, NULL, &wc);
-			if (*(uint64_t *)(a->buf + 4096) != i)
-				die("atomic_lat %" PRIu64 ": fetched %" PRIu64, i,
-				    *(uint64_t *)(a->buf + 4096));
-			break;
-		}
-		us[i] = (now_s() - s0) * 1e6;
-		if (t->kind == K_SEND || t->kind == K_WRITE)
-			us[i] /= 2;
-		progress(t, size, i, t0, &next);
-	}
-	progress_end(t0);
-	peer = remote_end(i, NULL);
-	if ((t->kind == K_SEND || t->kind == K_WRITE) && peer != i)
-		die("%s: the server counted %" PRIu64 " iterations, not %" PRIu64, t->name, peer, i);
-	print_lat(t, tr, t->kind == K_ATOMIC ? ATOMIC_SIZE : size, us, (size_t)i);
-	free(us);
 }
 
 /* What the server has ready before the client may send: receives, read_lat's bytes. */
@@ -1993,7 +1948,7 @@ run_one_remote(const struct test *t, struct ibv_device *dev, size_t size)
 	else if (t->lat && server)
 		lat_server(t, tr, &s, size);
 	else if (t->lat)
-		lat_client(t, tr, &s, size);
+		run_lat(t, tr, &s, NULL, size);
 	else if (server)
 		bw_server(t, tr, &s, size);
 	else

@@ -1,4 +1,5 @@
-# Sourced by the multi-process test scripts.
+# Sourced by the test scripts that run more than one process, and by the
+# capture tests (capture_setup and the capture_* checks, below).
 
 # free_port: a TCP port that no socket on this host uses (listening,
 # connected or in TIME_WAIT), picked at random, so that two scripts running
@@ -54,4 +55,103 @@ kill_tree() {
 		[ -z "$st" ] && return 0
 		sleep 0.05
 	done
+}
+
+# capture_setup <name>: what the capture tests share. Skips (77) without
+# tshark; WORK is a directory removed at exit (after CAPTURE_ATEXIT, a
+# command the caller may set); ok/fail print a check's outcome, fail
+# counts it; capture_end prints the verdict and exits with it.
+capture_setup() {
+	CAPTURE_NAME=$1
+	command -v tshark >/dev/null || { echo "SKIP: tshark is missing"; exit 77; }
+	WORK=$(mktemp -d)
+	CAPTURE_ATEXIT=:
+	trap 'eval "$CAPTURE_ATEXIT"; rm -rf "$WORK"' EXIT
+	fails=0
+	ok() { echo "ok: $*"; }
+	fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+}
+
+capture_end() {
+	[ "$fails" = 0 ] && { echo "$CAPTURE_NAME: PASS"; exit 0; }
+	echo "$CAPTURE_NAME: $fails failure(s)"
+	exit 1
+}
+
+# capture_tshark <file>: TS, the tshark command that reads it with
+# Wireshark's guesses at RoCE payloads (the heuristic dissectors of the
+# protocols that run over InfiniBand) off: a payload of test bytes is not
+# a malformed SMB Direct or NVMe frame
+capture_tshark() {
+	local names=(rpcrdma_infiniband iser_infiniband smb_direct_infiniband smcr_infiniband
+		     sdp_infiniband lnet_ib eth_over_ib fc_infiniband nvme_rdma) h bad
+
+	TS=(tshark -r "$1")
+	for h in "${names[@]}"; do TS+=(--disable-heuristic "$h"); done
+	# those this tshark does not have, it names ("No such protocol X, can't disable")
+	bad=" $("${TS[@]}" -c 1 2>&1 >/dev/null |
+		sed -n "s/.*No such protocol \(.*\), can't disable.*/\1/p" | tr '\n' ' ')"
+	TS=(tshark -r "$1")
+	for h in "${names[@]}"; do
+		[[ $bad == *" $h "* ]] || TS+=(--disable-heuristic "$h")
+	done
+}
+
+# capture_check_clean: the file of TS reads, and holds no malformed frame
+capture_check_clean() {
+	local m
+
+	"${TS[@]}" >/dev/null 2>"$WORK/tshark.err" ||
+		{ cat "$WORK/tshark.err"; fail "tshark cannot read the file"; }
+	m=$("${TS[@]}" -Y "_ws.malformed || _ws.expert.severity == error" 2>/dev/null | wc -l)
+	[ "$m" = 0 ] && ok "no malformed frame" ||
+		fail "$m malformed frames: $("${TS[@]}" -Y _ws.malformed 2>/dev/null | head -n 3)"
+}
+
+# capture_check_icrc <n>: the RoCE frames of TS's file are <n>, each with
+# its ICRC right (roce_icrc_check.py reads libpcap files)
+capture_check_icrc() {
+	local want=$1 r
+
+	"${TS[@]}" -F pcap -w "$WORK/roce.pcap" -Y "udp.dstport == 4791" 2>/dev/null
+	r=$(python3 "$(dirname "${BASH_SOURCE[0]}")/roce_icrc_check.py" "$WORK/roce.pcap")
+	set -- $r
+	[ "${2:-1}" = 0 ] && [ "${1:-0}" -eq "$want" ] 2>/dev/null && ok "ICRC: $1 good" ||
+		fail "ICRC: ${1:-?} good, ${2:-?} bad ${*:3}"
+}
+
+# huge_lend <n>: adds <n> 2 MiB pages to the kernel's hugepage pool, for
+# this run only (as root); huge_return takes back as many as it added (not
+# an old count written back: another run may lend pages meanwhile, and
+# writing its count back would take them from under it). 0 if all <n> were
+# added; otherwise none stay lent and HUGE_WHY says why.
+HUGE_NR=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+HUGE_LENT=0
+huge_lend() {
+	local was now
+
+	HUGE_WHY=
+	if [ ! -e "$HUGE_NR" ]; then
+		HUGE_WHY="the kernel has no 2 MiB hugepages ($HUGE_NR)"
+	elif [ ! -w "$HUGE_NR" ] || [ "$(id -u)" != 0 ]; then
+		HUGE_WHY="reserving hugepages needs root ($HUGE_NR)"
+	else
+		was=$(cat "$HUGE_NR")
+		echo $((was + $1)) >"$HUGE_NR" 2>/dev/null
+		now=$(cat "$HUGE_NR")
+		HUGE_LENT=$((now > was ? now - was : 0))
+		[ "$HUGE_LENT" -ge "$1" ] && return 0
+		HUGE_WHY="the kernel gave $HUGE_LENT of $1 hugepages (memory: $(awk '/MemAvailable/ { print $2, $3 }' /proc/meminfo) available)"
+		huge_return
+	fi
+	return 1
+}
+
+huge_return() {
+	local now
+
+	[ "$HUGE_LENT" -gt 0 ] || return 0
+	now=$(cat "$HUGE_NR")
+	echo $((now > HUGE_LENT ? now - HUGE_LENT : 0)) >"$HUGE_NR" 2>/dev/null
+	HUGE_LENT=0
 }

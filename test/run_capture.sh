@@ -11,44 +11,28 @@
 # Usage: run_capture.sh <droce-perf>
 set -u
 PERF=${1:?usage: run_capture.sh <droce-perf>}
-HERE=$(cd "$(dirname "$0")" && pwd)
-command -v tshark >/dev/null || { echo "SKIP: tshark is missing"; exit 77; }
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+. "$(dirname "$0")/port_lib.sh"
+capture_setup run_capture
 CAP=$WORK/droce0.pcapng
-fails=0
-ok() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 timeout -k 5 120 "$PERF" send_lat write_lat read_lat atomic_lat -n 100 -s 64,5000 \
 	--pcapng "$CAP" >"$WORK/out" 2>&1 || { cat "$WORK/out"; echo "FAIL: droce-perf"; exit 1; }
 [ -s "$CAP" ] && ok "droce-perf wrote $CAP ($(stat -c %s "$CAP") bytes)" || { echo "FAIL: no file"; exit 1; }
 
-TS="tshark -r $CAP"
-for h in rpcrdma_infiniband iser_infiniband smb_direct_infiniband smcr_infiniband sdp_infiniband \
-	 lnet_ib eth_over_ib fc_infiniband nvme_rdma; do
-	tshark -r "$CAP" -c 1 --disable-heuristic $h 2>&1 | grep -q "can't disable" ||
-		TS="$TS --disable-heuristic $h"
-done
-$TS >/dev/null 2>"$WORK/err" || { cat "$WORK/err"; fail "tshark cannot read the file"; }
-n=$($TS -Y "infiniband" 2>/dev/null | wc -l)
+capture_tshark "$CAP"
+capture_check_clean
+n=$("${TS[@]}" -Y "infiniband" 2>/dev/null | wc -l)
 # 100 iterations x 2 sizes x 4 tests, each at least a request and an answer
 [ "$n" -ge 1600 ] && ok "$n RoCE frames" || fail "$n RoCE frames, want at least 1600"
-m=$($TS -Y "_ws.malformed || _ws.expert.severity == error" 2>/dev/null | wc -l)
-[ "$m" = 0 ] && ok "no malformed frame" || fail "$m malformed frames: $($TS -Y _ws.malformed 2>/dev/null | head -n 3)"
-dirs=$($TS -Y infiniband -T fields -e frame.packet_flags_direction 2>/dev/null | sort -u | tr '\n' ' ')
+dirs=$("${TS[@]}" -Y infiniband -T fields -e frame.packet_flags_direction 2>/dev/null | sort -u | tr '\n' ' ')
 [ "$dirs" = "0x00000001 0x00000002 " ] && ok "both directions (inbound and outbound)" ||
 	fail "directions: $dirs"
-ops=" $($TS -Y infiniband -T fields -e infiniband.bth.opcode 2>/dev/null | sort -nu | tr '\n' ' ')"
+ops=" $("${TS[@]}" -Y infiniband -T fields -e infiniband.bth.opcode 2>/dev/null | sort -nu | tr '\n' ' ')"
 # RC: SEND FIRST/LAST/ONLY, WRITE FIRST/LAST/ONLY, READ request and responses, ACK,
 # FETCH_ADD and its ACK (atomic_lat)
 for op in 0 2 4 6 8 10 12 13 15 16 17 18 20; do
 	case "$ops" in *" $op "*) ;; *) fail "opcode $op not in the capture ($ops)" ;; esac
 done
 ok "opcodes:$ops"
-$TS -F pcap -w "$WORK/roce.pcap" -Y "udp.dstport == 4791" 2>/dev/null
-set -- $(python3 "$HERE/roce_icrc_check.py" "$WORK/roce.pcap")
-[ "${2:-1}" = 0 ] && [ "${1:-0}" -eq "$n" ] && ok "ICRC: $1 good" || fail "ICRC: ${1:-?} good, ${2:-?} bad ${*:3}"
-[ $fails = 0 ] && { echo "run_capture: PASS"; exit 0; }
-echo "run_capture: $fails failure(s)"
-exit 1
+capture_check_icrc "$n"
+capture_end

@@ -32,13 +32,12 @@ PY=/usr/bin/python3
 [ -e "$DROPIN/libibverbs.so.1" ] || { echo "FAIL: $DROPIN/libibverbs.so.1 was not built"; exit 1; }
 DROPIN=$(cd "$DROPIN" && pwd)
 
+. "$(dirname "$0")/port_lib.sh"
 WORK=$(mktemp -d /tmp/droce-rdmacore.XXXXXX)
 PREFIX=rct$$
-HUGE=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
-huge_was=
 cleanup() {
 	[ -n "${RCT_KEEP:-}" ] || rm -rf "$WORK"; rm -rf "/var/run/dpdk/$PREFIX"
-	[ -n "$huge_was" ] && echo "$huge_was" >"$HUGE" 2>/dev/null
+	huge_return
 }
 trap cleanup EXIT
 
@@ -48,11 +47,8 @@ gunzip -f "$WORK"/tests/*.gz
 
 # The huge-page cases (an MR, a parent domain's allocator on a huge page)
 # need 2 MiB pages in the pool; droce itself does not. Lend it a few, as
-# root, for this run only.
-if [ -w "$HUGE" ] && [ "$(cat "$HUGE")" = 0 ]; then
-	huge_was=0
-	echo 8 >"$HUGE" 2>/dev/null || huge_was=
-fi
+# root, for this run only (without, those cases skip).
+huge_lend 8 || echo "note: no hugepages lent: $HUGE_WHY"
 
 ENVV=(env LD_LIBRARY_PATH="$DROPIN")
 SAN_RT=$(ldd "$DROPIN/libibverbs.so.1" 2>/dev/null | awk '/libasan\.so/ { print $3 }')

@@ -21,6 +21,9 @@
  *    IBV_WC_RETRY_EXC_ERR after its retry budget, each retry at least
  *    100 ms (the hang fixed by 1d184d8: a timeout that rewound to the first
  *    packet of the oldest WQE left the timer off while the port was full).
+ *  - The port under a device: droce's own (hidden from RTE_ETH_FOREACH_DEV)
+ *    unless the devarg own=0 leaves it listed, as DPDK 22.11's dpdk-dumpcap
+ *    needs; a bad own= value refused.
  *
  * Run with --inline or --lcore. The ports are "--impair=link=up" (no
  * impairment) unless the command line gives other --impair= devargs (then
@@ -1063,12 +1066,59 @@ test_ud_datagrams_while_down_are_lost_after_up_arrive(void)
 	return TEST_SUCCESS;
 }
 
+/* ------------------------------------------------------------------------- */
+/* The port's ownership (devarg own=) */
+
+static bool
+port_listed(uint16_t port)
+{
+	uint16_t p;
+
+	RTE_ETH_FOREACH_DEV(p)
+		if (p == port)
+			return true;
+	return false;
+}
+
+static int
+test_port_owned_by_device_unless_own_0(void)
+{
+	struct rte_eth_dev_owner owner;
+	uint16_t wire_a, own_a, own_b;
+
+	/* droce2's port (own= not given): droce's, hidden from RTE_ETH_FOREACH_DEV */
+	TEST_ASSERT_EQ(rte_eth_dev_get_port_by_name("net_ring_wire_a", &wire_a), 0);
+	TEST_ASSERT_EQ(rte_eth_dev_owner_get(wire_a, &owner), 0);
+	TEST_ASSERT(owner.id != RTE_ETH_DEV_NO_OWNER && strcmp(owner.name, "droce") == 0,
+		    "net_ring_wire_a's owner: %s", owner.name);
+	TEST_ASSERT(!port_listed(wire_a), "an owned port listed");
+
+	TEST_ASSERT_EQ(droce_ring_pair_create("net_ring_own_a", "net_ring_own_b"), 0);
+	TEST_ASSERT_EQ(rte_eth_dev_get_port_by_name("net_ring_own_a", &own_a), 0);
+	TEST_ASSERT_EQ(rte_eth_dev_get_port_by_name("net_ring_own_b", &own_b), 0);
+	TEST_ASSERT_EQ(droce_dev_create("droce4", "ethdev=net_ring_own_b,ip=10.0.4.2,own=yes"),
+		       -EINVAL);
+	TEST_ASSERT_EQ(droce_dev_create("droce4", "ethdev=net_ring_own_a,ip=10.0.4.1,own=0"), 0);
+	TEST_ASSERT_EQ(rte_eth_dev_owner_get(own_a, &owner), 0);
+	TEST_ASSERT_EQ(owner.id, RTE_ETH_DEV_NO_OWNER);
+	TEST_ASSERT(port_listed(own_a), "the port of an own=0 device is not listed");
+	TEST_ASSERT_EQ(droce_dev_create("droce5", "ethdev=net_ring_own_b,ip=10.0.4.2,own=1"), 0);
+	TEST_ASSERT_EQ(rte_eth_dev_owner_get(own_b, &owner), 0);
+	TEST_ASSERT(strcmp(owner.name, "droce") == 0, "own=1: owner %s", owner.name);
+	TEST_ASSERT_EQ(droce_dev_destroy("droce4"), 0);
+	TEST_ASSERT_EQ(droce_dev_destroy("droce5"), 0);
+	/* removal lets go of an owned port, and leaves an unowned one as it was */
+	TEST_ASSERT(port_listed(own_a) && port_listed(own_b), "ports not listed after removal");
+	return TEST_SUCCESS;
+}
+
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_link_flap_within_budget_loses_nothing),
 	TEST_CASE(test_link_repeated_flaps_lose_nothing),
 	TEST_CASE(test_link_down_past_budget_fails_then_reconnects),
 	TEST_CASE(test_peer_not_draining_port_full_retry_exc_err_then_new_pair_works),
 	TEST_CASE(test_ud_datagrams_while_down_are_lost_after_up_arrive),
+	TEST_CASE(test_port_owned_by_device_unless_own_0),
 };
 
 int

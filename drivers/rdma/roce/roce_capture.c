@@ -257,7 +257,8 @@ roce_capture_set(struct roce_dev *dev, const char *path)
 		 * lists, which skips owned ones: the device's port is let go
 		 * of for that moment, so that its frames have an interface
 		 */
-		bool owned = rte_eth_dev_owner_unset(dev->port_id, dev->owner.id) == 0;
+		bool owned = dev->owner.id != RTE_ETH_DEV_NO_OWNER &&
+			     rte_eth_dev_owner_unset(dev->port_id, dev->owner.id) == 0;
 
 		ret = roce_capture_start(dev, path);
 		if (owned)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The droce vdev: "--vdev=droce0,ethdev=<port>,ip=<IPv4>[,mac=][,mtu=]
- * [,lcore=<id>|auto|inline][,neigh=<ip>@<mac>]...[,link_wait=<ms>]". Probing
- * takes over the ethdev port: one rx and one tx queue, a mempool sized for the
- * MTU, started; with link_wait, probing then waits (bounded) for link up.
+ * [,lcore=<id>|auto|inline][,neigh=<ip>@<mac>]...[,link_wait=<ms>][,pcapng=<file>]
+ * [,own=0|1]". Probing takes over the ethdev port: one rx and one tx queue, a
+ * mempool sized for the MTU, started, owned (unless own=0); with link_wait,
+ * probing then waits (bounded) for link up.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,10 +31,12 @@ RTE_LOG_REGISTER(roce_logtype, pmd.rdma.roce, NOTICE);
 #define ARG_NEIGH	"neigh"
 #define ARG_LINK_WAIT	"link_wait"
 #define ARG_PCAPNG	"pcapng"
+#define ARG_OWN		"own"
 #define LINK_WAIT_MAX_MS	60000
 
 static const char *const valid_args[] = {
-	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, ARG_LINK_WAIT, ARG_PCAPNG, NULL
+	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, ARG_LINK_WAIT, ARG_PCAPNG,
+	ARG_OWN, NULL
 };
 
 static struct roce_dev *devs[DROCE_MAX_DEVS];
@@ -174,6 +177,17 @@ arg_pcapng(const char *key, const char *val, void *opaque)
 }
 
 static int
+arg_own(const char *key, const char *val, void *opaque)
+{
+	struct roce_dev_args *a = opaque;
+
+	if (val == NULL || (strcmp(val, "0") != 0 && strcmp(val, "1") != 0))
+		return -EINVAL;
+	a->unowned = val[0] == '0';
+	return 0;
+}
+
+static int
 arg_neigh(const char *key, const char *val, void *opaque)
 {
 	struct roce_dev_args *a = opaque;
@@ -205,13 +219,14 @@ roce_dev_args_parse(struct roce_dev_args *a, const char *params)
 		{ ARG_ETHDEV, arg_ethdev }, { ARG_IP, arg_ip }, { ARG_MAC, arg_mac },
 		{ ARG_MTU, arg_mtu }, { ARG_LCORE, arg_lcore }, { ARG_NEIGH, arg_neigh },
 		{ ARG_LINK_WAIT, arg_link_wait }, { ARG_PCAPNG, arg_pcapng },
+		{ ARG_OWN, arg_own },
 	};
 	struct rte_kvargs *kv;
 	int ret = 0;
 
 	kv = rte_kvargs_parse(params ? params : "", valid_args);
 	if (kv == NULL) {
-		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng)",
+		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own)",
 			 a->dev, params ? params : "");
 		return -EINVAL;
 	}
@@ -454,8 +469,13 @@ roce_probe(struct rte_vdev_device *vdev)
 		if (ret)
 			goto err_free_pool;
 	}
-	/* own the port so that applications iterating ethdevs leave it alone */
-	if (rte_eth_dev_owner_new(&dev->owner.id) == 0) {
+	/*
+	 * own the port so that applications iterating ethdevs leave it alone;
+	 * own=0 leaves it listed for the tools that only see ports nobody
+	 * owns (DPDK 22.11's dpdk-dumpcap lists, counts and describes in its
+	 * pcapng file only those)
+	 */
+	if (!a.unowned && rte_eth_dev_owner_new(&dev->owner.id) == 0) {
 		snprintf(dev->owner.name, sizeof(dev->owner.name), "%s", "droce");
 		rte_eth_dev_owner_set(dev->port_id, &dev->owner);
 	}
@@ -491,7 +511,8 @@ roce_probe(struct rte_vdev_device *vdev)
 	return 0;
 
 err_unown:
-	rte_eth_dev_owner_unset(dev->port_id, dev->owner.id);
+	if (dev->owner.id != RTE_ETH_DEV_NO_OWNER)
+		rte_eth_dev_owner_unset(dev->port_id, dev->owner.id);
 	roce_capture_stop(dev);
 err_free_pool:
 	if (dev->mp)
@@ -527,7 +548,8 @@ roce_remove(struct rte_vdev_device *vdev)
 	roce_engine_detach(dev);
 	roce_capture_stop(dev);
 	rte_eth_dev_stop(dev->port_id);
-	rte_eth_dev_owner_unset(dev->port_id, dev->owner.id);
+	if (dev->owner.id != RTE_ETH_DEV_NO_OWNER)
+		rte_eth_dev_owner_unset(dev->port_id, dev->owner.id);
 	while (rte_ring_dequeue(dev->loop, (void **)&m) == 0)
 		rte_pktmbuf_free(m);
 	rte_pktmbuf_free_bulk(dev->tx, dev->nb_tx);
@@ -609,4 +631,5 @@ RTE_PMD_REGISTER_PARAM_STRING(droce,
 	ARG_LCORE "=<lcore id>|auto|inline "
 	ARG_NEIGH "=<IPv4>@<mac> "
 	ARG_LINK_WAIT "=<ms, 0..60000> "
-	ARG_PCAPNG "=<file>");
+	ARG_PCAPNG "=<file> "
+	ARG_OWN "=0|1");

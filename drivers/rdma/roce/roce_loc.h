@@ -287,6 +287,7 @@ struct roce_dev_args {
 	int lcore;		/* -2 auto, -1 inline */
 	uint32_t link_wait_ms;	/* 0: do not wait for link up at probe */
 	char pcapng[PATH_MAX];	/* capture to this file; "" none */
+	bool unowned;		/* own=0: the port is not made the device's own */
 	unsigned int nb_neigh;
 	struct {
 		rte_be32_t ip;
