@@ -75,7 +75,7 @@ case $TOPO in
 esac
 EAL_S="-l 0 $EAL --file-prefix=prS$$ $PORT_S --vdev=droce0,ethdev=$ETH_S,ip=10.0.0.1"
 EAL_C="-l $CLIENT_LCORE $EAL --file-prefix=prC$$ $PORT_C --vdev=droce0,ethdev=$ETH_C,ip=10.0.0.2"
-TESTS=send_lat,write_lat,read_lat,atomic_lat,ud_lat,tag_lat,send_bw,write_bw,read_bw,atomic_bw,srq_bw,tag_bw
+TESTS=send_lat,write_lat,read_lat,atomic_lat,ud_lat,tag_lat,send_bw,write_bw,read_bw,atomic_bw,srq_bw,ud_bw,tag_bw
 
 # run <label> <client first: 0|1> <client arguments...>
 run() {
@@ -126,6 +126,7 @@ fi
 run "${TOPO#--}, server first, every test" 0 $(echo $TESTS | tr , ' ') -n 200
 run "${TOPO#--}, client first, tag tests both protocols, send_lat" 1 tag_lat tag_bw send_lat -n 200 -s 64,16384
 run "${TOPO#--}, 2 QPs, a duration" 0 send_bw write_bw -q 2 -D 0.3 -s 4096
+run "${TOPO#--}, UC" 1 send_lat send_bw write_bw -c uc -n 200 -s 64,1024
 [ $fails = 0 ] && { echo "run_perf_remote: PASS"; exit 0; }
 echo "run_perf_remote: $fails failure(s)"
 exit 1
