@@ -192,6 +192,9 @@ roce_dev_poll(struct roce_dev *dev)
 	}
 	db_collect(dev);
 	active_run(dev);
+	/* the application's frames on the device's ethdev port: after droce's own */
+	if (roce_eth_running(dev))
+		roce_eth_tx_run(dev);
 	if (dev->nb_tx)
 		roce_tx_flush(dev);
 	else if (dev->port_tx_kick)	/* lets a wrapping port (net_impair) release frames it holds */
