@@ -297,7 +297,7 @@ eth_close(struct rte_eth_dev *ethdev)
 	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
 		return 0;
 	eth_stop(ethdev);
-	dev->eth.present = false;
+	__atomic_store_n(&dev->eth.present, false, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -489,7 +489,7 @@ roce_eth_create(struct roce_dev *dev, struct rte_device *rdev)
 	ethdev->rx_pkt_burst = eth_rx_burst;
 	ethdev->tx_pkt_burst = eth_tx_burst;
 	e->port_id = ethdev->data->port_id;
-	e->present = true;
+	__atomic_store_n(&e->present, true, __ATOMIC_RELEASE);
 	rte_eth_dev_probing_finish(ethdev);
 	return 0;
 err:
@@ -505,7 +505,7 @@ roce_eth_destroy(struct roce_dev *dev)
 {
 	struct roce_eth *e = &dev->eth;
 
-	if (e->present) {
+	if (__atomic_load_n(&e->present, __ATOMIC_ACQUIRE)) {
 		rte_eth_dev_stop(e->port_id);
 		rte_eth_dev_close(e->port_id);
 	}
