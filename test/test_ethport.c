@@ -15,6 +15,7 @@
  *    and values, moving while RC traffic runs between droce0 and droce1
  *    (droce0's port started meanwhile); xstats reset is -ENOTSUP;
  *  - stopped, the port takes nothing and the frames count as drops again;
+ *    its ring full, the frames past it are drops too, and its imissed;
  *  - devarg ethport=0 registers no port, removing a device removes its
  *    port, and a droce port cannot carry another droce device.
  *
@@ -287,7 +288,7 @@ test_rx_frames_droce_does_not_take(void)
 static int
 test_tx_reaches_the_wire(void)
 {
-	enum { N = 200 };
+	enum { N = 3000 };
 	struct rte_eth_stats st0, st1;
 	uint64_t tx0 = h_xstat("droce2", "tx_ethdev");
 	uint8_t f[1600], got[2048];
@@ -303,18 +304,44 @@ test_tx_reaches_the_wire(void)
 	bytes += len;
 	TEST_ASSERT_EQ(recv_on(wire, got, sizeof(got), WAIT_MS, not_arp), len);
 	TEST_ASSERT(memcmp(got, f, len) == 0, "the wire: the frame differs");
-	for (uint32_t i = 0; i < N; i++) {
-		len = udp_frame(f, &wire_mac, RTE_IPV4(10, 0, 0, 200), 6000, 64 + i, 100 + i);
-		memcpy(f + RTE_ETHER_ADDR_LEN, &mac2, RTE_ETHER_ADDR_LEN);
-		TEST_ASSERT(send_on(port2, f, len) == 0, "droce2's port took no frame %u", i);
-		bytes += len;
-	}
-	for (uint32_t i = 0; i < N; i++) {
-		uint16_t want = udp_frame(f, &wire_mac, RTE_IPV4(10, 0, 0, 200), 6000, 64 + i, 100 + i);
+	/* bursts of up to 64, more than the engine stages at once, the wire drained meanwhile */
+	{
+		struct rte_mbuf *b[64];
+		uint32_t next = 0, seen = 0;
+		uint64_t t0 = h_now_ms();
 
-		memcpy(f + RTE_ETHER_ADDR_LEN, &mac2, RTE_ETHER_ADDR_LEN);
-		TEST_ASSERT_EQ(recv_on(wire, got, sizeof(got), WAIT_MS, not_arp), want);
-		TEST_ASSERT(memcmp(got, f, want) == 0, "the wire: frame %u differs", i);
+		while (seen < N && h_now_ms() - t0 < 10 * WAIT_MS) {
+			uint16_t k = 0, sent;
+			int n;
+
+			while (next + k < N && k < RTE_DIM(b)) {
+				len = udp_frame(f, &wire_mac, RTE_IPV4(10, 0, 0, 200), 6000, 64 + (next + k) % 1000,
+						100 + next + k);
+				memcpy(f + RTE_ETHER_ADDR_LEN, &mac2, RTE_ETHER_ADDR_LEN);
+				b[k] = mk(f, len);
+				TEST_ASSERT(b[k] != NULL, "no mbuf");
+				bytes += len;
+				k++;
+			}
+			sent = k ? rte_eth_tx_burst(port2, 0, b, k) : 0;
+			for (uint16_t i = sent; i < k; i++) {	/* sent again in the next round */
+				bytes -= b[i]->pkt_len;
+				rte_pktmbuf_free(b[i]);
+			}
+			next += sent;
+			while ((n = recv_on(wire, got, sizeof(got), 0, not_arp)) >= 0) {
+				uint16_t want = udp_frame(f, &wire_mac, RTE_IPV4(10, 0, 0, 200), 6000,
+							  64 + seen % 1000, 100 + seen);
+
+				memcpy(f + RTE_ETHER_ADDR_LEN, &mac2, RTE_ETHER_ADDR_LEN);
+				TEST_ASSERT_EQ(n, want);
+				TEST_ASSERT(memcmp(got, f, want) == 0, "the wire: frame %u differs", seen);
+				seen++;
+			}
+			if (k == 0 || sent < k)
+				recv_on(port2, got, sizeof(got), 0, NULL);	/* inline progress */
+		}
+		TEST_ASSERT_EQ(seen, N);
 	}
 	rte_eth_stats_get(port2, &st1);
 	TEST_ASSERT_EQ(st1.opackets - st0.opackets, N + 1);
@@ -436,26 +463,36 @@ test_xstats_are_droce_counters(void)
 	return TEST_SUCCESS;
 }
 
-/* Stopped, the port takes nothing: the frame is a drop again, counted as before. */
-static int
-test_stopped_port_drops(void)
+/* A verbs context on droce2: with a CQ polled, inline progress without the port's bursts. */
+static struct ibv_context *
+open_droce2(void)
 {
 	struct ibv_device **list;
 	struct ibv_context *ctx = NULL;
-	struct ibv_cq *cq;
-	struct ibv_wc wc;
-	uint8_t f[256];
-	uint64_t not_ip, to_eth, t0;
-	uint16_t len;
 	int nd;
 
-	TEST_ASSERT_EQ(rte_eth_dev_stop(port2), 0);
-	/* with the port stopped, a verbs context keeps droce2 moving */
 	list = ibv_get_device_list(&nd);
 	for (int i = 0; list != NULL && i < nd; i++)
 		if (strcmp(ibv_get_device_name(list[i]), "droce2") == 0)
 			ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
+	return ctx;
+}
+
+/* Stopped, the port takes nothing: the frame is a drop again, counted as before. */
+static int
+test_stopped_port_drops(void)
+{
+	struct ibv_context *ctx;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	uint8_t f[256];
+	uint64_t not_ip, to_eth, t0;
+	uint16_t len;
+
+	TEST_ASSERT_EQ(rte_eth_dev_stop(port2), 0);
+	/* with the port stopped, a verbs context keeps droce2 moving */
+	ctx = open_droce2();
 	TEST_ASSERT(ctx != NULL, "cannot open droce2");
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	TEST_ASSERT(cq != NULL, "ibv_create_cq");
@@ -475,6 +512,57 @@ test_stopped_port_drops(void)
 	/* started again, it works again */
 	TEST_ASSERT_EQ(rte_eth_dev_start(port2), 0);
 	CHECK(expect_through(f, len));
+	return TEST_SUCCESS;
+}
+
+/*
+ * More frames than the port's rx ring holds, while the application does not
+ * receive: the ring takes 1024, the rest are drops counted by cause and in
+ * the port's imissed; then the 1024 come out in order.
+ */
+static int
+test_rx_ring_full(void)
+{
+	enum { N = 1500, RING = 1024 };
+	struct ibv_context *ctx = open_droce2();
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	struct rte_eth_stats st0, st1;
+	uint64_t not_ip = h_xstat("droce2", "rx_drop_not_ip");
+	uint64_t to_eth = h_xstat("droce2", "rx_ethdev");
+	uint8_t f[256], got[2048];
+	uint16_t len = 0;
+	uint64_t t0;
+	uint32_t seq;
+
+	TEST_ASSERT(ctx != NULL, "cannot open droce2");
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	TEST_ASSERT(cq != NULL, "ibv_create_cq");
+	rte_eth_stats_get(port2, &st0);
+	for (seq = 0; seq < N; seq++) {
+		len = eth_fill(f, &mac2, &wire_mac, 0x88b5);
+		memcpy(f + len, &seq, sizeof(seq));
+		len += 60;
+		TEST_ASSERT(send_on(wire, f, len) == 0, "the wire took no frame %u", seq);
+	}
+	t0 = h_now_ms();
+	while (h_xstat("droce2", "rx_ethdev") - to_eth + h_xstat("droce2", "rx_drop_not_ip") - not_ip < N &&
+	       h_now_ms() - t0 < 10 * WAIT_MS)
+		ibv_poll_cq(cq, 1, &wc);	/* inline progress; the port is not polled */
+	TEST_ASSERT_EQ(h_xstat("droce2", "rx_ethdev") - to_eth, RING);
+	TEST_ASSERT_EQ(h_xstat("droce2", "rx_drop_not_ip") - not_ip, N - RING);
+	rte_eth_stats_get(port2, &st1);
+	TEST_ASSERT_EQ(st1.imissed - st0.imissed, N - RING);
+	for (seq = 0; seq < RING; seq++) {
+		uint32_t s;
+
+		TEST_ASSERT_EQ(recv_on(port2, got, sizeof(got), WAIT_MS, NULL), len);
+		memcpy(&s, got + RTE_ETHER_HDR_LEN, sizeof(s));
+		TEST_ASSERT_EQ(s, seq);
+	}
+	TEST_ASSERT(recv_on(port2, got, sizeof(got), QUIET_MS, NULL) < 0, "a frame past the ring's 1024");
+	TEST_ASSERT_EQ(ibv_destroy_cq(cq), 0);
+	TEST_ASSERT_EQ(ibv_close_device(ctx), 0);
 	return TEST_SUCCESS;
 }
 
@@ -511,6 +599,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_tx_reaches_the_wire),
 	TEST_CASE(test_xstats_are_droce_counters),
 	TEST_CASE(test_stopped_port_drops),
+	TEST_CASE(test_rx_ring_full),
 	TEST_CASE(test_devarg_and_removal),
 };
 

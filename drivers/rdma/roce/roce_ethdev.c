@@ -77,20 +77,22 @@ roce_eth_rx(struct roce_dev *dev, struct rte_mbuf *m)
 
 /*
  * The application's frames, into the staging area with droce's own (flushed
- * at the end of the iteration). They take what room the staging area has
- * after a flush; the rest wait in the ring: frames are never dropped here.
+ * at the end of the iteration). Like droce's data they leave the slots ACKs
+ * and NAKs may need (ROCE_TX_CTRL_RESERVE), and take what room remains after
+ * a flush; the rest wait in the ring: frames are never dropped here.
  */
 void
 roce_eth_tx_run(struct roce_dev *dev)
 {
+	const unsigned int avail = RTE_DIM(dev->tx) - ROCE_TX_CTRL_RESERVE;
 	struct rte_mbuf *pkts[DROCE_BURST];
 	unsigned int room, n;
 
-	if (RTE_DIM(dev->tx) - dev->nb_tx < DROCE_BURST)
+	if (dev->nb_tx + (unsigned int)DROCE_BURST > avail)
 		roce_tx_flush(dev);
-	room = RTE_MIN(RTE_DIM(dev->tx) - dev->nb_tx, (unsigned int)DROCE_BURST);
-	if (room == 0)
+	if (dev->nb_tx >= avail)
 		return;
+	room = RTE_MIN(avail - dev->nb_tx, (unsigned int)DROCE_BURST);
 	n = rte_ring_sc_dequeue_burst(dev->eth.tx, (void **)pkts, room, NULL);
 	if (n == 0)
 		return;
