@@ -151,8 +151,8 @@ eth_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
 		return 0;
 	/* the lengths before the engine may have sent and freed the frames */
 	for (uint16_t i = 0; i < n; i++) {
-		roce_mbuf_handoff(pkts[i]);
 		bytes += pkts[i]->pkt_len;
+		roce_mbuf_handoff(pkts[i]);
 	}
 	sent = rte_ring_mp_enqueue_burst(e->tx, (void **)pkts, n, NULL);
 	for (uint16_t i = sent; i < n; i++) {

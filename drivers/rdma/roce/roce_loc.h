@@ -33,8 +33,13 @@ static inline void
 roce_mbuf_handoff(struct rte_mbuf *m)
 {
 #ifdef __SANITIZE_THREAD__
-	for (; m != NULL; m = m->next)
+	/* each segment's link read before its release: the next owner rewrites it */
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next;
+
 		ROCE_TSAN_RELEASE(m);
+		m = next;
+	}
 #else
 	RTE_SET_USED(m);
 #endif

@@ -214,6 +214,8 @@ engine_main(void *arg)
 		for (uint32_t i = 0; i < n; i++)
 			roce_dev_poll(eng->devs[i]);
 	}
+	/* rte_eal_wait_lcore, which roce_engine_detach waits in, is not instrumented */
+	ROCE_TSAN_RELEASE(eng);
 	return 0;
 }
 
@@ -349,6 +351,8 @@ roce_engine_detach(struct roce_dev *dev)
 	/* stop, edit the list, restart if other devices remain */
 	__atomic_store_n(&eng->stop, 1, __ATOMIC_RELEASE);
 	rte_eal_wait_lcore(eng->lcore);
+	/* everything the engine wrote is before what follows (a removed device is freed) */
+	ROCE_TSAN_ACQUIRE(eng);
 	for (uint32_t i = 0; i < eng->nb_devs; i++)
 		if (eng->devs[i] != dev)
 			eng->devs[j++] = eng->devs[i];
