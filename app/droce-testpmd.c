@@ -303,6 +303,16 @@ show_device(void)
 		printf("  max: qp %d, qp_wr %d, sge %d, cq %d, cqe %d, mr %d, pd %d, srq %d, ah %d\n",
 		       a.max_qp, a.max_qp_wr, a.max_sge, a.max_cq, a.max_cqe, a.max_mr, a.max_pd,
 		       a.max_srq, a.max_ah);
+		/* the device's own ethdev port (the frames that are not RoCE), unless ethport=0 */
+		{
+			struct rte_eth_stats st = { 0 };
+			uint16_t pid;
+
+			if (rte_eth_dev_get_port_by_name(devs[d].name, &pid) == 0 &&
+			    rte_eth_stats_get(pid, &st) == 0)
+				printf("  ethdev port %u (%s): rx %" PRIu64 " tx %" PRIu64 " frames\n",
+				       pid, devs[d].name, st.ipackets, st.opackets);
+		}
 	}
 	return 0;
 }

@@ -5,7 +5,8 @@
 # reads it: Debian's dpdk-telemetry.py on the socket of a running droce-perf
 # (the embedded default) while it streams SENDs. Checks each /droce command,
 # that the counters move between two reads, that a QP is listed in RTS, and
-# that bad parameters are refused.
+# that bad parameters are refused; and a device's own ethdev port's
+# /ethdev/xstats, which are the device's counters.
 #
 # Usage: run_telemetry.sh <droce-perf>
 set -u
@@ -83,6 +84,25 @@ rc=$(q "/droce/qp_info,droce1,$rqpn")
 # a device counts at least what its QPs do
 [ "$(j "$(q /droce/stats,droce1)" 'v["rx_pkts"] >= '"$(j "$rc" 'v["rx_pkts"]')"' and "timeouts" in v and "naks_rcvd_seq_err" in v')" = True ] &&
 	ok "/droce/stats,droce1 >= its QP's, with timeouts and NAK kinds" || fail "/droce/stats,droce1 vs its QP"
+# the device's own ethdev port (roce_ethdev.c), own_port_id in
+# /droce/dev_info: its /ethdev/xstats are the device's counters, moving; each
+# read before the device's own is at most that
+eid=$(j "$info" 'v.get("own_port_id", -1)')
+[ "$eid" -ge 0 ] 2>/dev/null || eid=""
+if [ -n "$eid" ]; then
+	x1=$(q /ethdev/xstats,$eid)
+	d1=$(q /droce/stats,droce1)
+	sleep 0.5
+	x2=$(q /ethdev/xstats,$eid)
+	agree=$("$PY" -c "import json, sys; x1, d1, x2 = (json.loads(a) for a in sys.argv[1:4])
+print(set(d1) <= set(x1) and all(x1[k] <= d1[k] for k in d1) and x2['rx_pkts'] > x1['rx_pkts'] and
+      x2['tx_pkts'] > x1['tx_pkts'] and 'rx_good_packets' in x1)" "$x1" "$d1" "$x2")
+	[ "$agree" = True ] &&
+		ok "/ethdev/xstats,$eid (droce1's port): the device's counters, rx_pkts $(j "$x1" 'v["rx_pkts"]') -> $(j "$x2" 'v["rx_pkts"]')" ||
+		fail "/ethdev/xstats,$eid: $x1 / $d1 / $x2"
+else
+	fail "/droce/dev_info,droce1 names no own port: $info"
+fi
 q /droce/neigh,droce0 >/dev/null && ok "/droce/neigh,droce0" || fail "/droce/neigh"
 for bad in /droce/dev_info,nosuch /droce/dev_info,7 /droce/qp_info,droce0 "/droce/qp_info,droce0,99999" \
 	/droce/stats; do

@@ -109,6 +109,8 @@ struct roce_stats {
 	/* by kind: PSN sequence error, invalid request, remote access, remote operational */
 	uint64_t naks_sent_kind[ROCE_NAK_KINDS];
 	uint64_t naks_rcvd_kind[ROCE_NAK_KINDS];
+	uint64_t rx_ethdev;		/* frames not droce's, handed to its ethdev port */
+	uint64_t tx_ethdev;		/* frames its ethdev port transmitted on the owned port */
 };
 
 /*
@@ -442,6 +444,36 @@ struct roce_mcg {
 /* --- Device --- */
 struct roce_engine;
 
+/*
+ * The device's own ethdev port (roce_ethdev.c), as a bifurcated NIC has one
+ * beside its RDMA function: what arrives on the owned port and is not
+ * droce's goes to its receive queue, what the application sends on it goes
+ * out on the owned port with droce's own frames. The rings are the queues:
+ * @rx is the engine's to fill (single producer: the engine, or the holder of
+ * the inline lock) and rx_burst's to empty; @tx is tx_burst's to fill and
+ * the engine's to empty.
+ */
+struct roce_eth {
+	struct roce_dev *dev;
+	uint16_t port_id;
+	bool present;			/* allocated and not closed (control path) */
+	uint32_t running;		/* started: the engine hands frames over and sends (atomic) */
+	uint32_t promisc;		/* frames to other unicast MACs too (atomic) */
+	uint32_t allmulti;		/* every multicast frame, not only broadcast (atomic) */
+	struct rte_ring *rx;
+	struct rte_ring *tx;
+	/* rx_burst's */
+	uint64_t ipackets __rte_cache_aligned;
+	uint64_t ibytes;
+	/* tx_burst's (atomic adds: the ring takes several producers) */
+	uint64_t opackets __rte_cache_aligned;
+	uint64_t obytes;
+	/* the engine's: frames for a started port that found its ring full */
+	uint64_t imissed __rte_cache_aligned;
+	/* control path: the values at the last stats_reset */
+	uint64_t base_ipackets, base_ibytes, base_opackets, base_obytes, base_imissed;
+};
+
 struct roce_dev {
 	struct droce_rdev rdev;		/* the interface's: name, ops, callbacks */
 	char name[RTE_DEV_NAME_MAX_LEN];	/* "droce0" */
@@ -465,6 +497,7 @@ struct roce_dev {
 	uint32_t nb_pd, nb_cq, nb_srq, nb_ah, nb_qp, nb_mr;
 	uint32_t pdn_next;
 	uint32_t ctx_refs;
+	uint32_t prog_refs;		/* contexts + a started ethdev port: progress runs while > 0 */
 	struct droce_rdev_mr *mr_tbl[DROCE_MAX_MR];	/* by key >> ROCE_MR_GEN_BITS */
 	uint32_t mr_gen[DROCE_MAX_MR];
 	/*
@@ -554,6 +587,7 @@ struct roce_dev {
 	uint64_t clock_tsc;		/* timer cycles then */
 	uint64_t clock_gap_max;
 	struct roce_stats stats;
+	struct roce_eth eth;		/* the device's own ethdev port (devarg ethport=) */
 };
 
 /* Downcasts from the interface's objects */

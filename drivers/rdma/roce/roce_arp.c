@@ -136,38 +136,40 @@ arp_send(struct roce_dev *dev, uint16_t op, rte_be32_t tip, const struct rte_eth
 	roce_xmit(dev, m);
 }
 
-void
+/*
+ * An ARP frame: droce learns from it what it can. One about droce's IP is
+ * droce's (a request is answered) and freed; any other, and one droce cannot
+ * use, is left to the caller, for the device's ethdev port.
+ */
+enum roce_arp_verdict
 roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m)
 {
 	struct rte_arp_hdr *arp;
 
 	dev->stats.rx_arp++;
 	if (m->data_len < RTE_ETHER_HDR_LEN + sizeof(*arp))
-		goto malformed;
+		return ROCE_ARP_BAD;
 	arp = eth_arp(rte_pktmbuf_mtod(m, struct rte_ether_hdr *));
+	/* not Ethernet/IPv4 ARP, or an opcode droce has no use for */
 	if (arp->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
 	    arp->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4 ||
 	    (arp->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
 	     arp->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REPLY)))
-		goto malformed;
+		return ROCE_ARP_BAD;
 	if (arp->arp_data.arp_tip != dev->ip) {
 		/* not for us (a gratuitous ARP among them): still news of a peer we know */
 		if (arp->arp_data.arp_sip != dev->ip && neigh_find(dev, arp->arp_data.arp_sip) != NULL &&
 		    rte_is_valid_assigned_ether_addr(&arp->arp_data.arp_sha))
 			roce_neigh_add(dev, arp->arp_data.arp_sip, &arp->arp_data.arp_sha, false);
-		goto drop;
+		return ROCE_ARP_OTHER;
 	}
 	if (arp->arp_data.arp_sip != 0 && rte_is_valid_assigned_ether_addr(&arp->arp_data.arp_sha))
 		roce_neigh_add(dev, arp->arp_data.arp_sip, &arp->arp_data.arp_sha, false);
 	if (arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST))
 		arp_send(dev, RTE_ARP_OP_REPLY, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
-	goto drop;
-malformed:
-	/* not Ethernet/IPv4 ARP, truncated, or an opcode droce has no use for */
-	dev->stats.rx_drop_bad_arp++;
-drop:
 	roce_mbuf_free(m);
+	return ROCE_ARP_MINE;
 }
 
 /*

@@ -2,9 +2,11 @@
 /*
  * The droce vdev: "--vdev=droce0,ethdev=<port>,ip=<IPv4>[,mac=][,mtu=]
  * [,lcore=<id>|auto|inline][,neigh=<ip>@<mac>]...[,link_wait=<ms>][,pcapng=<file>]
- * [,own=0|1]". Probing takes over the ethdev port: one rx and one tx queue, a
- * mempool sized for the MTU, started, owned (unless own=0); with link_wait,
- * probing then waits (bounded) for link up.
+ * [,own=0|1][,ethport=0|1]". Probing takes over the ethdev port: one rx and one
+ * tx queue, a mempool sized for the MTU, started, owned (unless own=0); with
+ * link_wait, probing then waits (bounded) for link up. Unless ethport=0, the
+ * device registers an ethdev port of its own, named as the device, for the
+ * frames that are not droce's (roce_ethdev.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,11 +34,12 @@ RTE_LOG_REGISTER(roce_logtype, pmd.rdma.roce, NOTICE);
 #define ARG_LINK_WAIT	"link_wait"
 #define ARG_PCAPNG	"pcapng"
 #define ARG_OWN		"own"
+#define ARG_ETHPORT	"ethport"
 #define LINK_WAIT_MAX_MS	60000
 
 static const char *const valid_args[] = {
 	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, ARG_LINK_WAIT, ARG_PCAPNG,
-	ARG_OWN, NULL
+	ARG_OWN, ARG_ETHPORT, NULL
 };
 
 static struct roce_dev *devs[DROCE_MAX_DEVS];
@@ -177,14 +180,33 @@ arg_pcapng(const char *key, const char *val, void *opaque)
 }
 
 static int
+arg_01(const char *val, bool *v)
+{
+	if (val == NULL || (strcmp(val, "0") != 0 && strcmp(val, "1") != 0))
+		return -EINVAL;
+	*v = val[0] == '1';
+	return 0;
+}
+
+static int
 arg_own(const char *key, const char *val, void *opaque)
 {
 	struct roce_dev_args *a = opaque;
+	bool own = true;
+	int ret = arg_01(val, &own);
 
-	if (val == NULL || (strcmp(val, "0") != 0 && strcmp(val, "1") != 0))
-		return -EINVAL;
-	a->unowned = val[0] == '0';
-	return 0;
+	RTE_SET_USED(key);
+	a->unowned = !own;
+	return ret;
+}
+
+static int
+arg_ethport(const char *key, const char *val, void *opaque)
+{
+	struct roce_dev_args *a = opaque;
+
+	RTE_SET_USED(key);
+	return arg_01(val, &a->ethport);
 }
 
 static int
@@ -219,14 +241,14 @@ roce_dev_args_parse(struct roce_dev_args *a, const char *params)
 		{ ARG_ETHDEV, arg_ethdev }, { ARG_IP, arg_ip }, { ARG_MAC, arg_mac },
 		{ ARG_MTU, arg_mtu }, { ARG_LCORE, arg_lcore }, { ARG_NEIGH, arg_neigh },
 		{ ARG_LINK_WAIT, arg_link_wait }, { ARG_PCAPNG, arg_pcapng },
-		{ ARG_OWN, arg_own },
+		{ ARG_OWN, arg_own }, { ARG_ETHPORT, arg_ethport },
 	};
 	struct rte_kvargs *kv;
 	int ret = 0;
 
 	kv = rte_kvargs_parse(params ? params : "", valid_args);
 	if (kv == NULL) {
-		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own)",
+		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own, ethport)",
 			 a->dev, params ? params : "");
 		return -EINVAL;
 	}
@@ -387,7 +409,7 @@ static int
 roce_probe(struct rte_vdev_device *vdev)
 {
 	const char *name = rte_vdev_device_name(vdev);
-	struct roce_dev_args a = { .dev = name, .lcore = -2 };
+	struct roce_dev_args a = { .dev = name, .lcore = -2, .ethport = true };
 	struct roce_dev *dev;
 	char rname[RTE_RING_NAMESIZE];
 	int slot = -1, ret;
@@ -433,6 +455,11 @@ roce_probe(struct rte_vdev_device *vdev)
 	if (ret) {
 		ROCE_LOG(ERR, "%s: argument 'ethdev': no ethdev port named \"%s\"", name, a.ethdev);
 		ret = -ENODEV;
+		goto err_free_dev;
+	}
+	if (roce_eth_is_droce(dev->port_id)) {
+		ROCE_LOG(ERR, "%s: argument 'ethdev': %s is a droce device's own port", name, a.ethdev);
+		ret = -EINVAL;
 		goto err_free_dev;
 	}
 	for (unsigned int i = 0; i < DROCE_MAX_DEVS; i++) {
@@ -495,6 +522,11 @@ roce_probe(struct rte_vdev_device *vdev)
 	/* peers that knew this IP under another MAC learn the new one */
 	dev->announce = 1;
 	roce_rdev_init(dev);
+	if (a.ethport) {
+		ret = roce_eth_create(dev, &vdev->device);
+		if (ret)
+			goto err_stop;
+	}
 
 	pthread_mutex_lock(&devs_lock);
 	devs[slot] = dev;
@@ -510,6 +542,9 @@ roce_probe(struct rte_vdev_device *vdev)
 	}
 	return 0;
 
+err_stop:
+	roce_port_revive_stop(dev);
+	rte_eth_dev_stop(dev->port_id);
 err_unown:
 	if (dev->owner.id != RTE_ETH_DEV_NO_OWNER)
 		rte_eth_dev_owner_unset(dev->port_id, dev->owner.id);
@@ -543,6 +578,8 @@ roce_remove(struct rte_vdev_device *vdev)
 	droce_rdev_unregister(&dev->rdev);
 	if (dev->ctx_refs)
 		ROCE_LOG(WARNING, "%s: removed while %u contexts are open", name, dev->ctx_refs);
+	/* its ethdev port first: a started one holds the progress stopped below */
+	roce_eth_destroy(dev);
 	roce_port_revive_stop(dev);
 	roce_port_monitor_stop(dev);
 	roce_engine_detach(dev);
@@ -583,24 +620,68 @@ roce_dev_obj_drop(struct roce_dev *dev, uint32_t *count)
 	pthread_mutex_unlock(&dev->lock);
 }
 
-/* First context opened: start progress (an engine lcore or inline) and port events. */
+/*
+ * Progress (an engine lcore or inline) and port events run while a context
+ * is open or the device's ethdev port is started. Under dev->lock.
+ */
+static int
+progress_get(struct roce_dev *dev)
+{
+	int ret;
+
+	if (dev->prog_refs == 0) {
+		ret = roce_engine_attach(dev);
+		if (ret)
+			return ret;
+		roce_port_monitor_start(dev);
+		/* the facade rings the doorbell only for inline progress */
+		__atomic_store_n(&dev->rdev.progress, dev->engine ? NULL : roce_progress,
+				 __ATOMIC_RELAXED);
+	}
+	dev->prog_refs++;
+	return 0;
+}
+
+static void
+progress_put(struct roce_dev *dev)
+{
+	if (dev->prog_refs && --dev->prog_refs == 0) {
+		roce_port_monitor_stop(dev);
+		roce_engine_detach(dev);
+		__atomic_store_n(&dev->rdev.progress, roce_progress, __ATOMIC_RELAXED);
+	}
+}
+
+/* The device's ethdev port starts (roce_ethdev.c): progress runs. */
+int
+roce_dev_progress_get(struct roce_dev *dev)
+{
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	ret = progress_get(dev);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+void
+roce_dev_progress_put(struct roce_dev *dev)
+{
+	pthread_mutex_lock(&dev->lock);
+	progress_put(dev);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+/* A context opens. */
 int
 roce_dev_open(struct roce_dev *dev)
 {
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&dev->lock);
-	if (dev->ctx_refs++ == 0) {
-		ret = roce_engine_attach(dev);
-		if (ret) {
-			dev->ctx_refs--;
-		} else {
-			roce_port_monitor_start(dev);
-			/* the facade rings the doorbell only for inline progress */
-			__atomic_store_n(&dev->rdev.progress, dev->engine ? NULL : roce_progress,
-					 __ATOMIC_RELAXED);
-		}
-	}
+	ret = progress_get(dev);
+	if (ret == 0)
+		dev->ctx_refs++;
 	pthread_mutex_unlock(&dev->lock);
 	return ret;
 }
@@ -609,10 +690,9 @@ void
 roce_dev_close(struct roce_dev *dev)
 {
 	pthread_mutex_lock(&dev->lock);
-	if (dev->ctx_refs && --dev->ctx_refs == 0) {
-		roce_port_monitor_stop(dev);
-		roce_engine_detach(dev);
-		__atomic_store_n(&dev->rdev.progress, roce_progress, __ATOMIC_RELAXED);
+	if (dev->ctx_refs) {
+		dev->ctx_refs--;
+		progress_put(dev);
 	}
 	pthread_mutex_unlock(&dev->lock);
 }
@@ -632,4 +712,5 @@ RTE_PMD_REGISTER_PARAM_STRING(droce,
 	ARG_NEIGH "=<IPv4>@<mac> "
 	ARG_LINK_WAIT "=<ms, 0..60000> "
 	ARG_PCAPNG "=<file> "
-	ARG_OWN "=0|1");
+	ARG_OWN "=0|1 "
+	ARG_ETHPORT "=0|1");

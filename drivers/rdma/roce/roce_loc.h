@@ -33,8 +33,13 @@ static inline void
 roce_mbuf_handoff(struct rte_mbuf *m)
 {
 #ifdef __SANITIZE_THREAD__
-	for (; m != NULL; m = m->next)
+	/* each segment's link read before its release: the next owner rewrites it */
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next;
+
 		ROCE_TSAN_RELEASE(m);
+		m = next;
+	}
 #else
 	RTE_SET_USED(m);
 #endif
@@ -288,6 +293,7 @@ struct roce_dev_args {
 	uint32_t link_wait_ms;	/* 0: do not wait for link up at probe */
 	char pcapng[PATH_MAX];	/* capture to this file; "" none */
 	bool unowned;		/* own=0: the port is not made the device's own */
+	bool ethport;		/* register the device's own ethdev port (default) */
 	unsigned int nb_neigh;
 	struct {
 		rte_be32_t ip;
@@ -302,6 +308,8 @@ int roce_dev_obj_take(struct roce_dev *dev, uint32_t *count, uint32_t max);
 void roce_dev_obj_drop(struct roce_dev *dev, uint32_t *count);
 int roce_dev_open(struct roce_dev *dev);
 void roce_dev_close(struct roce_dev *dev);
+int roce_dev_progress_get(struct roce_dev *dev);
+void roce_dev_progress_put(struct roce_dev *dev);
 int roce_dev_link_up(struct roce_dev *dev);
 
 /* roce_poll.c */
@@ -348,7 +356,13 @@ int roce_ip_xmit_mc(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 #define roce_tx_room_data(dev)	roce_tx_room(dev, 1 + ROCE_TX_CTRL_RESERVE)
 
 /* roce_arp.c */
-void roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m);
+/* What an ARP frame is to droce (roce_arp_input) */
+enum roce_arp_verdict {
+	ROCE_ARP_MINE,		/* about droce's IP: consumed (freed) */
+	ROCE_ARP_OTHER,		/* another IP's (droce learnt what it could): not freed */
+	ROCE_ARP_BAD,		/* not Ethernet/IPv4 ARP droce can use: not freed */
+};
+enum roce_arp_verdict roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m);
 int roce_neigh_resolve(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac);
 int roce_neigh_query(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac);
 int roce_neigh_add(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac, bool is_static);
@@ -587,8 +601,23 @@ int roce_mcast_attach(struct droce_rdev_qp *fp, const union ibv_gid *gid);
 int roce_mcast_detach(struct droce_rdev_qp *fp, const union ibv_gid *gid);
 void roce_mcast_qp_gone(struct roce_qp *qp);
 
+/* roce_ethdev.c */
+int roce_eth_create(struct roce_dev *dev, struct rte_device *rdev);
+void roce_eth_destroy(struct roce_dev *dev);
+bool roce_eth_rx(struct roce_dev *dev, struct rte_mbuf *m);
+void roce_eth_tx_run(struct roce_dev *dev);
+bool roce_eth_is_droce(uint16_t port_id);
+
+/* The engine: is the device's ethdev port started (frames go to and come from it)? */
+static inline bool
+roce_eth_running(const struct roce_dev *dev)
+{
+	return __atomic_load_n(&dev->eth.running, __ATOMIC_ACQUIRE) != 0;
+}
+
 /* roce_rdev.c */
 void roce_rdev_init(struct roce_dev *dev);
+int roce_dev_xstats_get(struct roce_dev *dev, const char **names, uint64_t *values, int n);
 int roce_qp_xstats_get(const struct roce_qp *qp, const char **names, uint64_t *values, int n);
 
 #endif /* ROCE_LOC_H */

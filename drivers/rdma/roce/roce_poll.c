@@ -202,6 +202,9 @@ roce_dev_poll(struct roce_dev *dev)
 	}
 	db_collect(dev);
 	active_run(dev);
+	/* the application's frames on the device's ethdev port: after droce's own */
+	if (roce_eth_running(dev))
+		roce_eth_tx_run(dev);
 	if (dev->nb_tx)
 		roce_tx_flush(dev);
 	else if (dev->port_tx_kick)	/* lets a wrapping port (net_impair) release frames it holds */
@@ -221,6 +224,8 @@ engine_main(void *arg)
 		for (uint32_t i = 0; i < n; i++)
 			roce_dev_poll(eng->devs[i]);
 	}
+	/* rte_eal_wait_lcore, which roce_engine_detach waits in, is not instrumented */
+	ROCE_TSAN_RELEASE(eng);
 	return 0;
 }
 
@@ -356,6 +361,8 @@ roce_engine_detach(struct roce_dev *dev)
 	/* stop, edit the list, restart if other devices remain */
 	__atomic_store_n(&eng->stop, 1, __ATOMIC_RELEASE);
 	rte_eal_wait_lcore(eng->lcore);
+	/* everything the engine wrote is before what follows (a removed device is freed) */
+	ROCE_TSAN_ACQUIRE(eng);
 	for (uint32_t i = 0; i < eng->nb_devs; i++)
 		if (eng->devs[i] != dev)
 			eng->devs[j++] = eng->devs[i];

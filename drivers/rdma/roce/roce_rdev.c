@@ -98,7 +98,7 @@ static const struct {
 	XS(rx_dup), XS(rx_arp), XS(rx_drop_bad_arp), XS(tx_arp), XS(tx_drop_no_mbuf),
 	XS(tx_drop_full), XS(tx_busy), XS(tx_no_neigh), XS(cq_overflow), XS(retransmits),
 	XS(rnr_naks_sent), XS(naks_sent), XS(naks_rcvd), XS(rx_drop_mcast), XS(rx_mcast),
-	XS(timeouts), XS(rnr_naks_rcvd),
+	XS(timeouts), XS(rnr_naks_rcvd), XS(rx_ethdev), XS(tx_ethdev),
 	{ "naks_sent_seq_err", offsetof(struct roce_stats, naks_sent_kind[0]) },
 	{ "naks_sent_inv_req", offsetof(struct roce_stats, naks_sent_kind[1]) },
 	{ "naks_sent_rem_access", offsetof(struct roce_stats, naks_sent_kind[2]) },
@@ -117,16 +117,29 @@ cnt_at(const void *base, size_t off)
 	return __atomic_load_n((const uint64_t *)((const uint8_t *)base + off), __ATOMIC_RELAXED);
 }
 
+/*
+ * The device's counters: up to @n names and values (either array may be
+ * NULL), and how many there are. droce_dev_xstats and the device's ethdev
+ * port (roce_ethdev.c) both read them here.
+ */
+int
+roce_dev_xstats_get(struct roce_dev *dev, const char **names, uint64_t *values, int n)
+{
+	const struct roce_stats *s = &dev->stats;
+
+	for (int i = 0; i < n && i < (int)RTE_DIM(xstats); i++) {
+		if (names != NULL)
+			names[i] = xstats[i].name;
+		if (values != NULL)
+			values[i] = cnt_at(s, xstats[i].off);
+	}
+	return RTE_DIM(xstats);
+}
+
 static int
 rdev_xstats_get(struct droce_rdev *rdev, const char **names, uint64_t *values, int n)
 {
-	const struct roce_stats *s = &to_roce_dev(rdev)->stats;
-
-	for (int i = 0; i < n && i < (int)RTE_DIM(xstats); i++) {
-		names[i] = xstats[i].name;
-		values[i] = cnt_at(s, xstats[i].off);
-	}
-	return RTE_DIM(xstats);
+	return roce_dev_xstats_get(to_roce_dev(rdev), names, values, n);
 }
 
 #define QS(f) { #f, offsetof(struct roce_qp_stats, f) }

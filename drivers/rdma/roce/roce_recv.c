@@ -50,6 +50,34 @@ qp_type_matches(const struct roce_qp *qp, uint8_t opcode)
 	}
 }
 
+/*
+ * A frame that passed the Ethertype check is droce's: to its MAC or a
+ * multicast one, IPv4 without options or fragments, UDP to the RoCEv2 port,
+ * to its IP or a multicast group. Every other frame belongs to the device's
+ * ethdev port (roce_ethdev.c), as a bifurcated NIC steers only RoCE to its
+ * RDMA function; what the port does not take is dropped and counted by the
+ * checks below as before. droce's frames that fail a later check stay drops.
+ */
+static bool
+is_roce(const struct roce_dev *dev, struct rte_mbuf *m, struct rte_ether_hdr *eth)
+{
+	const struct rte_ipv4_hdr *ip;
+	const struct rte_udp_hdr *udp;
+
+	if (m->pkt_len < ROCE_L2L4_LEN)
+		return false;
+	if (!rte_is_multicast_ether_addr(&eth->dst_addr) &&
+	    !rte_is_same_ether_addr(&eth->dst_addr, &dev->mac))
+		return false;
+	ip = eth_ipv4(eth);
+	if (ip->version_ihl != RTE_IPV4_VHL_DEF || ip->next_proto_id != IPPROTO_UDP ||
+	    (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
+		return false;
+	udp = ipv4_udp(eth_ipv4(eth));
+	return udp->dst_port == rte_cpu_to_be_16(DROCE_UDP_PORT) &&
+	       (ip->dst_addr == dev->ip || roce_ip_is_mcast(ip->dst_addr));
+}
+
 /* @loop: from the device's loopback ring (frames it sent itself), not the port */
 static void
 rx_one(struct roce_dev *dev, struct rte_mbuf *m, bool loop)
@@ -75,13 +103,22 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m, bool loop)
 		return;
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
-		roce_arp_input(dev, m);
-		return;
+		enum roce_arp_verdict v = roce_arp_input(dev, m);
+
+		if (v == ROCE_ARP_MINE || (!loop && roce_eth_rx(dev, m)))
+			return;
+		if (v == ROCE_ARP_BAD)
+			st->rx_drop_bad_arp++;
+		goto drop;
 	}
 	if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
+		if (!loop && roce_eth_rx(dev, m))
+			return;
 		st->rx_drop_not_ip++;
 		goto drop;
 	}
+	if (!loop && !is_roce(dev, m, eth) && roce_eth_rx(dev, m))
+		return;
 	/* a multicast frame: its IPv4 destination must be the group of its MAC (below) */
 	mc = rte_is_multicast_ether_addr(&eth->dst_addr);
 	if (!mc && !rte_is_same_ether_addr(&eth->dst_addr, &dev->mac)) {

@@ -109,6 +109,9 @@ tel_dev_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "name", dev->name);
 	rte_tel_data_add_dict_string(d, "ethdev", dev->ethdev_name);
 	rte_tel_data_add_dict_int(d, "port_id", dev->port_id);
+	/* its own ethdev port (roce_ethdev.c); -1: none (ethport=0, or closed) */
+	rte_tel_data_add_dict_int(d, "own_port_id", __atomic_load_n(&dev->eth.present, __ATOMIC_ACQUIRE) ?
+				  dev->eth.port_id : -1);
 	ip_str(dev->ip, buf, sizeof(buf));
 	rte_tel_data_add_dict_string(d, "ip", buf);
 	snprintf(buf, sizeof(buf), RTE_ETHER_ADDR_PRT_FMT, RTE_ETHER_ADDR_BYTES(&dev->mac));
