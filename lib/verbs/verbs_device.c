@@ -60,6 +60,43 @@ exit_linger(void)
 }
 
 /*
+ * DROCE_EXIT_STATS=1: at exit, each device's non-zero counters on stderr,
+ * one line a device (what droce_dev_xstats returns), for a program that
+ * cannot be asked through telemetry (the drop-in's unmodified programs).
+ */
+static void
+exit_stats(void)
+{
+	const char *env = getenv("DROCE_EXIT_STATS");
+	const char *names[128];
+	uint64_t values[128];
+
+	if (env == NULL || *env == '\0' || *env == '0')
+		return;
+	for (unsigned int i = 0; i < droce_rdev_count(); i++) {
+		struct droce_rdev *dev = droce_rdev_get(i);
+		int n;
+
+		if (dev == NULL)
+			continue;
+		n = dev->ops->xstats_get(dev, names, values, (int)RTE_DIM(names));
+		fprintf(stderr, "droce: %s:", dev->name);
+		for (int k = 0; k < n && k < (int)RTE_DIM(names); k++)
+			if (values[k] != 0)
+				fprintf(stderr, " %s=%" PRIu64, names[k], values[k]);
+		fputc('\n', stderr);
+	}
+}
+
+/* at exit: the devices' last frames out, then their counters if asked */
+static void
+exit_hook(void)
+{
+	exit_linger();
+	exit_stats();
+}
+
+/*
  * @env split at whitespace into argv[1..], after argv[0] "droce", at most
  * @max entries with the terminating NULL, in *@copy, which the caller frees
  * (or, once EAL has the argv, keeps). Returns argc or -ENOMEM.
@@ -131,7 +168,7 @@ eal_from_env(void)
 		return -(rte_errno ? rte_errno : EINVAL);
 	}
 	if (ret >= 0)
-		atexit(exit_linger);
+		atexit(exit_hook);
 	return 0;
 }
 

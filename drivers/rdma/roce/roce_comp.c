@@ -126,12 +126,24 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	}
 	if (pkt->psn != e->una) {
 		ROCE_QP_CNT(dev, qp, rx_drop_seq);
+		if (psn_cmp(pkt->psn, e->una) <= 0)
+			return;
 		/* a response is missing: ask again from it, once per gap */
-		if (psn_cmp(pkt->psn, e->una) > 0 && e->rd_gap_psn != e->una + 1) {
+		if (e->rd_gap_psn != e->una + 1) {
 			e->rd_gap_psn = e->una + 1;
 			ROCE_QP_CNT(dev, qp, retransmits);
 			roce_req_rewind(qp, e->una);
 		}
+		/*
+		 * The responder is alive and still sending the responses that
+		 * followed the gap, which queue ahead of those it sends again: the
+		 * local ACK timer starts over, as an ACK restarts it. Otherwise a
+		 * slow receiver (a loaded machine), whose link held a ring's worth
+		 * of such responses to drop first, timed out on each resend before
+		 * its answer could arrive, and a live READ ended in RETRY_EXC_ERR.
+		 * A lost resend is still found: once these stop, the timer runs.
+		 */
+		e->retry_tsc = 0;
 		return;
 	}
 	w = e->win[e->win_head % qp->fp.sq.size];
