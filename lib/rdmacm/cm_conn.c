@@ -430,6 +430,19 @@ post(struct cm_id *c, struct cm_event *e)
 }
 
 /*
+ * A DREQ was answered, or its retries ran out: DISCONNECTED (@status), then
+ * TimeWait, whose end is reported too.
+ */
+static void
+disconnected(struct cm_id *c, int status)
+{
+	cm_timer_stop(c);
+	c->mad_valid = false;
+	post(c, cm_event_new(c, RDMA_CM_EVENT_DISCONNECTED, status));
+	timewait_enter(c, true);
+}
+
+/*
  * The connection failed (time-out): an event. The application's QP is the
  * application's: as with rdma-core, the CM changes it only in the
  * application's own calls (rdma_get_cm_event, rdma_accept, rdma_disconnect),
@@ -820,10 +833,7 @@ drep_input(in_addr_t src, const struct droce_cm_msg *m)
 
 	if (c == NULL || c->state != CM_DREQ_SENT)
 		return;
-	cm_timer_stop(c);
-	c->mad_valid = false;
-	post(c, cm_event_new(c, RDMA_CM_EVENT_DISCONNECTED, 0));
-	timewait_enter(c, true);
+	disconnected(c, 0);
 }
 
 /*
@@ -847,12 +857,8 @@ cm_qp_err_input(__be64 guid, uint32_t qpn)
 		    c->id.qp_type != IBV_QPT_RC ||
 		    (c->state != CM_ESTABLISHED && c->state != CM_REP_SENT))
 			continue;
-		if (cm_send_dreq(c) != 0) {
-			cm_timer_stop(c);
-			c->mad_valid = false;
-			post(c, cm_event_new(c, RDMA_CM_EVENT_DISCONNECTED, 0));
-			timewait_enter(c, true);
-		}
+		if (cm_send_dreq(c) != 0)
+			disconnected(c, 0);
 	}
 }
 
@@ -1001,9 +1007,7 @@ cm_timer_fire(struct cm_id *c)
 		break;
 	case CM_DREQ_SENT:
 		/* no DREP: disconnected all the same (the kernel's DREQ_ERROR: -ETIMEDOUT) */
-		c->mad_valid = false;
-		post(c, cm_event_new(c, RDMA_CM_EVENT_DISCONNECTED, -ETIMEDOUT));
-		timewait_enter(c, true);
+		disconnected(c, -ETIMEDOUT);
 		break;
 	case CM_TIMEWAIT:
 		timewait_exit(c);

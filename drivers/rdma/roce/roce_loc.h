@@ -204,6 +204,17 @@ roce_ring_empty(const struct rte_ring *r)
 }
 
 /*
+ * @qp takes its receive WQEs from SRQs: its own (a QP on an SRQ) or the one
+ * each message names (XRC_RECV). It has no RQ to flush, and reports
+ * IBV_EVENT_QP_LAST_WQE_REACHED in ERR instead (IBA 11.6.3).
+ */
+static inline bool
+roce_qp_srq_fed(const struct roce_qp *qp)
+{
+	return qp->srq != NULL || qp->fp.type == IBV_QPT_XRC_RECV;
+}
+
+/*
  * The engine gives @qp work (a packet came for it, or it queued a WQE of its
  * own): the QP joins the list the iteration visits. Engine context only;
  * from elsewhere ring its doorbell (droce_rdev_qp_doorbell).

@@ -76,7 +76,7 @@ qp_idle(struct roce_qp *qp, uint32_t st)
 		return true;
 	if (e->rwqe != NULL)
 		return false;
-	if (qp->srq != NULL || qp->fp.type == IBV_QPT_XRC_RECV)
+	if (roce_qp_srq_fed(qp))
 		return e->last_wqe_raised;
 	return qp->fp.rq.posted == NULL || roce_ring_empty(qp->fp.rq.posted);
 }

@@ -689,7 +689,7 @@ roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
 		flush_recv(qp, e->rwqe);
 		e->rwqe = NULL;
 	}
-	if (qp->srq == NULL && qp->fp.type != IBV_QPT_XRC_RECV) {
+	if (!roce_qp_srq_fed(qp)) {
 		while (rte_ring_dequeue(qp->fp.rq.posted, &w) == 0)
 			flush_recv(qp, w);
 	} else if (!e->last_wqe_raised) {

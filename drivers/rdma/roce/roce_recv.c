@@ -117,7 +117,8 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m, bool loop)
 		st->rx_drop_not_ip++;
 		goto drop;
 	}
-	if (!loop && !is_roce(dev, m, eth) && roce_eth_rx(dev, m))
+	/* the classification only while the port is there to take what is not droce's */
+	if (!loop && roce_eth_running(dev) && !is_roce(dev, m, eth) && roce_eth_rx(dev, m))
 		return;
 	/* a multicast frame: its IPv4 destination must be the group of its MAC (below) */
 	mc = rte_is_multicast_ether_addr(&eth->dst_addr);
