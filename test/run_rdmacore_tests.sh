@@ -58,9 +58,18 @@ fi
 EAL="-l 0 --no-huge -m 512 --no-pci --no-telemetry --file-prefix=$PREFIX \
 --vdev=net_ring0 --vdev=droce0,ethdev=net_ring0,ip=10.0.0.1"
 
+# RCT_SYSFS=1: under devtools/droce-sysfs, so that tests/base.py finds the
+# device's IP through /sys/class/infiniband/droce0/device/net (test_rdmacm
+# skips without it); root only
+WRAP=()
+if [ "${RCT_SYSFS:-0}" = 1 ]; then
+	[ "$(id -u)" = 0 ] || { echo "SKIP: droce-sysfs needs root"; exit 77; }
+	WRAP=("$(cd "$(dirname "$0")/.." && pwd)/devtools/droce-sysfs" --net=private)
+fi
+
 T0=$(date +%s.%N)
 (cd "$WORK/tests" && "${ENVV[@]}" DROCE_EAL="$EAL" timeout -k 5 ${RCT_TIMEOUT:-240} \
-	"$PY" run_tests.py -v "${MODULES[@]}") >"$WORK/out.txt" 2>&1
+	"${WRAP[@]}" "$PY" run_tests.py -v "${MODULES[@]}") >"$WORK/out.txt" 2>&1
 rc=$?
 grep -v -e '^EAL: ' "$WORK/out.txt" | tail -n 5
 

@@ -62,6 +62,9 @@ struct droce_rdev_qp_init {
 	void *user;
 };
 
+/* the top bits of a CM ID that name its process (share_owner below) */
+#define DROCE_RDEV_ID_OWNER_BITS	4
+
 struct droce_rdev_ops {
 	/* a context opens or closes; the last close stops the device's work */
 	int (*dev_open)(struct droce_rdev *dev);
@@ -90,6 +93,18 @@ struct droce_rdev_ops {
 	 * ask again later. For the connection manager's address resolution.
 	 */
 	int (*neigh_resolve)(struct droce_rdev *dev, uint32_t ip, uint8_t mac[6]);
+
+	/*
+	 * A device shared by processes forked from the one that probed it:
+	 * the calling process's index among them (0: that one), which the
+	 * connection manager puts in the top DROCE_RDEV_ID_OWNER_BITS bits of
+	 * its communication and request IDs so that a MAD finds its process;
+	 * and the service IDs its listeners take (@on) or give up, by which a
+	 * REQ finds its process: -EADDRINUSE while another process listens on
+	 * @sid, -ENOSPC when the device's table is full.
+	 */
+	uint32_t (*share_owner)(struct droce_rdev *dev);
+	int (*share_listen)(struct droce_rdev *dev, uint64_t sid, bool on);
 
 	int (*pd_alloc)(struct droce_rdev *dev, struct droce_rdev_pd **pd, uint32_t *pdn);
 	void (*pd_free)(struct droce_rdev_pd *pd);

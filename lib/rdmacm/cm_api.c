@@ -299,9 +299,17 @@ cm_id_new(struct cm_channel *ch, void *context, enum rdma_port_space ps, enum ib
 	c->id.context = context;
 	c->id.ps = ps;
 	c->id.qp_type = qpt;
+	/* the top bits name this process, for a device shared by forked ones */
 	do
-		c->local_id = cm.next_local_id++;
+		c->local_id = cm.owner << (32 - DROCE_CM_ID_OWNER_BITS) |
+			      (cm.next_local_id++ & (UINT32_MAX >> DROCE_CM_ID_OWNER_BITS));
 	while (c->local_id == 0 || cm_id_by_local(c->local_id) != NULL);
+	/*
+	 * As the kernel's rdma_cm, for the id's life: rdma_init_qp_attr may
+	 * bring a QP of the application's to RTS before rdma_accept or
+	 * rdma_connect send it in the REP or REQ
+	 */
+	c->local_psn = (uint32_t)(cm_now_ns() * 2654435761u) & 0xffffff;
 	c->ack_timeout = CM_LOCAL_ACK_TIMEOUT;
 	c->retry_count = 7;
 	c->rnr_retry = 7;
@@ -454,6 +462,30 @@ purge(struct cm_id *c)
 	}
 }
 
+/*
+ * The listener's service ID on its device, or on every device: a REQ for it
+ * comes to this process on a device that forked processes share. 0 or an
+ * errno (EADDRINUSE: another process listens there); under cm.lock.
+ */
+static int
+listen_share(struct cm_id *c, bool on)
+{
+	uint64_t sid = droce_cm_service_id(cm_ps_wire(c->id.ps),
+					   cm_sa_port(&c->id.route.addr.src_addr));
+	int ret = 0;
+
+	for (int i = 0; i < cm.nb_dev && ret == 0; i++) {
+		if (c->dev != NULL && c->dev != &cm.dev[i])
+			continue;
+		ret = droce_cm_listen(cm.dev[i].verbs, sid, on);
+		if (ret && on)	/* the devices it took before: given back */
+			for (int j = 0; j < i; j++)
+				if (c->dev == NULL || c->dev == &cm.dev[j])
+					droce_cm_listen(cm.dev[j].verbs, sid, false);
+	}
+	return ret;
+}
+
 int
 rdma_destroy_id(struct rdma_cm_id *id)
 {
@@ -467,6 +499,8 @@ rdma_destroy_id(struct rdma_cm_id *id)
 		id->event = NULL;
 	}
 	pthread_mutex_lock(&cm.lock);
+	if (c->state == CM_LISTEN)
+		listen_share(c, false);
 	farewell(c);
 	c->destroying = true;
 	purge(c);
@@ -827,6 +861,8 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 		ret = bind_locked(c, (struct sockaddr *)&any);
 	if (ret == 0 && c->state != CM_ADDR_BOUND)
 		ret = c->state == CM_LISTEN ? 0 : EINVAL;
+	if (ret == 0 && c->state != CM_LISTEN)
+		ret = listen_share(c, true);
 	if (ret == 0) {
 		/* the kernel's ucma: 0, negative or too large means its maximum */
 		c->backlog = backlog > 0 && backlog < 1024 ? backlog : 1024;
@@ -866,12 +902,6 @@ is_ud(const struct cm_id *c)
 	return c->id.qp_type == IBV_QPT_UD;
 }
 
-static uint32_t
-random_psn(void)
-{
-	return (uint32_t)(cm_now_ns() * 2654435761u) & 0xffffff;
-}
-
 int
 rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *p)
 {
@@ -906,7 +936,6 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *p)
 	c->retry_count = p ? p->retry_count & 7 : 7;
 	c->peer_rnr_retry = p ? p->rnr_retry_count & 7 : 7;
 	c->flow_control = p ? p->flow_control & 1 : 0;
-	c->local_psn = random_psn();
 	ret = cm_send_req(c, p);
 out:
 	pthread_mutex_unlock(&cm.lock);
@@ -962,7 +991,6 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *p)
 	c->peer_rnr_retry = p ? p->rnr_retry_count & 7 : 7;
 	if (p)
 		c->flow_control = p->flow_control & 1;
-	c->local_psn = random_psn();
 	if (cm_qp_to_rtr_rts(c) != 0) {
 		ret = errno;
 		goto out;

@@ -593,6 +593,8 @@ cm_init(void)
 		cm.ctx_list[cm.nb_dev++] = d->verbs;
 	}
 	err = cm.nb_dev > 0 ? 0 : err ? err : ENODEV;
+	if (err == 0)
+		cm.owner = droce_cm_owner(cm.dev[0].verbs);
 	if (err == 0) {
 		ev.data.ptr = NULL;
 		if (epoll_ctl(cm.epfd, EPOLL_CTL_ADD, cm.wakefd, &ev) < 0)

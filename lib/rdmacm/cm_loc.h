@@ -231,6 +231,7 @@ struct cm_state {
 	struct ibv_context **ctx_list;	/* rdma_get_devices' NULL-terminated list */
 	struct cm_id_list ids;
 	uint32_t next_local_id;
+	uint32_t owner;			/* this process's index on a shared device (droce_cm_owner) */
 	uint16_t next_port;
 	pthread_t thread;
 	bool thread_running;

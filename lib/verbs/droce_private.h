@@ -53,6 +53,21 @@ int droce_qp_err_fd(void);
 /* The oldest entry into @e: 0, or -1 with errno EAGAIN when there is none (or EINVAL). */
 int droce_qp_err_get(struct droce_qp_err *e);
 
+/*
+ * A device shared by processes forked from the one that opened it
+ * (doc/guides/architecture.rst): each is an owner, with an index, and a CM
+ * MAD reaches the owner whose ID it names. droce_cm_owner: this process's
+ * index on @ctx's device (0 unless forked), to put in the top
+ * DROCE_CM_ID_OWNER_BITS bits of every communication ID and SIDR request
+ * ID the connection manager makes. droce_cm_listen: a listener of this
+ * process takes service ID @sid (@on) or gives it up: a REQ or SIDR REQ
+ * for it comes to this process. 0, or an errno: EADDRINUSE while another
+ * process listens there, ENOSPC.
+ */
+#define DROCE_CM_ID_OWNER_BITS	4
+uint32_t droce_cm_owner(struct ibv_context *ctx);
+int droce_cm_listen(struct ibv_context *ctx, uint64_t sid, int on);
+
 #ifdef __cplusplus
 }
 #endif

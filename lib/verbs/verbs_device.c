@@ -509,6 +509,24 @@ droce_neigh_resolve(struct ibv_context *ctx, uint32_t ip, uint8_t mac[6])
 	return -ret;
 }
 
+_Static_assert(DROCE_CM_ID_OWNER_BITS == DROCE_RDEV_ID_OWNER_BITS, "the CM and the driver agree");
+
+uint32_t
+droce_cm_owner(struct ibv_context *ctx)
+{
+	struct droce_rdev *rdev = to_dctx(ctx)->rdev;
+
+	return rdev->ops->share_owner(rdev);
+}
+
+int
+droce_cm_listen(struct ibv_context *ctx, uint64_t sid, int on)
+{
+	struct droce_rdev *rdev = to_dctx(ctx)->rdev;
+
+	return -rdev->ops->share_listen(rdev, sid, on != 0);
+}
+
 void
 droce_port_attr_get(struct droce_rdev *rdev, struct ibv_port_attr *out)
 {

@@ -111,6 +111,8 @@ struct roce_stats {
 	uint64_t naks_rcvd_kind[ROCE_NAK_KINDS];
 	uint64_t rx_ethdev;		/* frames not droce's, handed to its ethdev port */
 	uint64_t tx_ethdev;		/* frames its ethdev port transmitted on the owned port */
+	uint64_t share_fwd;		/* frames handed to another process sharing the device */
+	uint64_t share_drop;		/* frames for such a process that found no room or no process */
 };
 
 /*
@@ -308,6 +310,7 @@ struct roce_tm {
 struct roce_srq {
 	struct droce_rdev_srq fp;	/* what the facade sees: the queue */
 	struct roce_dev *dev;
+	uint32_t owner;			/* the process that made it (roce_share.c) */
 	struct droce_rdev_pd *pd;
 	uint32_t limit;			/* armed limit, 0 = not armed */
 	struct roce_tm *tm;		/* a tag-matching SRQ, else NULL */
@@ -399,6 +402,7 @@ struct roce_qp_eng {
 struct roce_qp {
 	struct droce_rdev_qp fp;	/* what the facade sees: type, queues, state */
 	struct roce_dev *dev;
+	uint32_t owner;			/* the process that made it (roce_share.c) */
 	struct droce_rdev_pd *pd;
 	struct roce_cq *scq;
 	struct roce_cq *rcq;
@@ -442,6 +446,10 @@ struct roce_mcg {
 };
 
 /* --- Device --- */
+/* processes forked from the one that probed a device, sharing it (roce_share.c) */
+#define ROCE_SHARE_OWNERS	16
+#define ROCE_SHARE_LISTEN	64	/* CM listeners' service IDs, every process */
+
 struct roce_engine;
 
 /*
@@ -526,7 +534,15 @@ struct roce_dev {
 	bool qp_taken[DROCE_MAX_QP];	/* control path, under lock: a QP is being made or is in qp_tbl */
 	uint32_t qp_hi;			/* highest used index + 1 */
 	uint64_t qp_serial;		/* the last QP's serial */
-	uint32_t gsi_idx;		/* 1 + qp_tbl index of QP1, 0 = none */
+	/* 1 + qp_tbl index of QP1, 0 = none: each process sharing the device has its own */
+	uint32_t gsi_idx[ROCE_SHARE_OWNERS];
+	/* the service IDs CM listeners took, and their processes (roce_share.c) */
+	rte_spinlock_t listen_lock;
+	struct roce_listen {
+		uint64_t sid;
+		uint32_t owner;
+		uint32_t used;
+	} listen[ROCE_SHARE_LISTEN];
 	struct roce_srq *tm_tbl[DROCE_MAX_TM_SRQ];	/* tag-matching SRQs */
 	struct roce_srq *srq_tbl[DROCE_MAX_SRQ];	/* XRC SRQs, by number (roce_srq_by_num) */
 	uint32_t srq_gen[DROCE_MAX_SRQ];	/* control path: each slot's uses */
@@ -542,6 +558,7 @@ struct roce_dev {
 	uint32_t announce;		/* set: the engine sends a gratuitous ARP */
 	/* set: the engine runs this CQ's job (a resize or a purge), then clears it (cq_job) */
 	struct roce_cq *cq_resize;
+	uint32_t cq_resize_owner;	/* the process that set it (roce_share.c) */
 	pthread_mutex_t cq_resize_lock;	/* one resize at a time */
 
 	/* engine */
@@ -559,6 +576,9 @@ struct roce_dev {
 	 */
 	bool port_tx_kick;
 	uint32_t port_paused;		/* set while the control path restarts the port */
+	/* a device shared by forked processes (roce_share.c) */
+	bool share_on;			/* processes were forked: a frame may be another's */
+	struct rte_ring *share_in[ROCE_SHARE_OWNERS];	/* frames for each process's QPs */
 	/*
 	 * The QPs with work, which each iteration visits (roce_poll.c), as
 	 * tokens (roce_qp_token); a QP joins when its doorbell rings (@db:

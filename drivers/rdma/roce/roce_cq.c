@@ -170,6 +170,7 @@ cq_job(struct roce_cq *cq)
 			cq_purge_apply(cq);
 		roce_inline_unlock(dev);
 	} else {
+		dev->cq_resize_owner = roce_share_owner();	/* its ring may be this process's memory */
 		__atomic_store_n(&dev->cq_resize, cq, __ATOMIC_RELEASE);
 		while (__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL)
 			rte_pause();

@@ -446,10 +446,22 @@ roce_probe(struct rte_vdev_device *vdev)
 	dev->clock_tsc = rte_get_timer_cycles();
 	dev->clock = dev->clock_tsc;
 	rte_spinlock_init(&dev->inline_lock);
-	pthread_mutex_init(&dev->lock, NULL);
-	pthread_mutex_init(&dev->port_lock, NULL);
-	pthread_mutex_init(&dev->mcast_lock, NULL);
-	pthread_mutex_init(&dev->cq_resize_lock, NULL);
+	/*
+	 * DPDK's memory is mapped shared, so processes forked later use these
+	 * too (roce_share.c): waiters of another process must be woken
+	 */
+	{
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+		pthread_mutex_init(&dev->lock, &ma);
+		pthread_mutex_init(&dev->port_lock, &ma);
+		pthread_mutex_init(&dev->mcast_lock, &ma);
+		pthread_mutex_init(&dev->cq_resize_lock, &ma);
+		pthread_mutex_init(&dev->db_lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 
 	ret = rte_eth_dev_get_port_by_name(a.ethdev, &dev->port_id);
 	if (ret) {
@@ -481,7 +493,6 @@ roce_probe(struct rte_vdev_device *vdev)
 	snprintf(rname, sizeof(rname), "droce_db_%.16s", name);
 	dev->db = roce_ring_alloc(rname, sizeof(uint64_t), DROCE_MAX_QP, rte_socket_id(),
 				  RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
-	pthread_mutex_init(&dev->db_lock, NULL);
 	if (dev->db == NULL) {
 		ret = -rte_errno;
 		rte_ring_free(dev->loop);
@@ -509,6 +520,11 @@ roce_probe(struct rte_vdev_device *vdev)
 	ret = port_setup(dev, &a);
 	if (ret)
 		goto err_unown;
+	/* processes forked later share the device (roce_share.c) */
+	ret = roce_share_init(dev);
+	if (ret)
+		ROCE_LOG(WARNING, "%s: cannot be shared with forked processes: %s",
+			 name, rte_strerror(-ret));
 	for (unsigned int i = 0; i < a.nb_neigh; i++)
 		roce_neigh_add(dev, a.neigh[i].ip, &a.neigh[i].mac, true);
 	if (a.link_wait_ms)
@@ -543,6 +559,7 @@ roce_probe(struct rte_vdev_device *vdev)
 	return 0;
 
 err_stop:
+	roce_share_fini(dev);
 	roce_port_revive_stop(dev);
 	rte_eth_dev_stop(dev->port_id);
 err_unown:
@@ -592,6 +609,7 @@ roce_remove(struct rte_vdev_device *vdev)
 	rte_pktmbuf_free_bulk(dev->tx, dev->nb_tx);
 	rte_ring_free(dev->loop);
 	roce_ring_release(dev->db);
+	roce_share_fini(dev);
 	rte_mempool_free(dev->mp);
 	rte_free(dev);
 	return 0;
@@ -678,11 +696,16 @@ roce_dev_open(struct roce_dev *dev)
 {
 	int ret;
 
+	if (!roce_share_usable(dev))
+		return -ENODEV;	/* a forked process that cannot share it (roce_share.c) */
 	pthread_mutex_lock(&dev->lock);
 	ret = progress_get(dev);
 	if (ret == 0)
 		dev->ctx_refs++;
 	pthread_mutex_unlock(&dev->lock);
+	/* the count is every process's: a forked one may find it attached by another */
+	if (ret == 0 && roce_share_is_child())
+		ret = roce_engine_join(dev);
 	return ret;
 }
 

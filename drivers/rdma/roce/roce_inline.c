@@ -66,7 +66,9 @@ wake_need(const struct roce_dev *dev)
 	if (__atomic_load_n(&dev->wake_armed, __ATOMIC_SEQ_CST) != 0 ||
 	    __atomic_load_n(&dev->wake_waiters, __ATOMIC_SEQ_CST) != 0)
 		return WAKE_FAST;
-	return __atomic_load_n(&dev->nb_qp, __ATOMIC_SEQ_CST) != 0 ? WAKE_SLOW : WAKE_NONE;
+	/* shared by forked processes: the others' frames may wait in its box */
+	return __atomic_load_n(&dev->nb_qp, __ATOMIC_SEQ_CST) != 0 || dev->share_on ?
+	       WAKE_SLOW : WAKE_NONE;
 }
 
 /* One iteration of @dev if the application is not moving it: true if packets moved. */
@@ -283,4 +285,34 @@ roce_inline_detach(struct roce_dev *dev)
 	}
 	if (j == 0)
 		waker_stop();
+}
+
+/*
+ * In a forked child: the waker was the parent's thread (fork copies only the
+ * caller); one of its own starts if inline devices are attached.
+ */
+void
+roce_inline_forked(void)
+{
+	pthread_mutex_init(&waker.lock, NULL);
+	waker.running = false;
+	waker.kickable = 0;
+	waker.round = 0;
+	if (nb_inline > 0 && waker_start() != 0)
+		ROCE_LOG(ERR, "no inline progress thread in the forked process");
+}
+
+/*
+ * Under engine_lock, in a forked process: @dev joins this process's inline
+ * devices unless it is there already. Its attachment count is the device's,
+ * shared with the other processes, so the first open in this process does
+ * not always attach (roce_dev_open).
+ */
+int
+roce_inline_join(struct roce_dev *dev)
+{
+	for (uint32_t i = 0; i < nb_inline; i++)
+		if (inline_devs[i] == dev)
+			return 0;
+	return roce_inline_attach(dev);
 }

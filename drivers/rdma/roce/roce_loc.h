@@ -167,6 +167,23 @@ roce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev)
 }
 
 /* The QP a QPN names, or NULL: QP1 (GSI) wherever it sits in the table. */
+/* roce_share.c: a device shared by forked processes */
+/* the connection manager's IDs carry their owner in these top bits */
+#define ROCE_SHARE_ID_SHIFT	(32 - DROCE_RDEV_ID_OWNER_BITS)
+_Static_assert(ROCE_SHARE_OWNERS <= 1U << (32 - ROCE_SHARE_ID_SHIFT), "an owner fits an ID's top bits");
+int roce_share_init(struct roce_dev *dev);
+void roce_share_fini(struct roce_dev *dev);
+void roce_share_atfork_register(void);
+void roce_share_leave(void);
+uint32_t roce_share_owner(void);
+bool roce_share_is_child(void);
+bool roce_share_usable(const struct roce_dev *dev);
+bool roce_share_fwd(struct roce_dev *dev, uint32_t k, struct rte_mbuf *m);
+void roce_share_poll(struct roce_dev *dev);
+uint32_t roce_share_gsi_owner(struct roce_dev *dev, const uint8_t *mad, uint32_t len);
+int roce_share_listen(struct roce_dev *dev, uint64_t sid, bool on);
+void roce_qp_reap(struct roce_dev *dev, uint32_t owner);
+
 /*
  * A QP's token on the device's doorbell ring and active list: its table
  * index and its serial, which no other QP of the device ever had, so that a
@@ -233,7 +250,8 @@ roce_qp_activate(struct roce_dev *dev, struct roce_qp *qp)
 static inline struct roce_qp *
 roce_qp_by_qpn(struct roce_dev *dev, uint32_t qpn)
 {
-	uint32_t idx = qpn == DROCE_GSI_QPN ? __atomic_load_n(&dev->gsi_idx, __ATOMIC_ACQUIRE) - 1 :
+	uint32_t idx = qpn == DROCE_GSI_QPN ?
+		       __atomic_load_n(&dev->gsi_idx[roce_share_owner()], __ATOMIC_ACQUIRE) - 1 :
 		       qpn - DROCE_QPN_BASE;
 	struct roce_qp *qp = idx < DROCE_MAX_QP ?
 		__atomic_load_n(&dev->qp_tbl[idx], __ATOMIC_ACQUIRE) : NULL;
@@ -327,6 +345,9 @@ int roce_dev_link_up(struct roce_dev *dev);
 void roce_dev_poll(struct roce_dev *dev);
 int roce_engine_lcore(const struct roce_dev *dev);
 int roce_engine_attach(struct roce_dev *dev);
+/* in a forked child (roce_share.c): the parent's engine lcores are not there */
+void roce_engine_forked(void);
+int roce_engine_join(struct roce_dev *dev);
 void roce_engine_detach(struct roce_dev *dev);
 void roce_dev_quiesce(struct roce_dev *dev);
 
@@ -343,6 +364,9 @@ roce_clock(const struct roce_dev *dev)
 /* roce_inline.c */
 void roce_progress(void);
 int roce_inline_attach(struct roce_dev *dev);
+/* in a forked child: every opened device progresses inline, a new waker moves them */
+void roce_inline_forked(void);
+int roce_inline_join(struct roce_dev *dev);
 void roce_inline_detach(struct roce_dev *dev);
 void roce_wake_kick(struct roce_dev *dev);
 void roce_wait_begin(struct roce_dev *dev);
@@ -382,7 +406,13 @@ void roce_neigh_learn(struct roce_dev *dev, rte_be32_t ip, const struct rte_ethe
 void roce_arp_announce(struct roce_dev *dev);
 
 /* roce_recv.c */
-void roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool loop);
+/* where roce_rx's frames come from */
+enum roce_rx_src {
+	ROCE_RX_PORT,		/* the device's port */
+	ROCE_RX_LOOP,		/* its loopback ring: frames it sent itself */
+	ROCE_RX_SHARE,		/* another process sharing the device (roce_share.c) */
+};
+void roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src src);
 
 /* roce_req.c */
 void roce_req_run(struct roce_dev *dev, struct roce_qp *qp);
@@ -607,7 +637,7 @@ int roce_ah_create(struct droce_rdev_pd *pd, const struct ibv_ah_attr *attr, str
 void roce_ah_destroy(struct droce_rdev *rdev);
 
 /* roce_mcast.c */
-void roce_mcast_rcv(struct roce_dev *dev, struct roce_pkt *pkt);
+void roce_mcast_rcv(struct roce_dev *dev, struct roce_pkt *pkt, bool fwd);
 int roce_mcast_attach(struct droce_rdev_qp *fp, const union ibv_gid *gid);
 int roce_mcast_detach(struct droce_rdev_qp *fp, const union ibv_gid *gid);
 void roce_mcast_qp_gone(struct roce_qp *qp);

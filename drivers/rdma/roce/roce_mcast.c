@@ -240,12 +240,15 @@ roce_mcast_qp_gone(struct roce_qp *qp)
  * A packet to a multicast group (roce_recv.c checked Ethernet, IPv4, UDP,
  * ICRC, the BTH and that the frame's MAC is the group's): to every QP
  * attached to the group on this device, each checking its own state and
- * Q_Key and taking its own receive WQE (roce_resp_rcv).
+ * Q_Key and taking its own receive WQE (roce_resp_rcv). On a device shared
+ * by forked processes, the QPs of this process; with @fwd, a copy goes to
+ * each other process with QPs in the group.
  */
 void
-roce_mcast_rcv(struct roce_dev *dev, struct roce_pkt *pkt)
+roce_mcast_rcv(struct roce_dev *dev, struct roce_pkt *pkt, bool fwd)
 {
 	const struct roce_mcg *g;
+	uint64_t others = 0;
 
 	/*
 	 * IBA 10.5: only unreliable datagrams are multicast, and a multicast
@@ -263,7 +266,27 @@ roce_mcast_rcv(struct roce_dev *dev, struct roce_pkt *pkt)
 	}
 	dev->stats.rx_mcast++;
 	for (uint32_t k = 0; k < g->nqp; k++) {
+		/* another process's QP (roce_share.c): that process delivers to it */
+		if (unlikely(dev->share_on) && g->qp[k]->owner != roce_share_owner()) {
+			others |= UINT64_C(1) << g->qp[k]->owner;
+			continue;
+		}
 		roce_qp_cnt_rx(g->qp[k], pkt->m);
 		roce_resp_rcv(dev, g->qp[k], pkt);
+	}
+	/* a copy for each of those processes, unless the frame came from one */
+	for (uint32_t o = 0; fwd && others != 0; o++, others >>= 1) {
+		struct rte_mbuf *c;
+
+		if (!(others & 1))
+			continue;
+		c = rte_pktmbuf_copy(pkt->m, dev->mp, 0, UINT32_MAX);
+		if (c == NULL) {
+			dev->stats.share_drop++;
+			continue;
+		}
+		roce_mbuf_takeover(c);
+		if (!roce_share_fwd(dev, o, c))
+			roce_mbuf_free(c);
 	}
 }

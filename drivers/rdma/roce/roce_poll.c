@@ -99,6 +99,11 @@ active_run(struct roce_dev *dev)
 			dev->active[i] = dev->active[--dev->nb_active];
 			continue;
 		}
+		/* another process's QP (roce_share.c): only it can reach its buffers */
+		if (unlikely(dev->share_on) && qp->owner != roce_share_owner()) {
+			i++;
+			continue;
+		}
 		/*
 		 * IBA 10.3.1: a QP in Reset does nothing; and once ibv_modify_qp
 		 * has quiesced the device it zeroes qp->e (roce_qp_reset_engine)
@@ -157,7 +162,8 @@ roce_dev_poll(struct roce_dev *dev)
 		dev->clock_tsc = now;
 	}
 	/* before anything completes in this iteration: it goes to the new ring */
-	if (unlikely(__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL))
+	if (unlikely(__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL) &&
+	    (likely(!dev->share_on) || dev->cq_resize_owner == roce_share_owner()))
 		roce_cq_resize_run(dev);
 	/*
 	 * Up to RX_BURSTS bursts while the port has more: the requesters below
@@ -172,13 +178,15 @@ roce_dev_poll(struct roce_dev *dev)
 		if (unlikely(dev->cap != NULL) && n)
 			roce_capture_burst(dev, pkts, n, false);
 		if (n)
-			roce_rx(dev, pkts, n, false);
+			roce_rx(dev, pkts, n, ROCE_RX_PORT);
 		if (n < DROCE_BURST)
 			break;
 	}
 	n = rte_ring_dequeue_burst(dev->loop, (void **)pkts, DROCE_BURST, NULL);
 	if (n)
-		roce_rx(dev, pkts, n, true);
+		roce_rx(dev, pkts, n, ROCE_RX_LOOP);
+	if (unlikely(dev->share_on))
+		roce_share_poll(dev);
 	for (uint16_t i = 0; i < dev->nb_ack; i++)
 		roce_resp_send_ack(dev, dev->ack_qp[i]);
 	dev->nb_ack = 0;
@@ -197,7 +205,7 @@ roce_dev_poll(struct roce_dev *dev)
 	for (uint32_t i = 0; i < hi; i++) {
 		struct roce_srq *srq = __atomic_load_n(&dev->tm_tbl[i], __ATOMIC_ACQUIRE);
 
-		if (srq != NULL)
+		if (srq != NULL && (likely(!dev->share_on) || srq->owner == roce_share_owner()))
 			roce_tm_ops_run(srq);
 	}
 	db_collect(dev);
@@ -275,6 +283,8 @@ pick_lcore(const struct roce_dev *dev)
 {
 	unsigned int lc;
 
+	if (roce_share_is_child())
+		return -1;	/* the parent's lcores are not in a forked process */
 	if (dev->lcore >= 0)
 		return dev->lcore;
 	if (dev->lcore == -1)
@@ -377,4 +387,35 @@ roce_engine_detach(struct roce_dev *dev)
 	}
 out:
 	pthread_mutex_unlock(&engine_lock);
+}
+
+/*
+ * In a forked child: no engine lcore runs here (fork copies only the
+ * calling thread). The devices they progress stay theirs: the parent's
+ * (roce_share.c).
+ */
+void
+roce_engine_forked(void)
+{
+	pthread_mutex_init(&engine_lock, NULL);
+	roce_inline_forked();
+	for (unsigned int lc = 0; lc < RTE_MAX_LCORE; lc++) {
+		struct roce_engine *eng = engines[lc];
+
+		if (eng == NULL)
+			continue;
+		engines[lc] = NULL;	/* it goes on in the parent */
+	}
+}
+
+/* A forked process opens @dev: it progresses it inline too (roce_share.c). */
+int
+roce_engine_join(struct roce_dev *dev)
+{
+	int ret;
+
+	pthread_mutex_lock(&engine_lock);
+	ret = roce_inline_join(dev);
+	pthread_mutex_unlock(&engine_lock);
+	return ret;
 }

@@ -309,13 +309,13 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	pthread_mutex_lock(&dev->lock);
 	for (idx = 0; idx < DROCE_MAX_QP && dev->qp_taken[idx]; idx++)
 		;
-	if (idx == DROCE_MAX_QP || (init->gsi && dev->gsi_idx != 0)) {
+	if (idx == DROCE_MAX_QP || (init->gsi && dev->gsi_idx[roce_share_owner()] != 0)) {
 		pthread_mutex_unlock(&dev->lock);
 		ret = idx == DROCE_MAX_QP ? -ENOMEM : -EBUSY;	/* one QP1 per device */
 		goto err_free_qp;
 	}
 	if (init->gsi)
-		dev->gsi_idx = idx + 1;	/* reserved; the receive path looks once it is published */
+		dev->gsi_idx[roce_share_owner()] = idx + 1;	/* reserved; the receive path looks once it is published */
 	/*
 	 * Reserve the slot; the engine and the receive path find the QP in
 	 * qp_tbl only once it is complete (below): below qp_hi they look at
@@ -326,6 +326,7 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	pthread_mutex_unlock(&dev->lock);
 
 	qp->dev = dev;
+	qp->owner = roce_share_owner();
 	qp->fp.db = dev->db;
 	qp->fp.db_lock = &dev->db_lock;
 	qp->pd = xrc_recv ? NULL : pd;
@@ -401,7 +402,7 @@ err_release_slot:
 	pthread_mutex_lock(&dev->lock);
 	dev->qp_taken[idx] = false;
 	if (init->gsi)
-		dev->gsi_idx = 0;
+		dev->gsi_idx[roce_share_owner()] = 0;
 	pthread_mutex_unlock(&dev->lock);
 err_free_qp:
 	roce_free(qp);
@@ -538,7 +539,7 @@ roce_qp_destroy(struct droce_rdev_qp *fp)
 	__atomic_fetch_sub(&dev->nb_qp, 1, __ATOMIC_RELAXED);
 	dev->qp_taken[qp->idx] = false;
 	if (qp->fp.qpn == DROCE_GSI_QPN)
-		__atomic_store_n(&dev->gsi_idx, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&dev->gsi_idx[qp->owner], 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
 	roce_dev_quiesce(dev);
 	roce_qp_reset_engine(qp);
@@ -549,6 +550,36 @@ roce_qp_destroy(struct droce_rdev_qp *fp)
 		roce_wq_fini(&qp->fp.rq);
 	roce_free(qp->e.win);
 	roce_free(qp);
+}
+
+/*
+ * The QPs process @owner left when it ended without destroying them (a
+ * device shared by forked processes, roce_share.c): out of the tables
+ * before a new process takes the index. Their memory stays: the engine may
+ * hold mbufs of theirs, and another process's heap is not ours to free.
+ */
+void
+roce_qp_reap(struct roce_dev *dev, uint32_t owner)
+{
+	uint32_t hi = __atomic_load_n(&dev->qp_hi, __ATOMIC_ACQUIRE), n = 0;
+
+	for (uint32_t i = 0; i < hi; i++) {
+		struct roce_qp *qp = __atomic_load_n(&dev->qp_tbl[i], __ATOMIC_ACQUIRE);
+
+		if (qp == NULL || qp->owner != owner)
+			continue;
+		roce_mcast_qp_gone(qp);
+		pthread_mutex_lock(&dev->lock);
+		__atomic_store_n(&qp->fp.state, IBV_QPS_RESET, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&dev->qp_tbl[i], NULL, __ATOMIC_SEQ_CST);
+		__atomic_fetch_sub(&dev->nb_qp, 1, __ATOMIC_RELAXED);
+		dev->qp_taken[i] = false;
+		pthread_mutex_unlock(&dev->lock);
+		n++;
+	}
+	__atomic_store_n(&dev->gsi_idx[owner], 0, __ATOMIC_RELEASE);
+	if (n)
+		ROCE_LOG(INFO, "%s: %u QPs of an ended process removed", dev->name, n);
 }
 
 /* --- Address handles --- */

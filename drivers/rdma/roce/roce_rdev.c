@@ -98,7 +98,7 @@ static const struct {
 	XS(rx_dup), XS(rx_arp), XS(rx_drop_bad_arp), XS(tx_arp), XS(tx_drop_no_mbuf),
 	XS(tx_drop_full), XS(tx_busy), XS(tx_no_neigh), XS(cq_overflow), XS(retransmits),
 	XS(rnr_naks_sent), XS(naks_sent), XS(naks_rcvd), XS(rx_drop_mcast), XS(rx_mcast),
-	XS(timeouts), XS(rnr_naks_rcvd), XS(rx_ethdev), XS(tx_ethdev),
+	XS(timeouts), XS(rnr_naks_rcvd), XS(rx_ethdev), XS(tx_ethdev), XS(share_fwd), XS(share_drop),
 	{ "naks_sent_seq_err", offsetof(struct roce_stats, naks_sent_kind[0]) },
 	{ "naks_sent_inv_req", offsetof(struct roce_stats, naks_sent_kind[1]) },
 	{ "naks_sent_rem_access", offsetof(struct roce_stats, naks_sent_kind[2]) },
@@ -207,6 +207,19 @@ rdev_neigh_resolve(struct droce_rdev *rdev, uint32_t ip, uint8_t mac[6])
 	return ret;
 }
 
+static uint32_t
+rdev_share_owner(struct droce_rdev *rdev)
+{
+	RTE_SET_USED(rdev);
+	return roce_share_owner();
+}
+
+static int
+rdev_share_listen(struct droce_rdev *rdev, uint64_t sid, bool on)
+{
+	return roce_share_listen(to_roce_dev(rdev), sid, on);
+}
+
 /* The engine's table: an entry read twice, taken if its address did not change meanwhile. */
 static int
 rdev_neigh_get(struct droce_rdev *rdev, struct droce_neigh *tbl, int n)
@@ -253,6 +266,8 @@ static const struct droce_rdev_ops roce_rdev_ops = {
 	.wait_begin = rdev_wait_begin,
 	.wait_end = rdev_wait_end,
 	.neigh_resolve = rdev_neigh_resolve,
+	.share_owner = rdev_share_owner,
+	.share_listen = rdev_share_listen,
 	.pd_alloc = roce_pd_alloc,
 	.pd_free = roce_pd_free,
 	.mr_reg = roce_mr_reg,

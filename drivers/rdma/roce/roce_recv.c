@@ -78,10 +78,11 @@ is_roce(const struct roce_dev *dev, struct rte_mbuf *m, struct rte_ether_hdr *et
 	       (ip->dst_addr == dev->ip || roce_ip_is_mcast(ip->dst_addr));
 }
 
-/* @loop: from the device's loopback ring (frames it sent itself), not the port */
+/* @src: the port, the device's loopback ring (frames it sent itself), or another process */
 static void
-rx_one(struct roce_dev *dev, struct rte_mbuf *m, bool loop)
+rx_one(struct roce_dev *dev, struct rte_mbuf *m, enum roce_rx_src src)
 {
+	bool loop = src != ROCE_RX_PORT;
 	struct roce_stats *st = &dev->stats;
 	struct rte_ether_hdr *eth;
 	struct rte_ipv4_hdr *ip;
@@ -212,13 +213,31 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m, bool loop)
 	}
 
 	if (unlikely(mc)) {
-		roce_mcast_rcv(dev, &pkt);
+		roce_mcast_rcv(dev, &pkt, src != ROCE_RX_SHARE);
 		goto drop;
 	}
 	qpn = bth_qpn(pkt.bth);
+	/*
+	 * A device shared by forked processes (roce_share.c): a frame for a
+	 * QP of another process goes to it. Each process has its own QP1.
+	 */
+	if (unlikely(dev->share_on) && qpn == DROCE_GSI_QPN) {
+		uint32_t k = roce_share_gsi_owner(dev, pkt.payload, pkt.paylen);
+
+		if (k != roce_share_owner()) {
+			if (roce_share_fwd(dev, k, m))
+				return;
+			goto drop;
+		}
+	}
 	qp = roce_qp_by_qpn(dev, qpn);
 	if (qp == NULL || !qp_type_matches(qp, pkt.opcode)) {
 		st->rx_drop_no_qp++;
+		goto drop;
+	}
+	if (unlikely(dev->share_on) && qp->owner != roce_share_owner()) {
+		if (roce_share_fwd(dev, qp->owner, m))
+			return;
 		goto drop;
 	}
 	roce_qp_cnt_rx(qp, m);
@@ -235,11 +254,11 @@ drop:
 }
 
 void
-roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool loop)
+roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src src)
 {
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		rx_one(dev, pkts[i], loop);
+		rx_one(dev, pkts[i], src);
 	}
 }

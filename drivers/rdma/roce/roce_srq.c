@@ -50,6 +50,7 @@ roce_srq_create(struct droce_rdev_pd *pd, uint32_t max_wr, uint32_t max_sge, voi
 	srq->fp.dev = &dev->rdev;
 	srq->fp.user = user;
 	srq->dev = dev;
+	srq->owner = roce_share_owner();
 	srq->pd = pd;
 	/* man ibv_create_srq: the limit given at creation is not armed */
 	*out = &srq->fp;
