@@ -323,8 +323,10 @@ spec_valid_opcode(unsigned int op)
 	return op <= IBV_OPCODE_RC_FETCH_ADD ||
 	       op == ROCE_OPCODE_SEND_LAST_INV || op == ROCE_OPCODE_SEND_ONLY_INV ||
 	       op == ROCE_OPCODE_ATOMIC_WRITE ||
-	       /* XRC: RC's requests and responses under its prefix, without invalidation */
+	       /* XRC: RC's requests and responses under its prefix, invalidation too */
 	       (op >= ROCE_OPCODE_XRC && op <= (ROCE_OPCODE_XRC | IBV_OPCODE_RC_FETCH_ADD)) ||
+	       op == (ROCE_OPCODE_XRC | ROCE_OPCODE_SEND_LAST_INV) ||
+	       op == (ROCE_OPCODE_XRC | ROCE_OPCODE_SEND_ONLY_INV) ||
 	       (op >= IBV_OPCODE_UC_SEND_FIRST && op <= IBV_OPCODE_UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE) ||
 	       op == IBV_OPCODE_UD_SEND_ONLY || op == IBV_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE;
 }
@@ -775,8 +777,10 @@ check_random_completions(struct hp_qp *q)
 					wc[i].wr_id, ibv_wc_status_str(wc[i].status), wc[i].byte_len);
 				return -1;
 			}
+			/* (REM_INV_REQ_ERR: a SEND with Invalidate naming no window of the QP) */
 			if (wc[i].status != IBV_WC_SUCCESS && wc[i].status != IBV_WC_WR_FLUSH_ERR &&
-			    wc[i].status != IBV_WC_LOC_LEN_ERR && wc[i].status != IBV_WC_LOC_PROT_ERR) {
+			    wc[i].status != IBV_WC_LOC_LEN_ERR && wc[i].status != IBV_WC_LOC_PROT_ERR &&
+			    wc[i].status != IBV_WC_REM_INV_REQ_ERR) {
 				fprintf(stderr, "  receive status %s\n", ibv_wc_status_str(wc[i].status));
 				return -1;
 			}

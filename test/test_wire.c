@@ -498,7 +498,12 @@ test_opcode_table_hdr_len_and_flags(void)
 	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | IBV_OPCODE_ACKNOWLEDGE].hdr_len, 12 + 4);
 	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | IBV_OPCODE_ATOMIC_ACKNOWLEDGE].hdr_len, 12 + 4 + 8);
 	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | IBV_OPCODE_RDMA_READ_RESPONSE_MIDDLE].hdr_len, 12);
-	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | 0x16].flags, 0);	/* SEND_LAST_WITH_INVALIDATE */
+	/* SEND with Invalidate: the IETH after the XRCETH */
+	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | ROCE_OPCODE_SEND_LAST_INV].hdr_len, 12 + 4 + 4);
+	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | ROCE_OPCODE_SEND_ONLY_INV].flags &
+		       (ROCE_OPF_IETH | ROCE_OPF_XRCETH | ROCE_OPF_ONLY | ROCE_OPF_SEND),
+		       ROCE_OPF_IETH | ROCE_OPF_XRCETH | ROCE_OPF_ONLY | ROCE_OPF_SEND);
+	TEST_ASSERT_EQ(t[ROCE_OPCODE_XRC | 0x15].flags, 0);	/* reserved */
 
 	TEST_ASSERT_EQ(t[IBV_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE].flags & ROCE_OPF_AETH, 0);
 	TEST_ASSERT(t[IBV_OPCODE_RC_RDMA_READ_RESPONSE_FIRST].flags & ROCE_OPF_AETH, "AETH");
@@ -572,8 +577,8 @@ test_opcode_table_hdr_len_and_flags(void)
 		TEST_ASSERT(t[op].hdr_len == len, "%s: hdr_len %u, flags say %u",
 			    t[op].name, t[op].hdr_len, len);
 	}
-	/* RC 21 + 2 with invalidate + ATOMIC WRITE + UC 12 + UD 2 + XRC 21 (RC's but invalidation) */
-	TEST_ASSERT_EQ(valid, 59);
+	/* RC 21 + 2 with invalidate + ATOMIC WRITE + UC 12 + UD 2 + XRC 23 (RC's but ATOMIC WRITE) */
+	TEST_ASSERT_EQ(valid, 61);
 	return TEST_SUCCESS;
 }
 
@@ -602,6 +607,17 @@ test_xrceth_places_the_headers_after_it(void)
 	/* an atomic */
 	b->opcode = ROCE_OPCODE_XRC | IBV_OPCODE_COMPARE_SWAP;
 	TEST_ASSERT_PTR_EQ((uint8_t *)bth_atmeth(b), raw + 16);
+	/* SEND with Invalidate: the IETH after the XRCETH, then the payload */
+	b->opcode = ROCE_OPCODE_XRC | ROCE_OPCODE_SEND_ONLY_INV;
+	bth_set_ieth(b, 0x01020304);
+	TEST_ASSERT_EQ(raw[16], 0x01);
+	TEST_ASSERT_EQ(raw[19], 0x04);
+	TEST_ASSERT_EQ(xrceth_srqn(bth_xrceth(b)), 0x123456);
+	TEST_ASSERT_EQ(bth_ieth_rkey(b), 0x01020304);
+	TEST_ASSERT_PTR_EQ(bth_payload(b), raw + 20);
+	/* RC's: right after the BTH */
+	b->opcode = ROCE_OPCODE_SEND_ONLY_INV;
+	TEST_ASSERT_EQ(bth_ieth_rkey(b), 0x00123456);
 	/* a response carries none: its AETH follows the BTH */
 	b->opcode = ROCE_OPCODE_XRC | IBV_OPCODE_ACKNOWLEDGE;
 	TEST_ASSERT_PTR_EQ(bth_payload(b), raw + 16);

@@ -246,8 +246,9 @@ droce_qp_err_get(struct droce_qp_err *e)
 
 /*
  * The device's async_cb. An affiliated event goes to the context owning its
- * object (lock-free: the engine raises those); a port event, raised on the
- * control path, goes to every context open on the device. The driver's
+ * object (lock-free: the engine raises those), an XRC_RECV QP's to the
+ * context of each of its handles; a port event, raised on the control path,
+ * goes to every context open on the device. The driver's
  * DROCE_RDEV_EVENT_QP_ERR goes to the connection manager alone.
  */
 void
@@ -277,6 +278,10 @@ droce_async_raise(struct droce_rdev *dev, struct ibv_async_event *ev)
 		ctx = ev->element.cq->context;
 		break;
 	default:
+		if (unlikely(to_dqp(ev->element.qp)->xqp != NULL)) {
+			droce_xrc_qp_event(to_dqp(ev->element.qp)->xqp, ev);
+			return;
+		}
 		ctx = ev->element.qp->context;
 		break;
 	}

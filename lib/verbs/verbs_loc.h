@@ -148,11 +148,25 @@ struct droce_xrcd {
 	uint32_t users;			/* SRQs and QPs made or opened with it (atomic): EBUSY */
 };
 
+/*
+ * The handles of an XRC_RECV QP its async events go to, as the engine reads
+ * them: replaced whole when a handle comes, published with a release store;
+ * a handle that goes is taken out of a copy, or its slot set to NULL when
+ * there is no memory for one; the old array is freed once the device is
+ * quiesced (verbs_xrc.c).
+ */
+struct droce_xqp_fan {
+	uint32_t n;
+	struct droce_qp *qp[];
+};
+
 /* An XRC_RECV QP, which every ibv_open_qp of it in its domain shares. */
 struct droce_xqp {
 	struct droce_rdev_qp *fp;
 	struct droce_xrcd_dom *dom;
-	struct droce_qp *creator;	/* the handle async events name: freed last */
+	/* the handle the driver's events name (its key to the others): freed last */
+	struct droce_qp *creator;
+	struct droce_xqp_fan *fan;	/* every handle, the creator's while it exists */
 	uint32_t refs;			/* ibv_qp handles (under the XRC lock) */
 	TAILQ_ENTRY(droce_xqp) next;
 };
@@ -303,6 +317,7 @@ struct ibv_qp *droce_create_xrc_recv_qp(struct ibv_context *context,
 					struct ibv_qp_init_attr_ex *attr);
 struct ibv_qp *droce_open_qp(struct ibv_context *context, struct ibv_qp_open_attr *attr);
 void droce_xrc_qp_destroy(struct droce_qp *qp);
+void droce_xrc_qp_event(const struct droce_xqp *xqp, const struct ibv_async_event *ev);
 void droce_xrc_srq_destroyed(struct droce_srq *srq);
 int droce_query_port(struct ibv_context *context, uint8_t port_num,
 		     struct ibv_port_attr *attr, size_t attr_len);

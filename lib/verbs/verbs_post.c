@@ -17,6 +17,8 @@
  * EOPNOTSUPP for one it allows and droce does not have yet (SEND_WITH_INV
  * on UC, which IBA gives no opcode on the wire and the kernel's rxe fails
  * with a local QP operation error; ATOMIC_WRITE on XRC, TSO on UD).
+ * BIND_MW and LOCAL_INV on XRC_SEND too: a type 2 window bound there is
+ * that QP's (drivers/rdma/roce/roce_mw.c).
  */
 static int
 check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
@@ -30,8 +32,7 @@ check_opcode(const struct droce_rdev_qp *qp, enum ibv_wr_opcode op)
 	case IBV_WR_BIND_MW:
 		return qp->type == IBV_QPT_UD ? EINVAL : 0;
 	case IBV_WR_SEND_WITH_INV:
-		/* not over XRC: droce has no XRC SEND with Invalidate opcodes */
-		return qp->type == IBV_QPT_UD ? EINVAL : qp->type == IBV_QPT_RC ? 0 : EOPNOTSUPP;
+		return qp->type == IBV_QPT_UD ? EINVAL : rc ? 0 : EOPNOTSUPP;
 	case IBV_WR_ATOMIC_WRITE:
 		return qp->type == IBV_QPT_RC ? 0 : rc ? EOPNOTSUPP : EINVAL;
 	case IBV_WR_TSO:

@@ -10,6 +10,12 @@
  * process, never with another process. Each process's XRC SRQs and
  * XRC_RECV QPs are its own anyway; a peer process reaches them over the
  * wire by number, as a remote node does.
+ *
+ * An XRC_RECV QP's async events go to every handle on it, the creator's and
+ * each ibv_open_qp's, each through its own context and naming its own
+ * ibv_qp, as the kernel's __ib_shared_qp_event_handler hands a shared QP's
+ * events to every ib_open_qp of it (uverbs then queues each on the file of
+ * the process that opened it).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -203,6 +209,63 @@ xqp_handle_add(struct droce_qp *qp, struct droce_xqp *xqp, struct droce_xrcd *x)
 }
 
 /*
+ * The handles events go to, with @add (non-NULL) or without @drop, under
+ * xrc_lock: *@old is the array replaced, which the caller frees once the
+ * device is quiesced, or NULL. -ENOMEM: no room for @add, nothing changed.
+ * Dropping never fails: without memory for a copy, @drop's slot empties
+ * in place (the engine skips it).
+ */
+static int
+xqp_fan_set(struct droce_xqp *xqp, struct droce_qp *add, struct droce_qp *drop,
+	    struct droce_xqp_fan **old)
+{
+	struct droce_xqp_fan *cur = xqp->fan, *nf;
+	uint32_t n = cur->n, k = 0;
+
+	*old = NULL;
+	nf = malloc(sizeof(*nf) + (n + (add != NULL)) * sizeof(nf->qp[0]));
+	if (nf == NULL) {
+		if (add != NULL)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < n; i++)
+			if (cur->qp[i] == drop)
+				__atomic_store_n(&cur->qp[i], NULL, __ATOMIC_RELEASE);
+		return 0;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (cur->qp[i] != NULL && cur->qp[i] != drop)
+			nf->qp[k++] = cur->qp[i];
+	if (add != NULL)
+		nf->qp[k++] = add;
+	nf->n = k;
+	/* the handles' fields before the pointer that shows them to the engine */
+	__atomic_store_n(&xqp->fan, nf, __ATOMIC_RELEASE);
+	*old = cur;
+	return 0;
+}
+
+/*
+ * An async event of an XRC_RECV QP (the engine's, lock-free; @ev names the
+ * creator's handle, the driver's key): each handle's context gets it,
+ * naming that handle, which ibv_ack_async_event then counts.
+ */
+void
+droce_xrc_qp_event(const struct droce_xqp *xqp, const struct ibv_async_event *ev)
+{
+	const struct droce_xqp_fan *fan = __atomic_load_n(&xqp->fan, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < fan->n; i++) {
+		struct droce_qp *h = __atomic_load_n(&fan->qp[i], __ATOMIC_ACQUIRE);
+		struct ibv_async_event e = *ev;
+
+		if (h == NULL)
+			continue;
+		e.element.qp = &h->ibqp;
+		droce_evq_put(&to_dctx(h->ibqp.context)->async, &e);
+	}
+}
+
+/*
  * ibv_create_qp_ex of an XRC_RECV QP: comp_mask XRCD (a PD is ignored: the
  * QP has none), no send ops. It receives into the XRC SRQ each request
  * names, completing into that SRQ's CQ.
@@ -210,6 +273,7 @@ xqp_handle_add(struct droce_qp *qp, struct droce_xqp *xqp, struct droce_xrcd *x)
 struct ibv_qp *
 droce_create_xrc_recv_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 {
+	struct droce_xqp_fan *fan;
 	struct droce_xqp *xqp;
 	struct droce_xrcd *x;
 	struct droce_qp *qp;
@@ -222,7 +286,10 @@ droce_create_xrc_recv_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex
 	}
 	x = to_dxrcd(attr->xrcd);
 	xqp = calloc(1, sizeof(*xqp));
-	if (xqp == NULL) {
+	fan = malloc(sizeof(*fan) + sizeof(fan->qp[0]));
+	if (xqp == NULL || fan == NULL) {
+		free(xqp);
+		free(fan);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -230,11 +297,16 @@ droce_create_xrc_recv_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex
 	qp = droce_xrc_recv_qp_create(x, (struct ibv_qp_init_attr *)attr);
 	if (qp == NULL) {
 		free(xqp);
+		free(fan);
 		return NULL;
 	}
 	xqp->fp = qp->fp;
 	xqp->dom = x->dom;
 	xqp->creator = qp;
+	/* in RESET the QP raises no event yet: no publication needed */
+	fan->n = 1;
+	fan->qp[0] = qp;
+	xqp->fan = fan;
 	pthread_mutex_lock(&xrc_lock);
 	xqp_handle_add(qp, xqp, x);
 	TAILQ_INSERT_TAIL(&x->dom->qps, xqp, next);
@@ -245,14 +317,17 @@ droce_create_xrc_recv_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex
 /*
  * man ibv_open_qp: another handle on an XRC_RECV QP of the domain, by
  * number (comp_mask NUM, XRCD and TYPE; CONTEXT optional). EINVAL for
- * anything else, ENOENT if the domain has no such QP. The handle modifies,
- * queries and destroys like the creator's; the QP lives until its last
- * handle is destroyed. Its async events name the creator's handle.
+ * anything else, ENOENT if the domain has no such QP, ENOMEM. The handle
+ * modifies, queries and destroys like the creator's; the QP lives until
+ * its last handle is destroyed. Each handle gets the QP's async events
+ * through its context, naming itself.
  */
 struct ibv_qp *
 droce_open_qp(struct ibv_context *context, struct ibv_qp_open_attr *attr)
 {
 	const uint32_t need = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	struct droce_xqp_fan *old;
+	struct droce_rdev *dev;
 	struct droce_xqp *xqp;
 	struct droce_xrcd *x;
 	struct droce_qp *qp;
@@ -270,52 +345,73 @@ droce_open_qp(struct ibv_context *context, struct ibv_qp_open_attr *attr)
 		errno = ENOMEM;
 		return NULL;
 	}
+	pthread_mutex_init(&qp->modify_lock, NULL);
+	qp->ibqp.context = context;
+	qp->ibqp.qp_context = (attr->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? attr->qp_context : NULL;
+	qp->ibqp.qp_type = IBV_QPT_XRC_RECV;
+	pthread_mutex_init(&qp->ibqp.mutex, NULL);
+	pthread_cond_init(&qp->ibqp.cond, NULL);
 	pthread_mutex_lock(&xrc_lock);
 	TAILQ_FOREACH(xqp, &x->dom->qps, next)
 		if (xqp->fp->qpn == attr->qp_num)
 			break;
 	if (xqp == NULL) {
 		pthread_mutex_unlock(&xrc_lock);
-		free(qp);
+		droce_qp_free(qp);
 		errno = ENOENT;
 		return NULL;
 	}
-	xqp_handle_add(qp, xqp, x);
-	pthread_mutex_unlock(&xrc_lock);
+	/* complete before the engine may name it in an event */
 	qp->fp = xqp->fp;
-	pthread_mutex_init(&qp->modify_lock, NULL);
-	qp->ibqp.context = context;
-	qp->ibqp.qp_context = (attr->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? attr->qp_context : NULL;
 	qp->ibqp.handle = qp->fp->qpn;
 	qp->ibqp.qp_num = qp->fp->qpn;
 	qp->ibqp.state = droce_rdev_qp_state(qp->fp);
-	qp->ibqp.qp_type = IBV_QPT_XRC_RECV;
-	pthread_mutex_init(&qp->ibqp.mutex, NULL);
-	pthread_cond_init(&qp->ibqp.cond, NULL);
+	if (xqp_fan_set(xqp, qp, NULL, &old) != 0) {
+		pthread_mutex_unlock(&xrc_lock);
+		droce_qp_free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	xqp_handle_add(qp, xqp, x);
+	dev = xqp->fp->dev;
+	pthread_mutex_unlock(&xrc_lock);
+	/* no engine iteration reads the replaced array any more */
+	dev->ops->quiesce(dev);
+	free(old);
 	return &qp->ibqp;
 }
 
-/* ibv_destroy_qp of an XRC_RECV handle: the QP goes with its last one. */
+/*
+ * ibv_destroy_qp of an XRC_RECV handle: it gets no event once this returns;
+ * the QP goes with its last handle.
+ */
 void
 droce_xrc_qp_destroy(struct droce_qp *qp)
 {
 	struct droce_xqp *xqp = qp->xqp;
 	struct droce_qp *creator = xqp->creator;
+	struct droce_rdev *dev = xqp->fp->dev;
+	struct droce_xqp_fan *old;
 	bool last;
 
 	pthread_mutex_lock(&xrc_lock);
 	last = --xqp->refs == 0;
+	xqp_fan_set(xqp, NULL, qp, &old);
 	if (last)
 		TAILQ_REMOVE(&xqp->dom->qps, xqp, next);
 	xrcd_use(qp->xrcd, -1);
 	pthread_mutex_unlock(&xrc_lock);
+	/* (another thread may free @xqp from here on, unless this was the last handle) */
+	dev->ops->quiesce(dev);
+	free(old);
 	if (last) {
-		xqp->fp->dev->ops->qp_destroy(xqp->fp);
+		dev->ops->qp_destroy(xqp->fp);
 		if (creator != qp)
 			droce_qp_free(creator);
+		free(xqp->fan);
 		free(xqp);
 	}
-	/* the QP's events name the creator's handle: it stays while the QP does */
+	/* the driver's events name the creator's handle: it stays while the QP does */
 	if (last || qp != creator)
 		droce_qp_free(qp);
 }

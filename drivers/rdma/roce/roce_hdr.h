@@ -312,7 +312,7 @@ enum {
 	ROCE_OPF_ATOMIC_WRITE = 1 << 19,	/* ATOMIC WRITE: 8 bytes, stored at once */
 };
 
-/* IBA table 38: RC SEND with Invalidate (no opcode.h name; RC and XRC only) */
+/* IBA table 38: SEND with Invalidate (no opcode.h name; RC, and XRC under its prefix) */
 #define ROCE_OPCODE_SEND_LAST_INV	0x16
 #define ROCE_OPCODE_SEND_ONLY_INV	0x17
 /* IBA 1.5 (the kernel's IB_OPCODE_RC_ATOMIC_WRITE; no opcode.h name in rdma-core v44) */
@@ -408,13 +408,13 @@ bth_set_immdt(struct roce_bth *b, uint32_t opf, rte_be32_t imm)
 	memcpy((uint8_t *)b + immdt_off(opf), &imm, sizeof(imm));
 }
 
-/* IETH (IBA 9.3.4): right after the BTH, an RC packet having nothing else */
+/* IETH (IBA 9.3.4): right after the BTH, or after an XRC request's XRCETH */
 static inline uint32_t
 bth_ieth_rkey(const struct roce_bth *b)
 {
 	rte_be32_t k;
 
-	memcpy(&k, (const uint8_t *)b + ROCE_BTH_LEN, sizeof(k));
+	memcpy(&k, (const uint8_t *)b + bth_ext_off(b), sizeof(k));
 	return rte_be_to_cpu_32(k);
 }
 
@@ -423,7 +423,7 @@ bth_set_ieth(struct roce_bth *b, uint32_t rkey)
 {
 	rte_be32_t k = rte_cpu_to_be_32(rkey);
 
-	memcpy((uint8_t *)b + ROCE_BTH_LEN, &k, sizeof(k));
+	memcpy((uint8_t *)b + bth_ext_off(b), &k, sizeof(k));
 }
 
 static inline uint8_t *

@@ -577,8 +577,8 @@ void roce_mw_dealloc(struct droce_rdev_mw *mw);
 int roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, const struct droce_rdev_pd *pd,
 		  uint32_t rkey, uint64_t va, uint64_t len, int access, uint8_t **host);
 int roce_mw_bind(struct roce_dev *dev, struct roce_qp *qp, const struct droce_send_wqe *wqe);
-int roce_mw_invalidate(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey,
-		       bool remote);
+int roce_mw_invalidate(struct roce_dev *dev, const struct roce_qp *qp,
+		       const struct droce_rdev_pd *pd, uint32_t rkey, bool remote);
 
 /*
  * A remote access arriving on @qp through @rkey, an MR's key or a memory

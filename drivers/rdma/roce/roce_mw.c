@@ -10,6 +10,18 @@
  * SEND_WITH_INV arriving on the QP they are bound to). A type 2 window
  * bound with IBV_ACCESS_ZERO_BASED is addressed by offsets from its start
  * (IBA's zero based virtual addresses), as the kernel's rxe does it.
+ *
+ * XRC: a bind or LOCAL_INV WQE may be posted on an XRC_SEND QP (man
+ * ibv_post_send), and a type 2 window it binds is associated with that QP,
+ * as mlx5 writes the posting QP's number into the window's key context. An
+ * XRC_SEND QP receives no requests, and an XRC_RECV QP, which does, has no
+ * send queue to bind with: no type 2 window is ever associated with the QP
+ * an XRC request arrives on, so a request arriving on an XRC_RECV QP
+ * through a type 2 window is an R_Key violation, and a SEND with Invalidate
+ * naming one an invalid request (IBA's checks of a type 2 window's QP; the
+ * XRC responder proposed for the kernel's rxe rejects type 2 windows on an
+ * XRC target outright). Type 1 windows, which no QP owns, serve XRC
+ * requests as MRs do, checked against the XRC SRQ's PD.
  */
 #include <stdlib.h>
 
@@ -121,9 +133,10 @@ mw_unbind(struct roce_dev *dev, struct droce_rdev_mw *mw)
 /*
  * A remote access through the window @rkey names, arriving on @qp (engine,
  * per packet): 0 with *host set when [va, va+len) lies in the window, which
- * is valid, grants @access, is of the QP's PD and, type 2, bound to this
- * QP (by serial: a QP made later under the same QPN is another); and in
- * the MR it is bound to as that MR is now (re-registration).
+ * is valid, grants @access, is of @pd (the QP's, or an XRC request's
+ * SRQ's) and, type 2, bound to this QP (by serial: a QP made later under
+ * the same QPN is another; never an XRC_RECV QP, which cannot bind); and
+ * in the MR it is bound to as that MR is now (re-registration).
  */
 int
 roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, const struct droce_rdev_pd *pd,
@@ -134,7 +147,8 @@ roce_mw_check(struct roce_dev *dev, const struct roce_qp *qp, const struct droce
 
 	if (unlikely(mw == NULL || mw->rkey != rkey || mw->state != ROCE_MW_VALID ||
 		     mw->length == 0 || mw->pd != pd ||
-		     (mw->type == IBV_MW_TYPE_2 && mw->qp_serial != qp->serial) ||
+		     (mw->type == IBV_MW_TYPE_2 &&
+		      (mw->qp_serial != qp->serial || qp->fp.type == IBV_QPT_XRC_RECV)) ||
 		     (mw->access & access) != access))
 		return -EACCES;
 	if (mw->access & IBV_ACCESS_ZERO_BASED) {
@@ -218,12 +232,14 @@ roce_mw_bind(struct roce_dev *dev, struct roce_qp *qp, const struct droce_send_w
 /*
  * Invalidate the type 2 window @rkey names (engine): a LOCAL_INV WQE on
  * @qp, or a SEND_WITH_INV arriving on it (@remote: a 2B window only from
- * the QP it is bound to). 0, or -EINVAL: not a bound type 2 window of the
- * QP's PD (o10-37.2.26: type 1 windows are never invalidated), or an MR's
- * key, which droce never invalidates (it has no fast-registration MRs).
+ * the QP it is bound to, so never through an XRC_RECV QP). 0, or -EINVAL:
+ * not a bound type 2 window of @pd (the QP's, or an XRC request's SRQ's;
+ * o10-37.2.26: type 1 windows are never invalidated), or an MR's key,
+ * which droce never invalidates (it has no fast-registration MRs).
  */
 int
-roce_mw_invalidate(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey, bool remote)
+roce_mw_invalidate(struct roce_dev *dev, const struct roce_qp *qp,
+		   const struct droce_rdev_pd *pd, uint32_t rkey, bool remote)
 {
 	struct droce_rdev_mw *mw;
 
@@ -231,7 +247,8 @@ roce_mw_invalidate(struct roce_dev *dev, const struct roce_qp *qp, uint32_t rkey
 		return -EINVAL;
 	mw = mw_lookup(dev, rkey);
 	if (mw == NULL || mw->rkey != rkey || mw->type != IBV_MW_TYPE_2 ||
-	    mw->state != ROCE_MW_VALID || mw->pd != qp->pd || (remote && mw->qp_serial != qp->serial))
+	    mw->state != ROCE_MW_VALID || mw->pd != pd ||
+	    (remote && (mw->qp_serial != qp->serial || qp->fp.type == IBV_QPT_XRC_RECV)))
 		return -EINVAL;
 	mw_unbind(dev, mw);
 	mw->state = ROCE_MW_FREE;

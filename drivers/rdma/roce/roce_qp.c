@@ -727,7 +727,8 @@ roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
 		/*
 		 * IBA 11.6.3: a QP on an SRQ reports that it takes no more WQEs.
 		 * An XRC_RECV QP takes them from the XRC SRQ each message names
-		 * (IBA 10.2.9.2), so it reports it as well (its creator's handle,
+		 * (IBA 10.2.9.2), so it reports it as well (naming its creator's
+		 * handle, which the facade hands on to every handle on the QP,
 		 * as every event of the QP). Once until the QP is reset.
 		 */
 		struct ibv_async_event ev = {

@@ -46,7 +46,7 @@ wr_opcode(const struct droce_send_wqe *wqe, bool first, bool last)
 	}
 	if (wqe->opcode == IBV_WR_ATOMIC_WRITE)	/* RC, 8 bytes: one packet (the facade checked) */
 		return ROCE_OPCODE_ATOMIC_WRITE;
-	if (wqe->opcode == IBV_WR_SEND_WITH_INV && last)	/* RC only: the facade checked */
+	if (wqe->opcode == IBV_WR_SEND_WITH_INV && last)	/* RC, XRC: the facade checked */
 		return first ? ROCE_OPCODE_SEND_ONLY_INV : ROCE_OPCODE_SEND_LAST_INV;
 	if (first && last)
 		return imm ? IBV_OPCODE_SEND_ONLY_WITH_IMMEDIATE : IBV_OPCODE_SEND_ONLY;
@@ -361,7 +361,7 @@ run_local(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	if (wqe->opcode == IBV_WR_BIND_MW) {
 		if (roce_mw_bind(dev, qp, wqe) != 0)
 			st = IBV_WC_MW_BIND_ERR;
-	} else if (roce_mw_invalidate(dev, qp, wqe->invalidate_rkey, false) != 0) {
+	} else if (roce_mw_invalidate(dev, qp, qp->pd, wqe->invalidate_rkey, false) != 0) {
 		st = IBV_WC_LOC_QP_OP_ERR;
 	}
 	if (st != IBV_WC_SUCCESS)

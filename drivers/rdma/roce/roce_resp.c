@@ -653,10 +653,11 @@ send_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			/*
 			 * The R_Key is invalidated before the receive
 			 * completes; one that names no window bound to
-			 * this QP is an invalid request (the receive WQE
-			 * completes in error, as the kernel's rxe has it)
+			 * this QP (none is, on an XRC target) is an
+			 * invalid request (the receive WQE completes in
+			 * error, as the kernel's rxe has it)
 			 */
-			if (roce_mw_invalidate(dev, qp, rkey, true) != 0) {
+			if (roce_mw_invalidate(dev, qp, resp_pd(qp), rkey, true) != 0) {
 				complete_recv(qp, e->rwqe, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV,
 					      0, 0, 0, 0, false);
 				e->rwqe = NULL;
