@@ -97,6 +97,40 @@ capture_tshark() {
 	done
 }
 
+# tshark_counts <array> <tshark -r FILE [options]...> -- <filter>...: for
+# each display filter, the number of frames it passes (what `tshark ... -Y
+# <filter> | wc -l` prints), all from one reading of the file (tshark's
+# io,stat tap, one interval over the whole capture): tshark takes a second or
+# more to start. Sets <array>[<filter>] (an associative array); a filter
+# with a comma (io,stat's separator) is left out, as all are if tshark fails.
+tshark_counts() {
+	local -n tc_out=$1
+	local cmd=() f z=io,stat,0 fl=() i=0 c
+
+	shift
+	while [ "$1" != -- ]; do cmd+=("$1"); shift; done
+	shift
+	for f in "$@"; do
+		[[ $f == *,* ]] && continue
+		fl+=("$f")
+		z="$z,$f"
+	done
+	[ ${#fl[@]} -gt 0 ] || return 0
+	# the row "| 0.000 <> 9.000 | frames | bytes | frames | bytes ..."
+	for c in $("${cmd[@]}" -q -z "$z" 2>/dev/null |
+		   awk -v n=${#fl[@]} '/^\| *[0-9.]+ <> / {
+			gsub(/\|/, " ")
+			for (i = 0; i < n; i++) print $(4 + 2 * i)
+			exit }'); do
+		[ $i -lt ${#fl[@]} ] && [[ $c =~ ^[0-9]+$ ]] && tc_out[${fl[i]}]=$c
+		i=$((i + 1))
+	done
+	# all of them or none: a row of another shape is not trusted
+	if [ $i -ne ${#fl[@]} ]; then
+		for f in "${fl[@]}"; do unset "tc_out[$f]"; done
+	fi
+}
+
 # capture_check_clean: the file of TS reads, and holds no malformed frame
 capture_check_clean() {
 	local m
@@ -108,13 +142,18 @@ capture_check_clean() {
 		fail "$m malformed frames: $("${TS[@]}" -Y _ws.malformed 2>/dev/null | head -n 3)"
 }
 
+# SYS_PY: Debian's python3. Not the first python3 in PATH: that may be a
+# shim (pyenv's takes over a second to start, each time).
+SYS_PY=/usr/bin/python3
+[ -x "$SYS_PY" ] || SYS_PY=$(command -v python3)
+
 # capture_check_icrc <n>: the RoCE frames of TS's file are <n>, each with
 # its ICRC right (roce_icrc_check.py reads libpcap files)
 capture_check_icrc() {
 	local want=$1 r
 
 	"${TS[@]}" -F pcap -w "$WORK/roce.pcap" -Y "udp.dstport == 4791" 2>/dev/null
-	r=$(python3 "$(dirname "${BASH_SOURCE[0]}")/roce_icrc_check.py" "$WORK/roce.pcap")
+	r=$("$SYS_PY" "$(dirname "${BASH_SOURCE[0]}")/roce_icrc_check.py" "$WORK/roce.pcap")
 	set -- $r
 	[ "${2:-1}" = 0 ] && [ "${1:-0}" -eq "$want" ] 2>/dev/null && ok "ICRC: $1 good" ||
 		fail "ICRC: ${1:-?} good, ${2:-?} bad ${*:3}"

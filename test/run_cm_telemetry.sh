@@ -32,8 +32,10 @@ cleanup() {
 trap cleanup EXIT
 eal() { echo "-l 0 --no-huge -m 256 --no-pci --file-prefix=$1 --vdev=net_shm0,link=$LINK --vdev=droce0,ethdev=net_shm0,ip=$2"; }
 
-# q CMD: the command's JSON value (null when refused)
-q() { echo "$1" | "$TEL" -f "$S_PFX" 2>/dev/null | tail -n1 |
+# q CMD: the command's JSON value (null when refused). dpdk-telemetry.py runs
+# with Debian's python3 ($PY): its "#!/usr/bin/env python3" finds the first in
+# PATH, which may be a shim (pyenv's takes over a second to start, each time).
+q() { echo "$1" | "$PY" "$TEL" -f "$S_PFX" 2>/dev/null | tail -n1 |
 	"$PY" -c 'import json, sys; d = json.load(sys.stdin); print(json.dumps(list(d.values())[0]))' 2>/dev/null; }
 j() { "$PY" -c "import json, sys; v = json.loads(sys.argv[1]); print($2)" "$1" 2>/dev/null; }
 

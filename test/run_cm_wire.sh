@@ -57,22 +57,25 @@ check() {	# description, 1 if ok
 	if [ "${2:-}" = 1 ]; then echo "   ok   $1"; else echo "   FAIL $1"; bad=$((bad + 1)); fi
 }
 
-# pair <run> <server cmd> -- <client cmd>: server in NS_S, client in NS_C
+# pair <run> <server cmd> -- <client cmd>: server in NS_S, client in NS_C.
+# The client starts once the server listens on port LISTEN: the server runs
+# with DROCE_CM_DEBUG=1, whose trace of rdma_listen comes once the listener
+# is in place (and READY, if set, is in its output too).
 pair() {
-	local run=$1 s=() c=()
+	local run=$1 s=() c=() lre
 
 	shift
 	while [ "$1" != -- ]; do s+=("$1"); shift; done
 	shift
 	c=("$@")
-	"${IN_S[@]}" "${DROPIN_ENV[@]}" DROCE_EAL="$(eal_server $run)" timeout 30 "${s[@]}" \
+	"${IN_S[@]}" "${DROPIN_ENV[@]}" DROCE_EAL="$(eal_server $run)" DROCE_CM_DEBUG=1 timeout 30 "${s[@]}" \
 		>"$LOGDIR/$run.s" 2>&1 &
 	SPID=$!
-	for i in $(seq 1 100); do
-		grep -qs "${READY:-Selected IOVA}" "$LOGDIR/$run.s" && break
-		sleep 0.1
+	lre="^droce-cm: [0-9.]+ listen port $LISTEN backlog"
+	for i in $(seq 1 200); do
+		grep -qs "${READY:-Selected IOVA}" "$LOGDIR/$run.s" && grep -qsE "$lre" "$LOGDIR/$run.s" && break
+		sleep 0.05
 	done
-	sleep 1
 	"${IN_C[@]}" "${DROPIN_ENV[@]}" DROCE_EAL="$(eal_client $run)" timeout 30 "${c[@]}" \
 		>"$LOGDIR/$run.c" 2>&1
 	CRC=$?
@@ -87,14 +90,14 @@ pair() {
 	SPID=
 }
 
-pair rping rping -s -a $RIP_S -p 7174 -C 5 -v -- rping -c -a $RIP_S -p 7174 -C 5 -v
+LISTEN=7174 pair rping rping -s -a $RIP_S -p 7174 -C 5 -v -- rping -c -a $RIP_S -p 7174 -C 5 -v
 check "rping: both exit 0 (server $SRC, client $CRC), 5 pings on each side" \
 	$([ "$SRC" = 0 ] && [ "$CRC" = 0 ] && [ "$(grep -c 'ping data: rdma-ping-' "$LOGDIR/rping.c")" = 5 ] &&
 	  [ "$(grep -c 'server ping data: rdma-ping-' "$LOGDIR/rping.s")" = 5 ] && echo 1)
-STAYS=1 pair noport rping -s -a $RIP_S -p 7180 -C 1 -- rping -c -a $RIP_S -p 7181 -C 1 -v
+STAYS=1 LISTEN=7180 pair noport rping -s -a $RIP_S -p 7180 -C 1 -- rping -c -a $RIP_S -p 7181 -C 1 -v
 check "rping to a port without listener: REJECTED, error 8" \
 	$(grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$LOGDIR/noport.c" && echo 1)
-READY='udaddy: starting server' pair udaddy udaddy -b $RIP_S -c 1 -- udaddy -s $RIP_S -c 1
+READY='udaddy: starting server' LISTEN=7174 pair udaddy udaddy -b $RIP_S -c 1 -- udaddy -s $RIP_S -c 1
 check "udaddy: both exit 0 (server $SRC, client $CRC)" \
 	$([ "$SRC" = 0 ] && [ "$CRC" = 0 ] && echo 1)
 sleep 0.5
@@ -111,14 +114,16 @@ ws_name() {
 	SIDR_REP) echo ServiceIDResReqResp;;
 	esac
 }
-all=$(ts -Y "infiniband.mad.mgmtclass == 0x07" | wc -l)
+# (tshark takes a second or more to start: the CM MADs' lines are read once)
+cm_lines=$(ts -Y "infiniband.mad.mgmtclass == 0x07")
+all=$(printf '%s' "$cm_lines" | grep -c '')
 n=$(ts -Y "infiniband.bth.opcode == 100 && infiniband.bth.destqp == 1 &&
 	   infiniband.deth.q_key == 0x80010000 && infiniband.deth.srcqp == 1 &&
 	   infiniband.mad.mgmtclass == 0x07" | wc -l)
 check "CM MADs on the wire: $all, all UD SEND_ONLY QP1 -> QP1 with Q_Key 0x80010000: $n" \
 	$([ "$all" -gt 0 ] && [ "$n" = "$all" ] && echo 1)
 for m in REQ MRA REP RTU DREQ DREP REJ SIDR_REQ SIDR_REP; do
-	k=$(ts -Y "infiniband.mad.mgmtclass == 0x07" | grep -c "CM: $(ws_name $m)\$")
+	k=$(printf '%s\n' "$cm_lines" | grep -c "CM: $(ws_name $m)\$")
 	check "$m: $k frame(s)" $([ "$k" -gt 0 ] && echo 1)
 done
 n=$(ts -Y "_ws.malformed" | wc -l)

@@ -114,9 +114,13 @@ echo "ok: $checked Debian binaries and providers resolve every symbol against th
 # 3. Stubs fail as documented, called the way a program would. (A sanitized
 # drop-in needs the ASan runtime loaded first.)
 SAN_RT=$(ldd "$DROPIN/libibverbs.so.1" 2>/dev/null | awk '/libasan\.so/ { print $3 }')
-if command -v python3 >/dev/null; then
+# (Debian's python3: the first in PATH may be a shim, pyenv's, that takes a
+# second to start and would run under the preloaded runtime too)
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+if [ -n "$PY" ]; then
 	env ${SAN_RT:+LD_PRELOAD=$SAN_RT ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0} \
-	python3 - "$DROPIN" <<'EOF' || fail "stub behaviour (see above)"
+	"$PY" - "$DROPIN" <<'EOF' || fail "stub behaviour (see above)"
 import ctypes, errno, os, sys
 d = sys.argv[1]
 bad = 0

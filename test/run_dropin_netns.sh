@@ -144,26 +144,35 @@ if command -v ibv_xsrq_pingpong >/dev/null && command -v tshark >/dev/null; then
 		if [ "${2:-}" = 1 ]; then echo "   ok   $1"; else echo "   FAIL $1"; bad=$((bad + 1)); fi
 	}
 	req="infiniband.bth.opcode >= 160 && infiniband.bth.opcode <= 165 && ip.src == $RIP_C && ip.dst == $RIP_S"
-	nreq=$(ts -Y "$req" | wc -l)
-	echo "== capture of the XRC runs: $(ts | wc -l) frames; XRC opcodes (count, sender, opcode):"
+	# the counts below from one reading of the capture (tshark_counts);
+	# tc runs tshark itself for a filter not in the list
+	declare -A XC
+	xf=(frame "$req" "infiniband.bth.opcode == 177 && ip.src == $RIP_S && ip.dst == $RIP_C"
+	    "udp.dstport == 4791 && (infiniband.bth.opcode < 160 || infiniband.bth.opcode >= 192)"
+	    "_ws.malformed || (udp.port == 4791 && _ws.expert.severity >= \"Warning\")" "udp.dstport == 4791")
+	for op in 160 161 162 164; do xf+=("infiniband.bth.opcode == $op && ip.src == $RIP_C"); done
+	tshark_counts XC tshark -r "$CAP" -- "${xf[@]}"
+	tc() { if [ -n "${XC[$1]+set}" ]; then echo "${XC[$1]}"; else ts -Y "$1" | wc -l; fi; }
+	nreq=$(tc "$req")
+	echo "== capture of the XRC runs: $(tc frame) frames; XRC opcodes (count, sender, opcode):"
 	ts -Y "infiniband.bth.opcode >= 160 && infiniband.bth.opcode < 192" -T fields -e ip.src \
 		-e infiniband.bth.opcode | sort | uniq -c | sed 's/^/     /'
 	for op in 160 161 162 164; do
-		k=$(ts -Y "infiniband.bth.opcode == $op && ip.src == $RIP_C" | wc -l)
+		k=$(tc "infiniband.bth.opcode == $op && ip.src == $RIP_C")
 		xcheck "XRC SEND opcode $op from the client: $k" $([ "$k" -gt 0 ] && echo 1)
 	done
-	k=$(ts -Y "infiniband.bth.opcode == 177 && ip.src == $RIP_S && ip.dst == $RIP_C" | wc -l)
+	k=$(tc "infiniband.bth.opcode == 177 && ip.src == $RIP_S && ip.dst == $RIP_C")
 	xcheck "XRC Acknowledge (177) from the server: $k" $([ "$k" -gt 0 ] && echo 1)
 	k=$(ts -Y "$req" -T fields -e infiniband.vendor | cut -c1-8 | grep -vc "^$(printf %08x $((16#${srqn:-0})))")
 	xcheck "XRCETH of every XRC SEND = the server's SRQN ${srqn:-?}: $((nreq - k)) of $nreq" \
 		$([ -n "$srqn" ] && [ "$nreq" -gt 0 ] && [ "$k" -eq 0 ] && echo 1)
-	k=$(ts -Y "udp.dstport == 4791 && (infiniband.bth.opcode < 160 || infiniband.bth.opcode >= 192)" | wc -l)
+	k=$(tc "udp.dstport == 4791 && (infiniband.bth.opcode < 160 || infiniband.bth.opcode >= 192)")
 	xcheck "frames of other transports: $k" $([ "$k" -eq 0 ] && echo 1)
-	k=$(ts -Y "_ws.malformed || (udp.port == 4791 && _ws.expert.severity >= \"Warning\")" | wc -l)
+	k=$(tc "_ws.malformed || (udp.port == 4791 && _ws.expert.severity >= \"Warning\")")
 	xcheck "malformed frames or RoCE frames with expert warnings: $k" $([ "$k" -eq 0 ] && echo 1)
-	nroce=$(ts -Y "udp.dstport == 4791" | wc -l)
+	nroce=$(tc "udp.dstport == 4791")
 	ts -Y "udp.dstport == 4791" -F pcap -w "$LOGDIR/xrc.pcap"
-	set -- $(python3 "$(dirname "$0")/roce_icrc_check.py" "$LOGDIR/xrc.pcap")
+	set -- $("$SYS_PY" "$(dirname "$0")/roce_icrc_check.py" "$LOGDIR/xrc.pcap")
 	xcheck "ICRC verified independently: ${1:-0} good of $nroce, ${2:-?} bad ${*:3}" \
 		$([ "${2:-1}" -eq 0 ] && [ "${1:-0}" -eq "$nroce" ] && [ "$nroce" -gt 0 ] && echo 1)
 else

@@ -55,8 +55,11 @@
 # -R over memif tests that race more than droce.
 #
 # Order: the server first, the client once the server is ready (its output
-# shows it: the EAL's "Selected IOVA mode" line, and the program's own line
-# where it prints one after or just before rdma_listen, then GRACE s more).
+# shows it: the EAL's "Selected IOVA mode" line, the program's own line where
+# it prints one, and for a server that listens, the CM's trace of that
+# rdma_listen on its port: the server runs with DROCE_CM_DEBUG=1, and the
+# trace is written once the listener is in place. A server that does not
+# listen (mckey) gets GRACE s more after its line.)
 # A client that finds no listener is rejected (REJ, "invalid service ID",
 # as from Linux) and none of these programs retries a rejected connect, so
 # on RoCE hardware as here they only work server first: no case runs the
@@ -136,7 +139,7 @@ fi
 trap 'kill_tree $SPID $CPID; cleanup' EXIT
 RUN_TIMEOUT=${RCM_TIMEOUT:-60}
 READY_TIMEOUT=30	# s for a server to be ready
-GRACE=1			# s after its ready line
+GRACE=1			# s after the ready line of a server that does not listen
 CLIENT_LEAD=1		# s between a client started first and its server
 SERVER_TAIL=20		# s a server may take to exit after its client
 NOPORT_LIMIT=10		# s within which a connect to a port without listener fails
@@ -160,15 +163,16 @@ command -v stdbuf >/dev/null && LINEBUF=(stdbuf -oL)
 # timeout (RUN_TIMEOUT, or CLIENT_TIMEOUT for a client) on that side of run
 # n, its pid in $!
 start() {
-	local side=$1 n=$2 log=$3 eal in t=$RUN_TIMEOUT
+	local side=$1 n=$2 log=$3 eal in t=$RUN_TIMEOUT dbg
 
 	shift 3
 	if [ $side = server ]; then
-		eal=$(eal_server $n) in=("${IN_S[@]}")
+		# (the CM's trace: wait_ready sees its rdma_listen)
+		eal=$(eal_server $n) in=("${IN_S[@]}") dbg=(DROCE_CM_DEBUG=1)
 	else
-		eal=$(eal_client $n) in=("${IN_C[@]}") t=${CLIENT_TIMEOUT:-$RUN_TIMEOUT}
+		eal=$(eal_client $n) in=("${IN_C[@]}") t=${CLIENT_TIMEOUT:-$RUN_TIMEOUT} dbg=()
 	fi
-	"${DROPIN_ENV[@]}" DROCE_EAL="$eal" timeout -k 5 $t \
+	"${DROPIN_ENV[@]}" DROCE_EAL="$eal" "${dbg[@]}" timeout -k 5 $t \
 		"${in[@]}" "${LINEBUF[@]}" "$@" >"$log" 2>&1 &
 }
 
@@ -185,22 +189,26 @@ wait_exit() {
 	! alive "$1"
 }
 
-# wait_ready <pid> <log> <ready regex|"">: the EAL's line and the program's
-# (if any) in its output, then GRACE s; WHY says what went wrong
+# wait_ready <pid> <log> <ready regex|""> <listen port|"">: the EAL's line,
+# the program's (if any) and the CM's trace of its rdma_listen on that port
+# in its output; without a port, GRACE s after the lines. WHY says what went
+# wrong.
 wait_ready() {
-	local pid=$1 log=$2 re=$3 i
+	local pid=$1 log=$2 re=$3 port=$4 i lre
 
-	for ((i = 0; i < READY_TIMEOUT * 10; i++)); do
-		if grep -q '^EAL: Selected IOVA mode' "$log" && { [ -z "$re" ] || grep -qE "$re" "$log"; }; then
-			sleep $GRACE
+	lre="^droce-cm: [0-9.]+ listen port $port backlog"
+	for ((i = 0; i < READY_TIMEOUT * 20; i++)); do
+		if grep -q '^EAL: Selected IOVA mode' "$log" && { [ -z "$re" ] || grep -qE "$re" "$log"; } &&
+		   { [ -z "$port" ] || grep -qE "$lre" "$log"; }; then
+			[ -n "$port" ] || sleep $GRACE
 			alive $pid && return 0
 			break
 		fi
 		alive $pid || break
-		sleep 0.1
+		sleep 0.05
 	done
 	if alive $pid; then
-		WHY="server not ready after $READY_TIMEOUT s (no EAL 'Selected IOVA mode'${re:+ or /$re/} line)"
+		WHY="server not ready after $READY_TIMEOUT s (no EAL 'Selected IOVA mode'${re:+ or /$re/}${port:+ or /$lre/} line)"
 	else
 		wait $pid
 		WHY="server exited with status $? before it was ready"
@@ -208,15 +216,22 @@ wait_ready() {
 	return 1
 }
 
-# tail_of <log> <side>: the last lines a program printed
-tail_of() { show "$1" "$2" | tail -n ${TAIL_LINES:-12}; }
+# tail_of <log> <side>: the last lines a program printed (without the CM's
+# trace that wait_ready reads, unless DROCE_CM_DEBUG asked for it)
+tail_of() {
+	if [ -n "${DROCE_CM_DEBUG:-}" ]; then
+		show "$1" "$2"
+	else
+		show "$1" "$2" | grep -vE '^    [a-z]+ \| droce-cm: [0-9.]+ (tx|rx|listen) '
+	fi | tail -n ${TAIL_LINES:-12}
+}
 
 n=0 fails=0 passed=0
 SLOG= CLOG= SRC= CRC= SECS= CSECS= WHY=
 
 # pair <order> <ready regex|""> <server stays> <server cmd...> -- <client cmd...>
 # Runs one server and one client, in that order (sc) or the client first
-# (cs). Sets SRC and CRC (exit statuses; SRC "alive" for a server that
+# (cs); LISTEN: the port the server listens on (its readiness), if it does. Sets SRC and CRC (exit statuses; SRC "alive" for a server that
 # stays and was still running), SECS (the run), CSECS (the client), SLOG and
 # CLOG; returns 1 with WHY when the run could not complete.
 pair() {
@@ -235,7 +250,7 @@ pair() {
 	if [ $order = sc ]; then
 		start server $n "$SLOG" "${scmd[@]}"
 		SPID=$!
-		if ! wait_ready $SPID "$SLOG" "$ready"; then
+		if ! wait_ready $SPID "$SLOG" "$ready" "${LISTEN:-}"; then
 			kill_tree $SPID
 			SPID=
 			topo_run_end
@@ -409,7 +424,7 @@ case_rping() {	# size|""
 		check_pings "$SLOG" "server ping data: " 10 $size server
 		check_pings "$CLOG" "ping data: " 10 $size client
 	}
-	run_pair rping${1:+_s$1} sc chk '^rdma_listen$' 0 \
+	LISTEN=$port run_pair rping${1:+_s$1} sc chk '^rdma_listen$' 0 \
 		rping -s -a $RIP_S -p $port -C 10 -v -d "${s[@]}" -- \
 		rping -c -a $RIP_S -p $port -C 10 -v -V "${s[@]}"
 }
@@ -431,14 +446,17 @@ case_rping_noport() {
 		need client "$CLOG" 'cma event RDMA_CM_EVENT_REJECTED'
 	}
 	CLIENT_TIMEOUT=$((NOPORT_LIMIT + 5))
-	run_pair rping_noport sc chk '^rdma_listen$' 1 \
+	LISTEN=$((port + 1)) run_pair rping_noport sc chk '^rdma_listen$' 1 \
 		rping -s -a $RIP_S -p $((port + 1)) -v -d -- \
 		rping -c -a $RIP_S -p $port -C 1 -v
 	CLIENT_TIMEOUT=
 }
 
 # mckey: the receiver joins 239.1.2.<n> and waits for 10 datagrams, the
-# sender joins (RoCEv2 multicast: the group's MAC) and sends them
+# sender joins (RoCEv2 multicast: the group's MAC) and sends them. Each side
+# sleeps 3 s after its join ("to give the SM a chance"): the sender starts
+# once the receiver has joined (its line comes after the QP is attached to
+# the group, its receives posted before), not after the receiver's sleep.
 case_mckey() {
 	local g=239.1.2.$((n % 250 + 1))
 
@@ -448,7 +466,7 @@ case_mckey() {
 			'^return status 0'
 		need client "$CLOG" '^mckey: joined dgid: ::ffff:'"$g" '^return status 0'
 	}
-	run_pair mckey sc chk '^receiving data transfers' 0 \
+	GRACE=0 run_pair mckey sc chk '^mckey: joined dgid: ' 0 \
 		mckey -m $g -b $RIP_S -C 10 -- mckey -m $g -b $RIP_C -s -C 10
 }
 
@@ -463,7 +481,7 @@ case_exit_no_disconnect() {
 		need client "$CLOG" '^established$'
 		need server "$SLOG" '^disconnected$'
 	}
-	run_pair exit_no_disconnect sc chk '^listening$' 0 \
+	LISTEN=$port run_pair exit_no_disconnect sc chk '^listening$' 0 \
 		"$peer" server $RIP_S $port -- "$peer" client $RIP_S $port
 }
 
@@ -490,7 +508,7 @@ case_killed_peer() {
 		[ -n "$ms" ] && [ "$ms" -le 4500 ] ||
 			echo "server: DISCONNECTED '${ms:-never}' ms after the completion (bound 4500)"
 	}
-	run_pair killed_peer sc chk '^listening$' 0 \
+	LISTEN=$port run_pair killed_peer sc chk '^listening$' 0 \
 		"$peer" server-send $RIP_S $port -- "$peer" client-kill $RIP_S $port
 	grep -h '^disconnected .* ms after' "$SLOG" | sed 's/^/note killed_peer: /'
 }
@@ -503,7 +521,7 @@ case_rdma_server() {
 		need server "$SLOG" '^rdma_server: end 0$'
 		need client "$CLOG" '^rdma_client: end 0$'
 	}
-	run_pair rdma_server sc chk '^rdma_server: start$' 0 \
+	LISTEN=$port run_pair rdma_server sc chk '^rdma_server: start$' 0 \
 		rdma_server -p $port -- rdma_client -s $RIP_S -p $port
 }
 
@@ -517,7 +535,7 @@ case_rdma_xserver() {
 		refuse server "$SLOG" '^(rdma_[a-z_]+|post_send):+ [A-Z]'
 		refuse client "$CLOG" '^(rdma_[a-z_]+|post_send):+ [A-Z]'
 	}
-	run_pair rdma_xserver sc chk '^rdma_xserver: start$' 0 \
+	LISTEN=$port run_pair rdma_xserver sc chk '^rdma_xserver: start$' 0 \
 		rdma_xserver -c x -p $port -- rdma_xclient -c x -s $RIP_S -p $port
 }
 
@@ -531,7 +549,7 @@ case_ucmatose() {
 		refuse server "$SLOG" 'cmatose: event:|failing connection request|failed|failure'
 		refuse client "$CLOG" 'cmatose: event:|failed|failure'
 	}
-	run_pair ucmatose sc chk '^cmatose: starting server$' 0 \
+	LISTEN=$port run_pair ucmatose sc chk '^cmatose: starting server$' 0 \
 		ucmatose -p $port -c 8 -- ucmatose -s $RIP_S -p $port -c 8
 }
 
@@ -543,7 +561,7 @@ case_udaddy() {
 		refuse server "$SLOG" 'udaddy: event:|failing connection request|failed|failure'
 		refuse client "$CLOG" 'udaddy: event:|failed|failure'
 	}
-	run_pair udaddy sc chk '^udaddy: starting server$' 0 \
+	LISTEN=7174 run_pair udaddy sc chk '^udaddy: starting server$' 0 \
 		udaddy -c 2 -- udaddy -s $RIP_S -c 2
 }
 
@@ -559,7 +577,7 @@ case_cmtime() {	# order
 		refuse client "$CLOG" 'event: |_ERROR|failure|failing'
 		refuse server "$SLOG" 'failure|failing'
 	}
-	run_pair cmtime $1 chk '' 1 \
+	LISTEN=$port run_pair cmtime $1 chk '' 1 \
 		cmtime -b $RIP_S -p $port -- cmtime -s $RIP_S -p $port -c 20 "${retries[@]}"
 }
 
@@ -596,7 +614,7 @@ case_perftest() {	# test order
 	# at once (it waits for a connection that will not come).
 	RETRY_RE='RDMA_CM_EVENT_REJECTED; error: 8' \
 	RETRY_WHY="perftest's client connected before its server listened (REJ 8)" \
-	run_pair $t $2 chk 'Waiting for client to connect' 0 \
+	LISTEN=$port run_pair $t $2 chk 'Waiting for client to connect' 0 \
 		$t -d droce0 -F -R -p $port -n $ITERS -- $t -d droce0 -F -R -p $port -n $ITERS $RIP_S
 	SERVER_LCORES=0 CLIENT_LCORES=
 }

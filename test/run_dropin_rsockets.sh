@@ -23,7 +23,11 @@ fails=0
 
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-command -v python3 >/dev/null || { echo "SKIP: python3 is missing"; exit 77; }
+# Debian's python3: the first in PATH may be a shim (pyenv's takes a second to
+# start, and would run under the preloaded libraries too)
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+[ -n "$PY" ] || { echo "SKIP: python3 is missing"; exit 77; }
 
 TMP=$(mktemp -d /tmp/droce-rsockets.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
@@ -40,7 +44,7 @@ fi
 # 1. the entry points
 names=$(sed -n 's/^\(r[a-z]*\)@@RDMACM_1\.0$/\1/p' "$CM_LIST" | grep -v '^rdma_')
 [ "$(echo "$names" | wc -l)" -ge 27 ] || fail "only $(echo "$names" | wc -l) rsocket names in $CM_LIST"
-python3 - "$DROPIN/librdmacm.so.1" $names >"$TMP/calls.out" 2>"$TMP/calls.err" <<'EOF'
+"$PY" - "$DROPIN/librdmacm.so.1" $names >"$TMP/calls.out" 2>"$TMP/calls.err" <<'EOF'
 import ctypes, errno, sys
 
 cm = ctypes.CDLL(sys.argv[1], use_errno=True)
@@ -109,7 +113,7 @@ if [ -n "$SAN_RT" ]; then
 	# (python under the sanitizer's runtime and librspreload's interposers hangs)
 	echo "SKIP librspreload: a sanitized build"
 elif [ -n "$PRELOAD" ]; then
-	LD_PRELOAD=$PRELOAD timeout -k 2 10 python3 -c \
+	LD_PRELOAD=$PRELOAD timeout -k 2 10 "$PY" -c \
 		'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print("socket", s.getsockname()[1] > 0)' \
 		>"$TMP/pre.out" 2>"$TMP/pre.err"
 	if ! grep -q '^socket True$' "$TMP/pre.out"; then

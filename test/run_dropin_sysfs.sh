@@ -109,13 +109,18 @@ had_ib=no
 droce_mounts() { findmnt -rn -o TARGET,SOURCE | grep -Ec 'droce-sysfs|^/sys/class|^/dev/infiniband'; }
 mounts_before=$(droce_mounts)
 
-# What the program sees: rdma-core's tests/base.py _get_ip_mac() steps.
+# What the program sees: rdma-core's tests/base.py _get_ip_mac() steps
+# (with Debian's python3, as its tests run: the first in PATH may be a shim
+# that takes a second to start)
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+export PY
 cat >"$TMP/probe.sh" <<'EOF'
 ibv_devices >/dev/null 2>&1 || { echo "no device list"; exit 3; }
 d=/sys/class/infiniband/droce0
 [ -d $d/device/net/ ] || { echo "no $d/device/net/"; exit 3; }
 ifn=$(ls $d/device/net/ | head -n1)
-ip=$(ip -j addr show "$ifn" | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["addr_info"][0]["local"])')
+ip=$(ip -j addr show "$ifn" | "${PY:-python3}" -c 'import json, sys; print(json.load(sys.stdin)[0]["addr_info"][0]["local"])')
 echo "ifname=$ifn ip=$ip ndev=$(cat $d/ports/1/gid_attrs/ndevs/0) dev=$(stat -c '%F %t:%T' /dev/infiniband/uverbs-droce0)"
 EOF
 for net in current private; do

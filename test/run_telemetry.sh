@@ -29,8 +29,10 @@ for _ in $(seq 100); do
 done
 [ -S /var/run/dpdk/$prefix/dpdk_telemetry.v2 ] || { cat "$OUT"; echo "FAIL: no telemetry socket"; exit 1; }
 
-# q CMD: the command's JSON value (null when refused)
-q() { echo "$1" | "$TEL" -f "$prefix" 2>/dev/null | tail -n1 |
+# q CMD: the command's JSON value (null when refused). dpdk-telemetry.py runs
+# with Debian's python3 ($PY): its "#!/usr/bin/env python3" finds the first in
+# PATH, which may be a shim (pyenv's takes over a second to start, each time).
+q() { echo "$1" | "$PY" "$TEL" -f "$prefix" 2>/dev/null | tail -n1 |
 	"$PY" -c 'import json, sys; d = json.load(sys.stdin); print(json.dumps(list(d.values())[0]))'; }
 # j JSON EXPR: a Python expression on the value v
 j() { "$PY" -c "import json, sys; v = json.loads(sys.argv[1]); print($2)" "$1"; }

@@ -191,12 +191,42 @@ TPID=
 # still dissected); what the defaults flag is only reported.
 TS_DEFAULT="tshark -r $CAP -o ip.check_checksum:TRUE"
 TS=$TS_DEFAULT
-for h in rpcrdma_infiniband iser_infiniband smb_direct_infiniband smcr_infiniband sdp_infiniband \
-	 lnet_ib eth_over_ib fc_infiniband nvme_rdma; do
-	tshark -r "$CAP" -c 1 --disable-heuristic $h 2>&1 | grep -q "can't disable" ||
-		TS="$TS --disable-heuristic $h"
+HEUR="rpcrdma_infiniband iser_infiniband smb_direct_infiniband smcr_infiniband sdp_infiniband
+      lnet_ib eth_over_ib fc_infiniband nvme_rdma"
+# those this tshark does not have, it names ("No such protocol X, can't
+# disable"), all in one run (tshark takes a second or more to start)
+no_heur=" $(tshark -r "$CAP" -c 1 $(printf -- '--disable-heuristic %s ' $HEUR) 2>&1 >/dev/null |
+	sed -n "s/.*No such protocol \(.*\), can't disable.*/\1/p" | tr '\n' ' ')"
+for h in $HEUR; do
+	[[ $no_heur == *" $h "* ]] || TS="$TS --disable-heuristic $h"
 done
-count() { $TS -Y "$1" 2>/dev/null | wc -l; }
+# the counts below, from one reading of the capture (tshark_counts); count()
+# runs tshark itself for a filter not in the list
+declare -A COUNTS
+cf=(frame infiniband "udp.dstport == 4791")
+for op in 0 1 2 3 4 5 100 101; do
+	cf+=("infiniband.bth.opcode == $op && ip.src == $RIP_C && ip.dst == $RIP_S")
+done
+cf+=("infiniband.bth.opcode == 17 && ip.src == $RIP_S && ip.dst == $RIP_C")
+for syn in 0 1 3; do
+	cf+=("infiniband.bth.opcode == 17 && infiniband.aeth.syndrome.opcode == $syn")
+done
+cf+=("_ws.malformed" "(udp.port == 4791 || arp) && _ws.expert.severity >= \"Warning\""
+     "udp.port == 4791 && ip.checksum.status != 1"
+     "infiniband && (infiniband.bth.tver != 0 || infiniband.bth.p_key != 65535)"
+     "infiniband.deth && infiniband.deth.q_key != 0x11111111" "infiniband.deth"
+     "udp.dstport == 4791 && (udp.srcport < 49152 || udp.checksum != 0)"
+     "udp.dstport == 4791 && frame.len != frame.cap_len"
+     "arp.opcode == 1 && arp.dst.proto_ipv4 == $RIP_S" "arp.opcode == 2 && arp.src.proto_ipv4 == $RIP_S"
+     icmp)
+tshark_counts COUNTS $TS -- "${cf[@]}"
+count() {
+	if [ -n "${COUNTS[$1]+set}" ]; then
+		echo "${COUNTS[$1]}"
+	else
+		$TS -Y "$1" 2>/dev/null | wc -l
+	fi
+}
 checks=0 bad=0
 check() {	# check <description> <ok?>
 	checks=$((checks + 1))
@@ -268,9 +298,9 @@ echo "   --   with the default payload heuristics: $n malformed frames, flagged 
 	   sed 's/.*:infiniband://' | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }')"
 
 # ICRC: Wireshark 4.0 shows it but does not check it
-if command -v python3 >/dev/null; then
+if [ -n "$SYS_PY" ]; then
 	$TS -Y "udp.dstport == 4791" -F pcap -w "$WORK/roce.pcap" 2>/dev/null
-	out=$(python3 "$(dirname "$0")/roce_icrc_check.py" "$WORK/roce.pcap")
+	out=$("$SYS_PY" "$(dirname "$0")/roce_icrc_check.py" "$WORK/roce.pcap")
 	set -- $out
 	check "ICRC verified independently (python3 zlib): ${1:-0} good, ${2:-?} bad ${*:3}" \
 		$([ "${2:-1}" -eq 0 ] && [ "${1:-0}" -eq "$n_roce" ] && echo 1)
