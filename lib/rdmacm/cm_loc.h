@@ -66,7 +66,13 @@
 #define CM_DREQ_RETRIES		5
 #define CM_LOCAL_ACK_TIMEOUT	14	/* QP ACK timeout by default: 67 ms */
 #define CM_DEFAULT_RESP_RES	16	/* max_qp_rd_atom / max_qp_init_rd_atom of droce */
-#define CM_MIN_RNR_TIMER	12	/* 0.64 ms */
+/*
+ * RNR timer for the QP's RTR (rdma_init_qp_attr): 0, 655.36 ms in IBA's
+ * encoding, as the kernel's CM gives (cm_init_qp_rtr_attr). A sender with
+ * a finite RNR retry count (pyverbs asks 5) then waits seconds for a slow
+ * receiver to post, not milliseconds.
+ */
+#define CM_MIN_RNR_TIMER	0
 #define CM_ADDR_POLL_MS		5	/* address resolution: ask the device again */
 #define CM_ADDR_TIMEOUT_MS	2000	/* rdma_resolve_addr with a time-out <= 0 */
 #define CM_PORT_FIRST		32768	/* ephemeral ports, as ip_local_port_range */
