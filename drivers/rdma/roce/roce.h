@@ -498,6 +498,7 @@ struct roce_dev {
 	struct rte_ring *loop;		/* frames addressed to ourselves */
 	struct roce_engine *engine;
 	rte_spinlock_t inline_lock;	/* inline progress: one caller at a time */
+	int32_t inline_pid;		/* the holder's process (roce_share.c) */
 	struct roce_capture *cap;	/* devarg pcapng=: the capture, or NULL (roce_capture.c) */
 
 	/* control path */

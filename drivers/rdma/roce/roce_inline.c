@@ -15,6 +15,7 @@
 
 static struct roce_dev *inline_devs[DROCE_MAX_DEVS];
 static uint32_t nb_inline;
+static uint32_t quitting;	/* the process exits: no more iterations from it (roce_share.c) */
 
 /* The application's calls: every inline device of the process, one caller at a time each. */
 void
@@ -22,6 +23,8 @@ roce_progress(void)
 {
 	uint32_t n = __atomic_load_n(&nb_inline, __ATOMIC_ACQUIRE);
 
+	if (unlikely(__atomic_load_n(&quitting, __ATOMIC_RELAXED)))
+		return;
 	for (uint32_t i = 0; i < n; i++) {
 		struct roce_dev *dev = __atomic_load_n(&inline_devs[i], __ATOMIC_ACQUIRE);
 
@@ -78,12 +81,21 @@ waker_poll(struct roce_dev *dev)
 	uint64_t epoch = __atomic_load_n(&dev->epoch, __ATOMIC_ACQUIRE), before;
 	bool moved;
 
-	if (epoch != dev->wake_epoch) {
+	/*
+	 * Shared by forked processes (roce_share.c), the device moves for the
+	 * others' QPs too, never for this process's: it looks every time
+	 */
+	if (epoch != dev->wake_epoch && !dev->share_on) {
 		dev->wake_epoch = epoch;	/* the application moves it */
 		return false;
 	}
-	if (!roce_inline_trylock(dev))
+	if (__atomic_load_n(&quitting, __ATOMIC_ACQUIRE) ||
+	    (!roce_inline_trylock(dev) && !(dev->share_on && roce_share_lock_check(dev))))
 		return false;
+	if (__atomic_load_n(&quitting, __ATOMIC_SEQ_CST)) {	/* set meanwhile: leave() waits for this */
+		roce_inline_unlock(dev);
+		return false;
+	}
 	before = dev->stats.rx_pkts + dev->stats.tx_pkts;
 	roce_dev_poll(dev);
 	moved = dev->stats.rx_pkts + dev->stats.tx_pkts != before;
@@ -315,4 +327,15 @@ roce_inline_join(struct roce_dev *dev)
 		if (inline_devs[i] == dev)
 			return 0;
 	return roce_inline_attach(dev);
+}
+
+/*
+ * The process exits while it shares devices with others (roce_share.c): it
+ * starts no iteration from now on; the caller then takes and drops each
+ * device's lock, which waits for one that runs.
+ */
+void
+roce_inline_quit(void)
+{
+	__atomic_store_n(&quitting, 1, __ATOMIC_SEQ_CST);
 }

@@ -56,9 +56,15 @@ roce_mbuf_takeover(struct rte_mbuf *m)
 #endif
 }
 
+/* this process's ID, for the inline lock's holder (roce_share.c keeps it) */
+extern int32_t roce_self_pid;
+
 /*
  * A device's inline progress lock. DPDK's x86 spin lock is inline assembly,
- * which ThreadSanitizer does not see as a lock: these tell it.
+ * which ThreadSanitizer does not see as a lock: these tell it. The holder's
+ * process is noted (same cache line): processes forked from the one that
+ * probed the device share the lock, and one that dies holding it must not
+ * stop the others (roce_share_lock_check).
  */
 static inline bool
 roce_inline_trylock(struct roce_dev *dev)
@@ -66,6 +72,7 @@ roce_inline_trylock(struct roce_dev *dev)
 	if (!rte_spinlock_trylock(&dev->inline_lock))
 		return false;
 	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
+	dev->inline_pid = roce_self_pid;
 	return true;
 }
 
@@ -74,11 +81,13 @@ roce_inline_lock(struct roce_dev *dev)
 {
 	rte_spinlock_lock(&dev->inline_lock);
 	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
+	dev->inline_pid = roce_self_pid;
 }
 
 static inline void
 roce_inline_unlock(struct roce_dev *dev)
 {
+	dev->inline_pid = 0;
 	ROCE_TSAN_RELEASE(&dev->inline_lock);
 	rte_spinlock_unlock(&dev->inline_lock);
 }
@@ -182,6 +191,7 @@ bool roce_share_fwd(struct roce_dev *dev, uint32_t k, struct rte_mbuf *m);
 void roce_share_poll(struct roce_dev *dev);
 uint32_t roce_share_gsi_owner(struct roce_dev *dev, const uint8_t *mad, uint32_t len);
 int roce_share_listen(struct roce_dev *dev, uint64_t sid, bool on);
+bool roce_share_lock_check(struct roce_dev *dev);
 void roce_qp_reap(struct roce_dev *dev, uint32_t owner);
 
 /*
@@ -367,6 +377,7 @@ int roce_inline_attach(struct roce_dev *dev);
 /* in a forked child: every opened device progresses inline, a new waker moves them */
 void roce_inline_forked(void);
 int roce_inline_join(struct roce_dev *dev);
+void roce_inline_quit(void);
 void roce_inline_detach(struct roce_dev *dev);
 void roce_wake_kick(struct roce_dev *dev);
 void roce_wait_begin(struct roce_dev *dev);

@@ -26,6 +26,7 @@
  * thread of the parent) is not usable in it.
  */
 #include <pthread.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -50,6 +51,7 @@ static struct {
 	int32_t pid[ROCE_SHARE_OWNERS];
 } *owners;
 static uint32_t share_me;		/* this process's index */
+int32_t roce_self_pid;
 static bool share_child;		/* this process was forked after a device was probed */
 static const struct roce_dev *unusable[DROCE_MAX_DEVS];	/* here, in this process */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -81,7 +83,33 @@ owner_alive(uint32_t k)
 	return k < ROCE_SHARE_OWNERS && __atomic_load_n(&owners->pid[k], __ATOMIC_ACQUIRE) != 0;
 }
 
+/* @pid ended: gone, or a zombie. */
+static bool
+pid_ended(int32_t pid)
+{
+	char path[64], st[256];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) != 0)
+		return errno == ESRCH;
+	/* a zombie (not waited for yet) still answers kill(): its state says */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	n = read(fd, st, sizeof(st) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	st[n] = '\0';
+	p = strrchr(st, ')');	/* after the command's name, which may hold anything */
+	return p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 static void atfork_register(void);
+static void leave(void);
 
 /* At probe: a ring per process that may share @dev. 0 or -errno. */
 int
@@ -90,6 +118,7 @@ roce_share_init(struct roce_dev *dev)
 	char rn[RTE_RING_NAMESIZE];
 
 	pthread_once(&atfork_once, atfork_register);
+	roce_self_pid = getpid();
 	if (owners == NULL) {
 		void *o = mmap(NULL, sizeof(*owners), PROT_READ | PROT_WRITE,
 			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -204,7 +233,7 @@ listen_stale(const struct roce_listen *l)
 {
 	int32_t pid = __atomic_load_n(&owners->pid[l->owner], __ATOMIC_ACQUIRE);
 
-	return pid == 0 || kill(pid, 0) != 0;
+	return pid == 0 || pid_ended(pid);
 }
 
 /*
@@ -244,12 +273,41 @@ out:
 	return ret;
 }
 
+/*
+ * The inline lock of @dev is held: by a process that ended while it held it
+ * (killed in an iteration)? Then the caller takes it over, as its holder,
+ * and true. The device may be as that iteration left it: its frames in
+ * flight are lost, as on a link, and RC resends.
+ */
+bool
+roce_share_lock_check(struct roce_dev *dev)
+{
+	int32_t pid = __atomic_load_n(&dev->inline_pid, __ATOMIC_ACQUIRE);
+
+	if (pid == 0 || pid == roce_self_pid || !pid_ended(pid))
+		return false;
+	/* one taker: the holder's mark moves from the dead process to this one */
+	if (!__atomic_compare_exchange_n(&dev->inline_pid, &pid, roce_self_pid, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return false;
+	ROCE_LOG(WARNING, "%s: process %d ended while moving the device: taken over",
+		 dev->name, (int)pid);
+	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
+	return true;
+}
+
 /* ---- fork ---- */
 
 /* In the parent: from now on a frame may be another process's. */
 static void
 atfork_parent(void)
 {
+	static bool registered;
+
+	if (!registered) {
+		registered = true;
+		atexit(leave);
+	}
 	for (unsigned int i = 0; i < roce_dev_count(); i++) {
 		struct roce_dev *dev = roce_dev_get(i);
 
@@ -267,7 +325,7 @@ owner_claim(void)
 	for (int k = 1; k < ROCE_SHARE_OWNERS; k++) {
 		int32_t pid = __atomic_load_n(&owners->pid[k], __ATOMIC_ACQUIRE);
 
-		if (pid != 0 && (kill(pid, 0) == 0 || errno != ESRCH))
+		if (pid != 0 && !pid_ended(pid))
 			continue;
 		if (__atomic_compare_exchange_n(&owners->pid[k], &pid, me, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -276,9 +334,23 @@ owner_claim(void)
 	return -1;
 }
 
+/*
+ * At exit of a process sharing a device: none of its threads (the waker)
+ * is left in an iteration, or starts one, when the process goes; then its
+ * index is free again.
+ */
 static void
 leave(void)
 {
+	roce_inline_quit();
+	for (unsigned int i = 0; i < roce_dev_count(); i++) {
+		struct roce_dev *dev = roce_dev_get(i);
+
+		if (dev != NULL && dev->share_on && roce_share_usable(dev)) {
+			roce_inline_lock(dev);
+			roce_inline_unlock(dev);
+		}
+	}
 	if (owners != NULL && share_child && share_me < ROCE_SHARE_OWNERS)
 		__atomic_store_n(&owners->pid[share_me], 0, __ATOMIC_RELEASE);
 }
@@ -293,8 +365,9 @@ atfork_child(void)
 	int k = owners != NULL ? owner_claim() : -1;
 	unsigned int nu = 0;
 
+	roce_self_pid = getpid();
 	if (!share_child)
-		atexit(leave);
+		atexit(leave);	/* (a child of a child has the parent's registration) */
 	share_child = true;
 	share_me = k < 0 ? ROCE_SHARE_OWNERS - 1 : (uint32_t)k;
 	memset(unusable, 0, sizeof(unusable));
