@@ -10,7 +10,9 @@
  *  - two children connect through rdma_cm (a listener and a client on the
  *    same IP), and a third child's rdma_listen on the same port fails with
  *    EADDRINUSE;
- *  - the parent's own QPs, made before the forks, still work after them;
+ *  - the parent's own QPs and CM id (the connection manager runs in the
+ *    parent before the forks), made before the forks, still work after them,
+ *    and its id listens on the port the ended server held;
  *  - with --lcore (the device on an engine lcore of the parent), a child
  *    cannot open the device: ENODEV.
  */
@@ -395,8 +397,10 @@ test_cm_between_children(void)
 	return TEST_SUCCESS;
 }
 
-/* The parent's QPs, made before the forks: a SEND between them after all that. */
+/* The parent's QPs and CM id, made before the forks: still its own after all that. */
 static struct rc_side pa, pb;
+static struct rdma_event_channel *pch;
+static struct rdma_cm_id *pid_cm;
 
 static int
 test_parent_after(void)
@@ -411,6 +415,10 @@ test_parent_after(void)
 	CHECK(wait_wc(pa.cq, IBV_WC_SEND, 0));
 	CHECK(wait_wc(pb.cq, IBV_WC_RECV, MSG));
 	CHECK(check(pb.buf, MSG, 0x42, "the parent's SEND"));
+	/* its id, made before the forks, listens on the port the ended server held */
+	TEST_ASSERT(rdma_listen(pid_cm, 4) == 0, "the parent's rdma_listen: %s", strerror(errno));
+	TEST_ASSERT(rdma_destroy_id(pid_cm) == 0, "rdma_destroy_id");
+	rdma_destroy_event_channel(pch);
 	return TEST_SUCCESS;
 }
 
@@ -457,5 +465,17 @@ main(int argc, char **argv)
 	}
 	if (lcore_mode)
 		return DROCE_TEST_MAIN("fork_lcore", lcore_cases, NULL, NULL);
+	/* the connection manager runs in the parent before the forks: each child starts its own */
+	{
+		struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(7471) };
+
+		inet_pton(AF_INET, DEV_IP, &sin.sin_addr);
+		pch = rdma_create_event_channel();
+		if (pch == NULL || rdma_create_id(pch, &pid_cm, NULL, RDMA_PS_TCP) ||
+		    rdma_bind_addr(pid_cm, (struct sockaddr *)&sin)) {
+			fprintf(stderr, "the parent's CM id: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 	return DROCE_TEST_MAIN("fork", inline_cases, NULL, NULL);
 }

@@ -543,6 +543,40 @@ cm_exit(void)
 }
 
 /*
+ * In a forked child: the ids, the devices' QP1s and the thread are the
+ * parent's (its thread is not even here), the epoll and wake fds shared
+ * with it. The child's first rdma_* call starts a connection manager of
+ * its own, with its own QP1 on each device (drivers/rdma/roce/roce_share.c);
+ * the parent's ids are not the child's to use, and are forgotten here.
+ */
+static void
+cm_atfork_child(void)
+{
+	pthread_mutex_init(&cm.lock, NULL);
+	pthread_cond_init(&cm.cond, NULL);
+	if (!cm.inited)
+		return;
+	if (cm.epfd >= 0)
+		close(cm.epfd);
+	if (cm.wakefd >= 0)
+		close(cm.wakefd);
+	memset(cm.dev, 0, sizeof(cm.dev));
+	cm.nb_dev = 0;
+	cm.ctx_list = NULL;
+	TAILQ_INIT(&cm.ids);
+	cm.thread_running = false;
+	cm.epfd = cm.wakefd = cm.qp_err_fd = -1;
+	cm.init_err = 0;
+	cm.inited = false;
+}
+
+static void
+cm_atfork_register(void)
+{
+	pthread_atfork(NULL, NULL, cm_atfork_child);
+}
+
+/*
  * Once per process: open the devices and start the thread. 0, or -1 with
  * errno (ENODEV: no droce device; the EAL could not start, for instance).
  */
@@ -553,6 +587,9 @@ cm_init(void)
 	struct epoll_event ev = { .events = EPOLLIN };
 	int n = 0, err = 0;
 
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, cm_atfork_register);
 	pthread_mutex_lock(&cm.lock);
 	if (cm.inited) {
 		err = cm.init_err;

@@ -208,11 +208,39 @@ qp_err_raise(struct droce_rdev *dev, const struct ibv_qp *qp)
 		droce_evq_put(q, &e);
 }
 
+/*
+ * In a forked child: the queue (in process memory) is the child's copy, but
+ * its eventfd is the parent's. The child gets an fd of its own and an empty
+ * queue: each process's connection manager hears of its own QPs.
+ */
+static void
+qp_err_atfork_child(void)
+{
+	int fd;
+
+	pthread_mutex_init(&qp_err_lock, NULL);
+	if (qp_err == NULL)
+		return;
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd >= 0 && dup3(fd, qp_err_q.fd, O_CLOEXEC) >= 0)	/* the number the CM holds stays */
+		close(fd);
+	rte_ring_reset(qp_err_q.ring);
+	pthread_mutex_init(&qp_err_q.lock, NULL);
+}
+
+static void
+droce_qp_err_atfork_register(void)
+{
+	pthread_atfork(NULL, NULL, qp_err_atfork_child);
+}
+
 int
 droce_qp_err_fd(void)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	int ret = 0;
 
+	pthread_once(&once, droce_qp_err_atfork_register);
 	pthread_mutex_lock(&qp_err_lock);
 	if (qp_err == NULL) {
 		ret = droce_evq_init(&qp_err_q, "droce_qp_err", sizeof(struct droce_qp_err),
