@@ -76,9 +76,15 @@ roce_inline_trylock(struct roce_dev *dev)
 	return true;
 }
 
+void roce_share_inline_lock(struct roce_dev *dev);
+
 static inline void
 roce_inline_lock(struct roce_dev *dev)
 {
+	if (unlikely(dev->share_on)) {	/* its holder may be a process that ended */
+		roce_share_inline_lock(dev);
+		return;
+	}
 	rte_spinlock_lock(&dev->inline_lock);
 	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
 	dev->inline_pid = roce_self_pid;

@@ -283,8 +283,12 @@ pick_lcore(const struct roce_dev *dev)
 {
 	unsigned int lc;
 
-	if (roce_share_is_child())
-		return -1;	/* the parent's lcores are not in a forked process */
+	/*
+	 * The parent's lcores are not in a forked process; and once processes
+	 * share the device, they all move it inline, under its one lock
+	 */
+	if (roce_share_is_child() || dev->share_on)
+		return -1;
 	if (dev->lcore >= 0)
 		return dev->lcore;
 	if (dev->lcore == -1)

@@ -293,7 +293,24 @@ roce_share_lock_check(struct roce_dev *dev)
 	ROCE_LOG(WARNING, "%s: process %d ended while moving the device: taken over",
 		 dev->name, (int)pid);
 	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
+	/* its iteration ends here: the epoch is even between iterations (roce_dev_quiesce) */
+	if (__atomic_load_n(&dev->epoch, __ATOMIC_RELAXED) & 1)
+		__atomic_store_n(&dev->epoch, dev->epoch + 1, __ATOMIC_RELEASE);
 	return true;
+}
+
+/* roce_inline_lock on a shared device: a holder that ended is taken over. */
+void
+roce_share_inline_lock(struct roce_dev *dev)
+{
+	for (unsigned int i = 1;; i++) {
+		if (roce_inline_trylock(dev))
+			return;
+		/* now and then (a syscall or two): is the holder still there? */
+		if ((i & 0xfffff) == 0 && roce_share_lock_check(dev))
+			return;
+		rte_pause();
+	}
 }
 
 /* ---- fork ---- */
