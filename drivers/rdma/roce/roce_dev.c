@@ -696,8 +696,9 @@ roce_dev_open(struct roce_dev *dev)
 {
 	int ret;
 
+	roce_share_child_start();	/* a forked process's first open (roce_share.c) */
 	if (!roce_share_usable(dev))
-		return -ENODEV;	/* a forked process that cannot share it (roce_share.c) */
+		return -ENODEV;
 	pthread_mutex_lock(&dev->lock);
 	ret = progress_get(dev);
 	if (ret == 0)

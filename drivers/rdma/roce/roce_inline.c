@@ -16,6 +16,7 @@
 static struct roce_dev *inline_devs[DROCE_MAX_DEVS];
 static uint32_t nb_inline;
 static uint32_t quitting;	/* the process exits: no more iterations from it (roce_share.c) */
+static uint32_t forked_idle;	/* a forked process that opened no device yet: none from it */
 
 /* The application's calls: every inline device of the process, one caller at a time each. */
 void
@@ -23,7 +24,8 @@ roce_progress(void)
 {
 	uint32_t n = __atomic_load_n(&nb_inline, __ATOMIC_ACQUIRE);
 
-	if (unlikely(__atomic_load_n(&quitting, __ATOMIC_RELAXED)))
+	if (unlikely(__atomic_load_n(&quitting, __ATOMIC_RELAXED) |
+		     __atomic_load_n(&forked_idle, __ATOMIC_RELAXED)))
 		return;
 	for (uint32_t i = 0; i < n; i++) {
 		struct roce_dev *dev = __atomic_load_n(&inline_devs[i], __ATOMIC_ACQUIRE);
@@ -301,7 +303,7 @@ roce_inline_detach(struct roce_dev *dev)
 
 /*
  * In a forked child: the waker was the parent's thread (fork copies only the
- * caller); one of its own starts if inline devices are attached.
+ * caller). Nothing moves until the child opens a device.
  */
 void
 roce_inline_forked(void)
@@ -310,8 +312,8 @@ roce_inline_forked(void)
 	waker.running = false;
 	waker.kickable = 0;
 	waker.round = 0;
-	if (nb_inline > 0 && waker_start() != 0)
-		ROCE_LOG(ERR, "no inline progress thread in the forked process");
+	/* its devices move once it opens one (roce_inline_join): it may only exec */
+	__atomic_store_n(&forked_idle, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -323,10 +325,18 @@ roce_inline_forked(void)
 int
 roce_inline_join(struct roce_dev *dev)
 {
+	int ret = 0;
+	bool there = false;
+
 	for (uint32_t i = 0; i < nb_inline; i++)
-		if (inline_devs[i] == dev)
-			return 0;
-	return roce_inline_attach(dev);
+		there |= inline_devs[i] == dev;
+	if (!there)
+		ret = roce_inline_attach(dev);
+	else if (nb_inline > 0)
+		ret = waker_start();	/* the inherited devices: this process's waker */
+	if (ret == 0)
+		__atomic_store_n(&forked_idle, 0, __ATOMIC_RELEASE);
+	return ret;
 }
 
 /*

@@ -193,6 +193,7 @@ void roce_share_leave(void);
 uint32_t roce_share_owner(void);
 bool roce_share_is_child(void);
 bool roce_share_usable(const struct roce_dev *dev);
+void roce_share_child_start(void);
 bool roce_share_fwd(struct roce_dev *dev, uint32_t k, struct rte_mbuf *m);
 void roce_share_poll(struct roce_dev *dev);
 uint32_t roce_share_gsi_owner(struct roce_dev *dev, const uint8_t *mad, uint32_t len);

@@ -53,6 +53,8 @@ static struct {
 static uint32_t share_me;		/* this process's index */
 int32_t roce_self_pid;
 static bool share_child;		/* this process was forked after a device was probed */
+static bool share_started;		/* ... and has its index (roce_share_child_start) */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct roce_dev *unusable[DROCE_MAX_DEVS];	/* here, in this process */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -182,7 +184,7 @@ roce_share_poll(struct roce_dev *dev)
 	struct rte_mbuf *pkts[DROCE_BURST];
 	unsigned int n;
 
-	if (unlikely(dev->share_in[share_me] == NULL))
+	if (unlikely(share_me >= ROCE_SHARE_OWNERS || dev->share_in[share_me] == NULL))
 		return;
 	n = rte_ring_dequeue_burst(dev->share_in[share_me], (void **)pkts, DROCE_BURST, NULL);
 	if (n)
@@ -328,7 +330,9 @@ atfork_parent(void)
 	for (unsigned int i = 0; i < roce_dev_count(); i++) {
 		struct roce_dev *dev = roce_dev_get(i);
 
-		if (dev != NULL && dev->share_in[0] != NULL && !dev->share_on)
+		/* (one on an engine lcore is not the children's: the lcore is a thread of this process) */
+		if (dev != NULL && dev->share_in[0] != NULL && !dev->share_on &&
+		    roce_engine_lcore(dev) < 0)
 			__atomic_store_n(&dev->share_on, true, __ATOMIC_RELEASE);
 	}
 }
@@ -373,21 +377,42 @@ leave(void)
 }
 
 /*
- * In the child: an index of its own, and the devices it can use. Nothing of
- * the device is touched: it is the parent's too.
+ * In the child: little, and nothing that locks or starts a thread (a child
+ * may only exec). The index and the devices it can use come with its first
+ * ibv_open_device (roce_share_child_start). Nothing of the device is
+ * touched: it is the parent's too.
  */
 static void
 atfork_child(void)
 {
-	int k = owners != NULL ? owner_claim() : -1;
-	unsigned int nu = 0;
-
 	roce_self_pid = getpid();
-	if (!share_child)
-		atexit(leave);	/* (a child of a child has the parent's registration) */
 	share_child = true;
-	share_me = k < 0 ? ROCE_SHARE_OWNERS - 1 : (uint32_t)k;
+	share_me = UINT32_MAX;		/* none yet: moves nothing of its own */
+	share_started = false;
+	pthread_mutex_init(&start_lock, NULL);
 	memset(unusable, 0, sizeof(unusable));
+	roce_engine_forked();
+}
+
+/*
+ * A forked process opens a device for the first time: it takes an index of
+ * its own (the ended process's that had it leaves its QPs and frames), and
+ * finds the devices it cannot use. Then its inline progress may start.
+ */
+void
+roce_share_child_start(void)
+{
+	unsigned int nu = 0;
+	int k;
+
+	if (!share_child || __atomic_load_n(&share_started, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&start_lock);
+	if (share_started)
+		goto out;
+	k = owners != NULL ? owner_claim() : -1;
+	if (k >= 0)
+		share_me = (uint32_t)k;
 	for (unsigned int i = 0; i < roce_dev_count(); i++) {
 		struct roce_dev *dev = roce_dev_get(i);
 		const char *why = NULL;
@@ -401,6 +426,8 @@ atfork_child(void)
 		else if (roce_engine_lcore(dev) >= 0)
 			why = "it progresses on an engine lcore of the parent";
 		if (why == NULL) {
+			/* (the parent sets it too, after fork() returns there) */
+			__atomic_store_n(&dev->share_on, true, __ATOMIC_RELEASE);
 			/* what an ended process with this index left */
 			roce_inline_lock(dev);	/* the mbufs go back under it (roce_share_poll) */
 			ring_drain(dev->share_in[k]);
@@ -412,7 +439,11 @@ atfork_child(void)
 		if (nu < RTE_DIM(unusable))
 			unusable[nu++] = dev;
 	}
-	roce_engine_forked();
+	if (k >= 0)
+		atexit(leave);
+	__atomic_store_n(&share_started, true, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&start_lock);
 }
 
 static void
