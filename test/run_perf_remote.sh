@@ -97,7 +97,14 @@ run() {
 	if [ "$cfirst" = 1 ]; then
 		start_client "$@"; sleep 1; start_server
 	else
-		start_server; sleep 1; start_client "$@"
+		# the client once the server listens (it says so after listen())
+		start_server
+		for _ in $(seq 1 300); do
+			grep -qs 'server waiting for a client on TCP port' "$se" && break
+			kill -0 "$SPID" 2>/dev/null || break
+			sleep 0.05
+		done
+		start_client "$@"
 	fi
 	wait "$CPID"; rc=$?
 	wait "$SPID"; rs=$?
