@@ -15,6 +15,7 @@
 
 #include "droce_test.h"
 #include "harness.h"
+#include "verbs_assert.h"
 
 static struct h_side a, b;
 static const struct h_qp_opts rc = { .type = IBV_QPT_RC, .max_send_wr = 64, .cqe = 256,
@@ -40,20 +41,6 @@ static uint64_t
 win_addr(size_t off)
 {
 	return (uintptr_t)b.buf + WIN_OFF + off;
-}
-
-/* One completion on @cq within 5 s, of @status (and, on success, of @opcode). */
-static int
-one_wc(struct ibv_cq *cq, struct ibv_wc *wc, uint64_t wr_id, enum ibv_wc_status status,
-       enum ibv_wc_opcode opcode)
-{
-	TEST_ASSERT_EQ(h_poll(cq, wc, 1, 5000), 1);
-	TEST_ASSERT(wc->status == status, "wr %" PRIu64 ": %s, want %s", wc->wr_id,
-		    ibv_wc_status_str(wc->status), ibv_wc_status_str(status));
-	TEST_ASSERT_EQ(wc->wr_id, wr_id);
-	if (status == IBV_WC_SUCCESS)
-		TEST_ASSERT_EQ(wc->opcode, opcode);
-	return TEST_SUCCESS;
 }
 
 /* Type 1: ibv_bind_mw on @s's QP, and its completion's status. */

@@ -20,6 +20,7 @@
 
 #include "droce_test.h"
 #include "harness.h"
+#include "verbs_assert.h"
 
 #define BUF_LEN		(256 * 1024)
 #define SRQ_WR		16
@@ -759,6 +760,24 @@ expect_last_wqe(void)
 }
 
 /*
+ * The target found a remote access error: it is in ERR, reports
+ * IBV_EVENT_QP_ACCESS_ERR and then IBV_EVENT_QP_LAST_WQE_REACHED.
+ */
+static int
+expect_access_err(void)
+{
+	struct ibv_async_event ev;
+
+	TEST_ASSERT_EQ(h_qp_state_wait(tgt, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
+	TEST_ASSERT(tgt_event(&ev, 2000) == 0, "no IBV_EVENT_QP_ACCESS_ERR");
+	TEST_ASSERT(ev.event_type == IBV_EVENT_QP_ACCESS_ERR, "event %s",
+		    ibv_event_type_str(ev.event_type));
+	TEST_ASSERT_PTR_EQ(ev.element.qp, tgt);
+	ibv_ack_async_event(&ev);
+	return expect_last_wqe();
+}
+
+/*
  * IBA 11.6.3 (man ibv_get_async_event): an XRC_RECV QP takes its WQEs from
  * XRC SRQs, so in ERR it reports IBV_EVENT_QP_LAST_WQE_REACHED, as a QP on
  * an SRQ does; once each time it enters ERR. The SRQs keep their WQEs.
@@ -806,7 +825,6 @@ test_xrc_recv_qp_access_err_then_last_wqe_reached(void)
 	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED },
 			   *bad = NULL;
-	struct ibv_async_event ev;
 	struct ibv_wc wc;
 
 	wr.qp_type.xrc.remote_srqn = srqn1;
@@ -815,13 +833,7 @@ test_xrc_recv_qp_access_err_then_last_wqe_reached(void)
 	TEST_ASSERT_EQ(ibv_post_send(ini, &wr, &bad), 0);
 	TEST_ASSERT_EQ(h_poll(scq, &wc, 1, 5000), 1);
 	TEST_ASSERT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
-	TEST_ASSERT_EQ(h_qp_state_wait(tgt, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
-	TEST_ASSERT(tgt_event(&ev, 2000) == 0, "no IBV_EVENT_QP_ACCESS_ERR");
-	TEST_ASSERT(ev.event_type == IBV_EVENT_QP_ACCESS_ERR, "event %s",
-		    ibv_event_type_str(ev.event_type));
-	TEST_ASSERT_PTR_EQ(ev.element.qp, tgt);
-	ibv_ack_async_event(&ev);
-	return expect_last_wqe();
+	return expect_access_err();
 }
 
 /* --- Memory windows over XRC (drivers/rdma/roce/roce_mw.c) --- */
@@ -852,20 +864,6 @@ win_setup(void)
 	bqp = ibv_create_qp_ex(cb, &qa);
 	TEST_ASSERT(bqp != NULL, "XRC_SEND QP on droce1: %s", strerror(errno));
 	CHECK(connect_ini_to(bqp, ca, ini->qp_num, 7));
-	return TEST_SUCCESS;
-}
-
-/* One completion of WR @id on @cq within 5 s, of @want (and, on success, of @op). */
-static int
-one_wc(struct ibv_cq *cq, struct ibv_wc *wc, uint64_t id, enum ibv_wc_status want,
-       enum ibv_wc_opcode op)
-{
-	TEST_ASSERT_EQ(h_poll(cq, wc, 1, 5000), 1);
-	TEST_ASSERT(wc->status == want, "wr %" PRIu64 ": %s, want %s", wc->wr_id,
-		    ibv_wc_status_str(wc->status), ibv_wc_status_str(want));
-	TEST_ASSERT_EQ(wc->wr_id, id);
-	if (want == IBV_WC_SUCCESS)
-		TEST_ASSERT_EQ(wc->opcode, op);
 	return TEST_SUCCESS;
 }
 
@@ -925,7 +923,6 @@ reconnect(void)
 static int
 xrc_violation(enum ibv_wr_opcode op, uint8_t *dst, uint32_t rkey)
 {
-	struct ibv_async_event ev;
 	struct ibv_wc wc;
 
 	memset(dst, 0xee, 256);
@@ -939,13 +936,7 @@ xrc_violation(enum ibv_wr_opcode op, uint8_t *dst, uint32_t rkey)
 		TEST_ASSERT_EQ(bufa[8192 + i], 0x11);
 	}
 	TEST_ASSERT_EQ(h_qp_state(ini), IBV_QPS_ERR);
-	TEST_ASSERT_EQ(h_qp_state_wait(tgt, IBV_QPS_ERR, 1000), IBV_QPS_ERR);
-	TEST_ASSERT(tgt_event(&ev, 2000) == 0, "no IBV_EVENT_QP_ACCESS_ERR");
-	TEST_ASSERT(ev.event_type == IBV_EVENT_QP_ACCESS_ERR, "event %s",
-		    ibv_event_type_str(ev.event_type));
-	TEST_ASSERT_PTR_EQ(ev.element.qp, tgt);
-	ibv_ack_async_event(&ev);
-	return expect_last_wqe();
+	return expect_access_err();
 }
 
 /*

@@ -78,4 +78,18 @@ first_not(const uint8_t *p, uint8_t v, size_t n)
 		    (uint64_t)_w.wr_id, ibv_wc_status_str(_w.status)); \
 } while (0)
 
+/* One completion of WR @wr_id on @cq within 5 s, of @status (and, on success, of @opcode). */
+static inline int
+one_wc(struct ibv_cq *cq, struct ibv_wc *wc, uint64_t wr_id, enum ibv_wc_status status,
+       enum ibv_wc_opcode opcode)
+{
+	TEST_ASSERT_EQ(h_poll(cq, wc, 1, 5000), 1);
+	TEST_ASSERT(wc->status == status, "wr %" PRIu64 ": %s, want %s", wc->wr_id,
+		    ibv_wc_status_str(wc->status), ibv_wc_status_str(status));
+	TEST_ASSERT_EQ(wc->wr_id, wr_id);
+	if (status == IBV_WC_SUCCESS)
+		TEST_ASSERT_EQ(wc->opcode, opcode);
+	return TEST_SUCCESS;
+}
+
 #endif

@@ -586,7 +586,6 @@ cm_init(void)
 	struct ibv_device **list;
 	struct epoll_event ev = { .events = EPOLLIN };
 	int n = 0, err = 0;
-
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 	pthread_once(&once, cm_atfork_register);

@@ -181,15 +181,12 @@ roce_async_raise(struct roce_dev *dev, struct ibv_async_event *ev)
 		cb(&dev->rdev, ev);
 }
 
-/* The QP a QPN names, or NULL: QP1 (GSI) wherever it sits in the table. */
 /* roce_share.c: a device shared by forked processes */
 /* the connection manager's IDs carry their owner in these top bits */
 #define ROCE_SHARE_ID_SHIFT	(32 - DROCE_RDEV_ID_OWNER_BITS)
 _Static_assert(ROCE_SHARE_OWNERS <= 1U << (32 - ROCE_SHARE_ID_SHIFT), "an owner fits an ID's top bits");
 int roce_share_init(struct roce_dev *dev);
 void roce_share_fini(struct roce_dev *dev);
-void roce_share_atfork_register(void);
-void roce_share_leave(void);
 uint32_t roce_share_owner(void);
 bool roce_share_is_child(void);
 bool roce_share_usable(const struct roce_dev *dev);
@@ -264,6 +261,7 @@ roce_qp_activate(struct roce_dev *dev, struct roce_qp *qp)
 	dev->active[dev->nb_active++] = roce_qp_token(qp);
 }
 
+/* The QP a QPN names, or NULL: QP1 (GSI), this process's, wherever it sits in the table. */
 static inline struct roce_qp *
 roce_qp_by_qpn(struct roce_dev *dev, uint32_t qpn)
 {

@@ -403,13 +403,7 @@ roce_engine_forked(void)
 {
 	pthread_mutex_init(&engine_lock, NULL);
 	roce_inline_forked();
-	for (unsigned int lc = 0; lc < RTE_MAX_LCORE; lc++) {
-		struct roce_engine *eng = engines[lc];
-
-		if (eng == NULL)
-			continue;
-		engines[lc] = NULL;	/* it goes on in the parent */
-	}
+	memset(engines, 0, sizeof(engines));	/* they go on in the parent */
 }
 
 /* A forked process opens @dev: it progresses it inline too (roce_share.c). */

@@ -526,12 +526,10 @@ roce_qp_query(struct droce_rdev_qp *fp, struct ibv_qp_attr *attr)
 	pthread_mutex_unlock(&qp->dev->lock);
 }
 
-void
-roce_qp_destroy(struct droce_rdev_qp *fp)
+/* @qp leaves its groups and the device's tables: no packet or token finds it any more. */
+static void
+qp_unpublish(struct roce_dev *dev, struct roce_qp *qp)
 {
-	struct roce_qp *qp = to_roce_qp(fp);
-	struct roce_dev *dev = qp->dev;
-
 	roce_mcast_qp_gone(qp);
 	pthread_mutex_lock(&dev->lock);
 	__atomic_store_n(&qp->fp.state, IBV_QPS_RESET, __ATOMIC_SEQ_CST);
@@ -541,6 +539,15 @@ roce_qp_destroy(struct droce_rdev_qp *fp)
 	if (qp->fp.qpn == DROCE_GSI_QPN)
 		__atomic_store_n(&dev->gsi_idx[qp->owner], 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
+}
+
+void
+roce_qp_destroy(struct droce_rdev_qp *fp)
+{
+	struct roce_qp *qp = to_roce_qp(fp);
+	struct roce_dev *dev = qp->dev;
+
+	qp_unpublish(dev, qp);
 	roce_dev_quiesce(dev);
 	roce_qp_reset_engine(qp);
 	qp_purge_completions(qp);
@@ -568,15 +575,10 @@ roce_qp_reap(struct roce_dev *dev, uint32_t owner)
 
 		if (qp == NULL || qp->owner != owner)
 			continue;
-		roce_mcast_qp_gone(qp);
-		pthread_mutex_lock(&dev->lock);
-		__atomic_store_n(&qp->fp.state, IBV_QPS_RESET, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&dev->qp_tbl[i], NULL, __ATOMIC_SEQ_CST);
-		__atomic_fetch_sub(&dev->nb_qp, 1, __ATOMIC_RELAXED);
-		dev->qp_taken[i] = false;
-		pthread_mutex_unlock(&dev->lock);
+		qp_unpublish(dev, qp);
 		n++;
 	}
+	/* (and a QP1 it reserved but had not published yet) */
 	__atomic_store_n(&dev->gsi_idx[owner], 0, __ATOMIC_RELEASE);
 	if (n)
 		ROCE_LOG(INFO, "%s: %u QPs of an ended process removed", dev->name, n);

@@ -128,7 +128,7 @@ roce_share_init(struct roce_dev *dev)
 		if (o == MAP_FAILED)
 			return -errno;
 		owners = o;
-		owners->pid[share_me] = getpid();
+		owners->pid[share_me] = roce_self_pid;
 	}
 	rte_spinlock_init(&dev->listen_lock);
 	for (unsigned int k = 0; k < ROCE_SHARE_OWNERS; k++) {
