@@ -939,8 +939,11 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 		for (unsigned int c = R.count; c > 0; c--) {
 			unsigned int q = ready_pop(&R, Q);
 			struct bw_qp *p = &Q[q];
-			unsigned int k = 0;
+			unsigned int k;
 
+			/* as perftest: post lists of -l WRs while the QP has room, then poll */
+again:
+			k = 0;
 			while (!p->closed && k < pl && p->posted + k - p->retired < depth &&
 			       p->posted + k < p->quota) {
 				uint64_t seq = p->posted + k;
@@ -964,7 +967,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 			if (p->posted == p->quota)
 				p->closed = true, open--;
 			else if (p->posted - p->retired < depth)
-				ready_push(&R, Q, q);
+				goto again;
 		}
 		/* sender completions */
 		int m = ibv_poll_cq(a->scq, 64, wc);

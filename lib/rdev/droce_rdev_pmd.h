@@ -85,6 +85,12 @@ struct droce_rdev_ops {
 	/* a thread blocks in a verbs wait (inline progress continues meanwhile) */
 	void (*wait_begin)(struct droce_rdev *dev);
 	void (*wait_end)(struct droce_rdev *dev);
+	/*
+	 * Inline progress (dev->progress set) from a post to @qp: at least
+	 * send what it has posted. Receiving waits for a poll or a wait, so
+	 * that WRs posted in a row are answered in bursts.
+	 */
+	void (*qp_progress)(struct droce_rdev_qp *qp);
 
 	/*
 	 * The link-layer address of IPv4 @ip (network order) on the device's

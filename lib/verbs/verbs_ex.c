@@ -486,7 +486,7 @@ wr_complete(struct ibv_qp_ex *qpx)
 	b->n = 0;
 	droce_wq_unlock(&qp->sq);
 	droce_rdev_qp_doorbell(qp);
-	verbs_progress(qp->dev);
+	verbs_progress_post(qp);
 	return ret;
 }
 

@@ -255,11 +255,22 @@ to_dctx(struct ibv_context *ctx)
 	return container_of(ctx, struct droce_context, vctx.context);
 }
 
-/* Inline progress is made from every post, poll and blocking wait. */
+/* Inline progress is made from every poll and blocking wait. */
 static inline void
 verbs_progress(struct droce_rdev *dev)
 {
 	droce_rdev_progress(dev);
+}
+
+/*
+ * A post sends its own WRs at once (the driver's qp_progress); what comes
+ * back is the next poll's. A receive needs no progress to be posted.
+ */
+static inline void
+verbs_progress_post(struct droce_rdev_qp *qp)
+{
+	if (__atomic_load_n(&qp->dev->progress, __ATOMIC_RELAXED) != NULL)
+		qp->dev->ops->qp_progress(qp);
 }
 
 /* verbs_device.c */

@@ -240,7 +240,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 	}
 	droce_wq_unlock(&qp->sq);
 	droce_rdev_qp_doorbell(qp);
-	verbs_progress(qp->dev);
+	verbs_progress_post(qp);
 	return ret;
 }
 
@@ -297,7 +297,6 @@ post_recv_list(struct droce_rdev *dev, struct droce_rdev_qp *qp, struct droce_wq
 		if (droce_rdev_qp_state(qp) == IBV_QPS_ERR)
 			droce_rdev_qp_doorbell(qp);
 	}
-	verbs_progress(dev);
 	return ret;
 }
 

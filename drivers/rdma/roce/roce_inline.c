@@ -38,6 +38,29 @@ roce_progress(void)
 }
 
 /*
+ * The driver's qp_progress: what a post to @fp asks of inline progress, its
+ * own WRs sent (roce_dev_send_qp). A device another thread is moving is
+ * left to that iteration; one shared by forked processes has whole ones.
+ */
+void
+roce_progress_qp(struct droce_rdev_qp *fp)
+{
+	struct roce_qp *qp = to_roce_qp(fp);
+	struct roce_dev *dev = qp->dev;
+
+	if (unlikely(dev->share_on)) {	/* its iterations look at the others' frames too */
+		roce_progress();
+		return;
+	}
+	if (unlikely(__atomic_load_n(&quitting, __ATOMIC_RELAXED)))
+		return;
+	if (roce_inline_trylock(dev)) {
+		roce_dev_send_qp(dev, qp);
+		roce_inline_unlock(dev);
+	}
+}
+
+/*
  * The waker: inline progress while the application sleeps, in
  * ibv_get_cq_event / ibv_get_async_event or in its own poll/epoll on a
  * channel fd or async_fd. A control thread, not an lcore: it sleeps and makes

@@ -69,7 +69,14 @@ extern int32_t roce_self_pid;
 static inline bool
 roce_inline_trylock(struct roce_dev *dev)
 {
-	if (!rte_spinlock_trylock(&dev->inline_lock))
+	/*
+	 * Every post and poll tries every inline device: a plain load first,
+	 * so that a held lock costs no locked instruction, and a release store
+	 * to unlock (DPDK's x86 unlock is an exchange, a full barrier that an
+	 * iteration does not need).
+	 */
+	if (__atomic_load_n(&dev->inline_lock.locked, __ATOMIC_RELAXED) != 0 ||
+	    __atomic_exchange_n(&dev->inline_lock.locked, 1, __ATOMIC_ACQUIRE) != 0)
 		return false;
 	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
 	dev->inline_pid = roce_self_pid;
@@ -95,7 +102,7 @@ roce_inline_unlock(struct roce_dev *dev)
 {
 	dev->inline_pid = 0;
 	ROCE_TSAN_RELEASE(&dev->inline_lock);
-	rte_spinlock_unlock(&dev->inline_lock);
+	__atomic_store_n(&dev->inline_lock.locked, 0, __ATOMIC_RELEASE);
 }
 
 /* rte_pktmbuf_free, the release marked after the free's own accesses. */
@@ -378,6 +385,8 @@ roce_clock(const struct roce_dev *dev)
 
 /* roce_inline.c */
 void roce_progress(void);
+void roce_progress_qp(struct droce_rdev_qp *fp);
+void roce_dev_send_qp(struct roce_dev *dev, struct roce_qp *qp);
 int roce_inline_attach(struct roce_dev *dev);
 /* in a forked child: every opened device progresses inline, a new waker moves them */
 void roce_inline_forked(void);

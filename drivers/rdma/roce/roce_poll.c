@@ -116,9 +116,16 @@ active_run(struct roce_dev *dev)
 			st = roce_qp_state(qp);
 		}
 		if (!qp_idle(qp, st)) {
+			qp->idle_visits = 0;
 			i++;
 			continue;
 		}
+		if (qp->idle_visits < DROCE_ACTIVE_LINGER) {	/* it may get work again soon */
+			qp->idle_visits++;
+			i++;
+			continue;
+		}
+		qp->idle_visits = 0;
 		__atomic_exchange_n(&qp->fp.db_armed, 0, __ATOMIC_SEQ_CST);
 		if (!qp_idle(qp, roce_qp_state(qp)) &&
 		    __atomic_exchange_n(&qp->fp.db_armed, 1, __ATOMIC_SEQ_CST) == 0) {
@@ -131,13 +138,9 @@ active_run(struct roce_dev *dev)
 	}
 }
 
-void
-roce_dev_poll(struct roce_dev *dev)
+static inline void
+iteration_begin(struct roce_dev *dev)
 {
-	struct rte_mbuf *pkts[DROCE_BURST];
-	uint32_t hi;
-	uint16_t n;
-
 	/*
 	 * Odd while the iteration runs. One writer at a time (the engine lcore,
 	 * or whoever holds the inline lock), so a plain store: no locked
@@ -161,6 +164,43 @@ roce_dev_poll(struct roce_dev *dev)
 		dev->clock += RTE_MIN(now - dev->clock_tsc, dev->clock_gap_max);
 		dev->clock_tsc = now;
 	}
+}
+
+static inline void
+iteration_end(struct roce_dev *dev)
+{
+	/* everything this iteration read and wrote is done before the count says so */
+	__atomic_store_n(&dev->epoch, dev->epoch + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Inline progress from a post to @qp (under the inline lock): send what it
+ * has posted, and nothing else, in a short iteration of its own. Receiving,
+ * and so the peer's ACKs, waits for the next poll: a sender that posts many
+ * WRs before polling then finds its peer's frames in bursts, one coalesced
+ * ACK for many messages, where a whole iteration per post handled each
+ * message alone.
+ */
+void
+roce_dev_send_qp(struct roce_dev *dev, struct roce_qp *qp)
+{
+	iteration_begin(dev);
+	db_collect(dev);	/* its doorbell, if it rang: on the list for what follows */
+	if (roce_qp_state(qp) != IBV_QPS_RESET)
+		roce_req_run(dev, qp);
+	if (dev->nb_tx)
+		roce_tx_flush(dev);
+	iteration_end(dev);
+}
+
+void
+roce_dev_poll(struct roce_dev *dev)
+{
+	struct rte_mbuf *pkts[DROCE_BURST];
+	uint32_t hi;
+	uint16_t n;
+
+	iteration_begin(dev);
 	/* before anything completes in this iteration: it goes to the new ring */
 	if (unlikely(__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL) &&
 	    (likely(!dev->share_on) || dev->cq_resize_owner == roce_share_owner()))
@@ -217,8 +257,7 @@ roce_dev_poll(struct roce_dev *dev)
 		roce_tx_flush(dev);
 	else if (dev->port_tx_kick)	/* lets a wrapping port (net_impair) release frames it holds */
 		roce_port_tx(dev, dev->tx, 0);
-	/* everything this iteration read and wrote is done before the count says so */
-	__atomic_store_n(&dev->epoch, dev->epoch + 1, __ATOMIC_RELEASE);
+	iteration_end(dev);
 }
 
 static int

@@ -265,6 +265,7 @@ static const struct droce_rdev_ops roce_rdev_ops = {
 	.quiesce = rdev_quiesce,
 	.wait_begin = rdev_wait_begin,
 	.wait_end = rdev_wait_end,
+	.qp_progress = roce_progress_qp,
 	.neigh_resolve = rdev_neigh_resolve,
 	.share_owner = rdev_share_owner,
 	.share_listen = rdev_share_listen,
