@@ -880,6 +880,70 @@ test_rc_mr_iova(void)
 }
 
 /* ------------------------------------------------------------------------- */
+/*
+ * SENDs posted in a row, then polled: every message arrives whole and in
+ * order. With inline progress a post only sends its WRs, and the receiver
+ * takes them when the application polls, in bursts: far fewer ACKs come
+ * back than messages went (each post moving both devices acknowledged
+ * every message alone). The waker may move a device in between, so only
+ * "far fewer" is asserted.
+ */
+#define BURST_MSGS	32
+#define BURST_LEN	64
+
+static int
+test_rc_posts_answered_in_bursts(void)
+{
+	/*
+	 * A starting PSN of its own: the previous case's last frame (a NAK
+	 * to PSN 10) may still wait in the port for a poll, and the QPs are
+	 * the same ones, connected again.
+	 */
+	struct h_qp_opts o = { .type = IBV_QPT_RC, .sq_sig_all = 1, .max_send_wr = 64,
+			       .max_recv_wr = 64, .psn = 0x5000 };
+	struct ibv_wc wc[BURST_MSGS];
+	struct h_side *a, *b;
+	uint64_t acks0, acks;
+	int got, n;
+
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
+	for (int i = 0; i < BURST_MSGS; i++) {
+		h_pattern(a->buf + i * BURST_LEN, BURST_LEN, 4000 + i);
+		TEST_ASSERT_EQ(h_post_recv(b, (size_t)i * BURST_LEN, BURST_LEN, 100 + i), 0);
+	}
+	memset(b->buf, 0, BURST_MSGS * BURST_LEN);
+	acks0 = rx_pkts("droce0");	/* a receives nothing but ACKs */
+	for (int i = 0; i < BURST_MSGS; i++)
+		TEST_ASSERT_EQ(h_post_send(a, IBV_WR_SEND, (size_t)i * BURST_LEN, BURST_LEN,
+					   200 + i, 0), 0);
+	for (got = 0; got < BURST_MSGS; got += n) {
+		n = h_poll(b->rcq, wc, BURST_MSGS - got, WC_MS);
+		TEST_ASSERT(n > 0, "%d of %d messages arrived", got, BURST_MSGS);
+		for (int i = 0; i < n; i++) {
+			ASSERT_STATUS(wc[i], IBV_WC_SUCCESS);
+			TEST_ASSERT_EQ(wc[i].wr_id, 100 + got + i);
+			TEST_ASSERT_EQ(wc[i].byte_len, BURST_LEN);
+		}
+	}
+	for (got = 0; got < BURST_MSGS; got += n) {
+		n = h_poll(a->scq, wc, BURST_MSGS - got, WC_MS);
+		TEST_ASSERT(n > 0, "%d of %d sends completed", got, BURST_MSGS);
+		for (int i = 0; i < n; i++) {
+			ASSERT_STATUS(wc[i], IBV_WC_SUCCESS);
+			TEST_ASSERT_EQ(wc[i].wr_id, 200 + got + i);
+		}
+	}
+	ASSERT_BYTES(b->buf, a->buf, BURST_MSGS * BURST_LEN);
+	acks = rx_pkts("droce0") - acks0;
+	printf("# %d messages, %" PRIu64 " ACKs\n", BURST_MSGS, acks);
+	TEST_ASSERT(acks >= 1, "no ACK arrived");
+	if (h_inline())
+		TEST_ASSERT(acks <= BURST_MSGS / 4, "%" PRIu64 " ACKs for %d messages posted in a row",
+			    acks, BURST_MSGS);
+	return TEST_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
 
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_rc_send_sizes),
@@ -905,6 +969,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_uc_aborted_message_reuses_wqe),
 	TEST_CASE(test_uc_aborted_message_reuses_wqe_iova_mr),
 	TEST_CASE(test_rc_mr_iova),
+	TEST_CASE(test_rc_posts_answered_in_bursts),
 };
 
 int

@@ -374,6 +374,14 @@ struct roce_qp_eng {
 	uint64_t w_va;
 	uint32_t una;			/* oldest unacknowledged PSN */
 	uint32_t rd_gap_psn;		/* 1 + the READ response PSN last asked for again */
+	/*
+	 * Every visit reads these: with the fields above, in the first three
+	 * cache lines, before the job and replay arrays (2 KiB) that only
+	 * READs and atomics touch.
+	 */
+	uint32_t rd_head, rd_tail;	/* free-running */
+	uint32_t rd_ndup;		/* queued jobs that are re-executions */
+	uint32_t atm_next;
 	/* responder: READ responses and atomic replies owed, in PSN order */
 	struct roce_rd_job {
 		uint8_t *host;		/* READ: next byte to send */
@@ -388,15 +396,12 @@ struct roce_qp_eng {
 		uint8_t dup;		/* re-execution of a duplicate request */
 		uint64_t orig;		/* atomic: value before the operation */
 	} rd[ROCE_RD_JOBS];
-	uint32_t rd_head, rd_tail;	/* free-running */
-	uint32_t rd_ndup;		/* queued jobs that are re-executions */
 	/* atomic replay cache (IBA 9.7.5.1.3: a duplicate atomic is not re-executed) */
 	struct {
 		uint32_t psn;
 		uint8_t valid;
 		uint64_t orig;
 	} atm[DROCE_MAX_RD_ATOMIC];
-	uint32_t atm_next;
 };
 
 struct roce_qp {
