@@ -66,17 +66,38 @@ extern int32_t roce_self_pid;
  * probed the device share the lock, and one that dies holding it must not
  * stop the others (roce_share_lock_check).
  */
+/*
+ * rte_spinlock_t operations for the locks every iteration takes: a plain
+ * load before the exchange, so that a held lock costs no locked
+ * instruction, and a release store to unlock (DPDK's x86 unlock is an
+ * exchange, a full barrier that nothing here needs). They work on the same
+ * word as rte_spinlock_*, which other holders of these locks may use.
+ */
+static inline bool
+roce_spin_trylock(rte_spinlock_t *l)
+{
+	return __atomic_load_n(&l->locked, __ATOMIC_RELAXED) == 0 &&
+	       __atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE) == 0;
+}
+
+static inline void
+roce_spin_lock(rte_spinlock_t *l)
+{
+	while (!roce_spin_trylock(l))
+		rte_pause();
+}
+
+static inline void
+roce_spin_unlock(rte_spinlock_t *l)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
 static inline bool
 roce_inline_trylock(struct roce_dev *dev)
 {
-	/*
-	 * Every post and poll tries every inline device: a plain load first,
-	 * so that a held lock costs no locked instruction, and a release store
-	 * to unlock (DPDK's x86 unlock is an exchange, a full barrier that an
-	 * iteration does not need).
-	 */
-	if (__atomic_load_n(&dev->inline_lock.locked, __ATOMIC_RELAXED) != 0 ||
-	    __atomic_exchange_n(&dev->inline_lock.locked, 1, __ATOMIC_ACQUIRE) != 0)
+	/* every post and poll tries every inline device */
+	if (!roce_spin_trylock(&dev->inline_lock))
 		return false;
 	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
 	dev->inline_pid = roce_self_pid;
@@ -92,7 +113,7 @@ roce_inline_lock(struct roce_dev *dev)
 		roce_share_inline_lock(dev);
 		return;
 	}
-	rte_spinlock_lock(&dev->inline_lock);
+	roce_spin_lock(&dev->inline_lock);
 	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
 	dev->inline_pid = roce_self_pid;
 }
@@ -102,7 +123,7 @@ roce_inline_unlock(struct roce_dev *dev)
 {
 	dev->inline_pid = 0;
 	ROCE_TSAN_RELEASE(&dev->inline_lock);
-	__atomic_store_n(&dev->inline_lock.locked, 0, __ATOMIC_RELEASE);
+	roce_spin_unlock(&dev->inline_lock);
 }
 
 /* rte_pktmbuf_free, the release marked after the free's own accesses. */

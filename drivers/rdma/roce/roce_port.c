@@ -247,9 +247,9 @@ roce_port_burst_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n
 
 	if (__atomic_load_n(&dev->port_paused, __ATOMIC_ACQUIRE))
 		return 0;
-	rte_spinlock_lock(dev->port_guard);
+	roce_spin_lock(dev->port_guard);	/* memif's own lock: its control thread takes it too */
 	done = tx ? rte_eth_tx_burst(dev->port_id, 0, pkts, n) :
 		    rte_eth_rx_burst(dev->port_id, 0, pkts, n);
-	rte_spinlock_unlock(dev->port_guard);
+	roce_spin_unlock(dev->port_guard);
 	return done;
 }
