@@ -396,7 +396,11 @@ roce_icrc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 		len = RTE_MIN(len, m->pkt_len - off);
 
 	have = RTE_MIN(len, (uint32_t)sizeof(hdr));
-	p = rte_pktmbuf_read(m, off, have, hdr);
+	/*
+	 * Not for nothing: DPDK 22.11's __rte_pktmbuf_read() of 0 bytes at
+	 * pkt_len walks off the end of a chain whose first segment is shorter.
+	 */
+	p = have > 0 ? rte_pktmbuf_read(m, off, have, hdr) : hdr;
 	if (p == NULL)
 		return 0;	/* unreachable: the range was clamped to pkt_len */
 	n = mask_headers(buf, p, have, len);
