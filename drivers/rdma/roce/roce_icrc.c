@@ -9,21 +9,32 @@
  * by segment without copying the payload. Only the masked headers (at most 88
  * bytes) are copied, to a stack buffer.
  *
- * Two engines produce identical registers: a portable slice-by-16 table walk,
- * and on x86 CPUs with PCLMULQDQ a carry-less-multiply fold of 64 bytes per
- * step, used for runs long enough to amortise its setup. Tables and folding
+ * Three engines produce identical registers, chosen once at start-up:
+ *  - table: a portable slice-by-16 table walk;
+ *  - clmul: on x86 CPUs with PCLMULQDQ, a carry-less-multiply fold of four
+ *    128-bit lanes (64 bytes a step), for runs of 32 bytes or more;
+ *  - avx512: on CPUs with VPCLMULQDQ and AVX-512 (F, VL) that the OS saves
+ *    the zmm state of, the same fold in four 512-bit registers (256 bytes a
+ *    step), for runs of AVX512_MIN_LEN bytes or more; shorter runs go to the
+ *    clmul code.
+ * The best the CPU has is used unless DROCE_ICRC names another (table, clmul
+ * or avx512; doc/guides/tuning.rst), for comparisons; tests switch with
+ * roce_icrc_engine_set(). The wide engines are built with target attributes,
+ * so the file still compiles for the baseline -march. Tables and folding
  * constants are computed once, by a constructor, and read-only afterwards.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
 #include <rte_common.h>
 #include <rte_mbuf.h>
 
-#include "roce_hdr.h"
+#include "roce.h"
 
 #if defined(RTE_ARCH_X86_64) || defined(__x86_64__)
 #include <immintrin.h>
@@ -48,12 +59,35 @@ static uint32_t crc_tbl[SLICES][256];
  * the rest).
  */
 #define CLMUL_MIN_LEN	32
-static bool use_clmul;
-/* Fold constants for distances of 512 and 128 bits: {hi qword, lo qword}. */
-static uint64_t k512[2], k128[2];
+/*
+ * Runs shorter than this stay with the 128-bit code under the avx512 engine:
+ * below it the zmm setup and the final 512-to-128-bit fold cost more than
+ * the wider steps save (devtools/bench_icrc.c measures where they cross).
+ */
+#define AVX512_MIN_LEN	256
+/*
+ * Fold constants {lo qword's, hi qword's} for distances of 2048 (four zmm
+ * registers), 512, 384, 256 and 128 bits.
+ */
+static uint64_t k2048[2], k512[2], k384[2], k256[2], k128[2];
 /* x^64 mod P, and Barrett's {P, mu = floor(x^64 / P)}: the 33-bit reflected forms */
 static uint64_t k64, barrett[2];
 #endif
+
+enum icrc_engine {
+	ICRC_TABLE,
+	ICRC_CLMUL,
+	ICRC_AVX512,
+};
+
+static const char *const icrc_engine_names[] = {
+	[ICRC_TABLE] = "table",
+	[ICRC_CLMUL] = "clmul",
+	[ICRC_AVX512] = "avx512",
+};
+
+/* The engine in use, and the best this CPU and OS support. */
+static enum icrc_engine engine, engine_best;
 
 static inline uint32_t
 load_le32(const uint8_t *p)
@@ -220,13 +254,94 @@ crc_clmul_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
 				   _mm_loadu_si128((const __m128i *)(const void *)(h + i)));
 	return lane_finish(x0, p, n);
 }
+
+#define ICRC_AVX512_TARGET "avx512f,avx512vl,vpclmulqdq,avx2,pclmul,sse4.1"
+
+/* fold() on each of the four 128-bit lanes of @z, then the XOR with @d. */
+__attribute__((target(ICRC_AVX512_TARGET)))
+static inline __m512i
+fold_z(__m512i z, __m512i k, __m512i d)
+{
+	__m512i a = _mm512_clmulepi64_epi128(z, k, 0x00);
+	__m512i b = _mm512_clmulepi64_epi128(z, k, 0x11);
+
+	return _mm512_ternarylogic_epi64(a, b, d, 0x96);	/* a ^ b ^ d */
+}
+
+__attribute__((target(ICRC_AVX512_TARGET)))
+static inline __m512i
+bcast_k(const uint64_t k[2])
+{
+	return _mm512_broadcast_i32x4(_mm_set_epi64x((long long)k[1], (long long)k[0]));
+}
+
+/*
+ * The 128-bit code's scheme in 512-bit registers: each zmm holds four lanes
+ * of 16 consecutive bytes. A run of 256 bytes or more is folded in four zmm
+ * (16 independent lanes, 256 bytes a step), which are folded into one; that
+ * one takes 64 bytes a step while it can, then its four lanes are folded
+ * into one 128-bit lane (across 384, 256 and 128 bits, in one multiply
+ * pair), which lane_finish() completes. @n is at least 64.
+ */
+__attribute__((target(ICRC_AVX512_TARGET)))
+static uint32_t
+crc_update_avx512(uint32_t crc, const uint8_t *p, size_t n)
+{
+	const __m512i c512 = bcast_k(k512);
+	const __m512i cred = _mm512_set_epi64(0, 0, (long long)k128[1], (long long)k128[0],
+					      (long long)k256[1], (long long)k256[0],
+					      (long long)k384[1], (long long)k384[0]);
+	__m512i z0, z1, z2, z3;
+	__m256i y;
+	__m128i x;
+
+	z0 = _mm512_loadu_si512(p);
+	z0 = _mm512_xor_si512(z0, _mm512_inserti32x4(_mm512_setzero_si512(),
+						     _mm_cvtsi32_si128((int)crc), 0));
+	if (n >= 256) {
+		const __m512i c2048 = bcast_k(k2048);
+
+		z1 = _mm512_loadu_si512(p + 64);
+		z2 = _mm512_loadu_si512(p + 128);
+		z3 = _mm512_loadu_si512(p + 192);
+		p += 256;
+		n -= 256;
+		while (n >= 256) {
+			z0 = fold_z(z0, c2048, _mm512_loadu_si512(p));
+			z1 = fold_z(z1, c2048, _mm512_loadu_si512(p + 64));
+			z2 = fold_z(z2, c2048, _mm512_loadu_si512(p + 128));
+			z3 = fold_z(z3, c2048, _mm512_loadu_si512(p + 192));
+			p += 256;
+			n -= 256;
+		}
+		z1 = fold_z(z0, c512, z1);
+		z2 = fold_z(z1, c512, z2);
+		z0 = fold_z(z2, c512, z3);
+	} else {
+		p += 64;
+		n -= 64;
+	}
+	while (n >= 64) {
+		z0 = fold_z(z0, c512, _mm512_loadu_si512(p));
+		p += 64;
+		n -= 64;
+	}
+
+	/* lanes 0..2 folded onto lane 3 (its constant is zero: taken as is) */
+	z0 = fold_z(z0, cred, _mm512_maskz_mov_epi64(0xc0, z0));
+	y = _mm256_xor_si256(_mm512_castsi512_si256(z0), _mm512_extracti64x4_epi64(z0, 1));
+	x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+	return lane_finish(x, p, n);
+}
 #endif
 
 static inline uint32_t
 crc_update(uint32_t crc, const uint8_t *p, size_t n)
 {
 #ifdef ICRC_HAVE_CLMUL
-	if (n >= CLMUL_MIN_LEN && use_clmul)
+	if (engine == ICRC_AVX512 && n >= AVX512_MIN_LEN)
+		return crc_update_avx512(crc, p, n);
+	if (engine != ICRC_TABLE && n >= CLMUL_MIN_LEN)
 		return crc_update_clmul(crc, p, n);
 #endif
 	return crc_update_tbl(crc, p, n);
@@ -279,10 +394,45 @@ fold_const(unsigned int e)
 			r |= 1U << (31 - i);
 	return (uint64_t)r << 1;
 }
+
+/*
+ * GCC's __builtin_cpu_supports() reports AVX-512 features only when XGETBV
+ * says the OS saves the opmask and zmm state, and VPCLMULQDQ only when it
+ * saves the ymm state (libgcc's cpuinfo.h, since GCC 9); so these tests
+ * cover the OS as well as the CPU.
+ */
+static bool
+cpu_has_avx512_clmul(void)
+{
+	return __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2");
+}
 #endif
+
+int
+roce_icrc_engine_set(const char *name)
+{
+	for (unsigned int e = 0; e < RTE_DIM(icrc_engine_names); e++) {
+		if (strcmp(name, icrc_engine_names[e]) != 0)
+			continue;
+		if (e > engine_best)
+			return -ENOTSUP;
+		engine = e;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+const char *
+roce_icrc_engine_name(void)
+{
+	return icrc_engine_names[engine];
+}
 
 RTE_INIT(roce_icrc_init)
 {
+	const char *env;
+
 	for (unsigned int b = 0; b < 256; b++) {
 		uint32_t c = b;
 
@@ -295,16 +445,34 @@ RTE_INIT(roce_icrc_init)
 			crc_tbl[s][b] = (crc_tbl[s - 1][b] >> 8) ^
 					crc_tbl[0][crc_tbl[s - 1][b] & 0xff];
 #ifdef ICRC_HAVE_CLMUL
+	k2048[0] = fold_const(2048 + 32);
+	k2048[1] = fold_const(2048 - 32);
 	k512[0] = fold_const(512 + 32);
 	k512[1] = fold_const(512 - 32);
+	k384[0] = fold_const(384 + 32);
+	k384[1] = fold_const(384 - 32);
+	k256[0] = fold_const(256 + 32);
+	k256[1] = fold_const(256 - 32);
 	k128[0] = fold_const(128 + 32);
 	k128[1] = fold_const(128 - 32);
 	k64 = fold_const(64);
 	barrett[0] = ((uint64_t)CRC32_POLY_REFL << 1) | 1;
 	barrett[1] = barrett_mu();
 	__builtin_cpu_init();
-	use_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+	if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"))
+		engine_best = cpu_has_avx512_clmul() ? ICRC_AVX512 : ICRC_CLMUL;
 #endif
+	engine = engine_best;
+
+	env = getenv("DROCE_ICRC");
+	if (env != NULL && *env != '\0') {
+		int rc = roce_icrc_engine_set(env);
+
+		if (rc != 0)
+			ROCE_LOG(WARNING, "DROCE_ICRC=%s: %s, using %s", env,
+				 rc == -ENOTSUP ? "not supported by this CPU" : "unknown engine",
+				 roce_icrc_engine_name());
+	}
 }
 
 /*
@@ -374,7 +542,7 @@ roce_icrc_ipv4(const void *ip, uint32_t len)
 	n = mask_headers(buf, p, RTE_MIN(len, (uint32_t)ICRC_HDR_MAX - ICRC_LRH_LEN), len);
 #ifdef ICRC_HAVE_CLMUL
 	/* up to a few lanes of payload: one lane through headers and payload */
-	if (use_clmul && ((ICRC_LRH_LEN + n) & 15) == 0 && len - n < 256)
+	if (engine != ICRC_TABLE && ((ICRC_LRH_LEN + n) & 15) == 0 && len - n < 256)
 		return ~crc_clmul_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
 #endif
 	crc = crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n);
