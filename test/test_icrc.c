@@ -137,6 +137,30 @@ test_icrc_engine_names(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * The engine at start-up: the one DROCE_ICRC names if the CPU has it, else
+ * the best the CPU has (meson runs this program with and without it).
+ */
+static int
+test_icrc_start_engine_follows_droce_icrc(void)
+{
+	const char *env = getenv("DROCE_ICRC");
+	const char *want = NULL;
+
+	for (unsigned int e = 0; e < RTE_DIM(engines); e++)
+		if (use_engine(engines[e]))
+			want = engines[e];
+	if (env != NULL) {
+		printf("  DROCE_ICRC=%s, start-up engine %s\n", env, best);
+		for (unsigned int e = 0; e < RTE_DIM(engines); e++)
+			if (strcmp(env, engines[e]) == 0 && use_engine(engines[e]))
+				want = env;
+	}
+	TEST_ASSERT(want != NULL && strcmp(best, want) == 0, "start-up engine %s, want %s",
+		    best, want);
+	return TEST_SUCCESS;
+}
+
 /* Frames of 4000 and 8960 bytes of payload after ip_udp_bth; ICRCs by zlib.crc32. */
 static int
 test_icrc_known_answers_every_engine(void)
@@ -307,6 +331,7 @@ main(void)
 {
 	static const struct droce_test_case cases[] = {
 		TEST_CASE(test_icrc_engine_names),
+		TEST_CASE(test_icrc_start_engine_follows_droce_icrc),
 		TEST_CASE(test_icrc_known_answers_every_engine),
 		TEST_CASE(test_icrc_ipv4_engines_agree_every_length_and_alignment),
 		TEST_CASE(test_icrc_mbuf_chains_match_contiguous),
