@@ -22,7 +22,7 @@
 #define ALIGN_MAX	64
 #define SEGS_MAX	24
 
-static const char *const engines[] = { "table", "clmul", "avx512" };
+static const char *const engines[] = { "table", "clmul", "avx2", "avx512" };
 static const char *best;	/* the engine chosen at start-up, put back after each case */
 
 /* a spread of longer lengths: around the engines' step sizes and the MTUs */
@@ -124,6 +124,9 @@ test_icrc_engine_names(void)
 	__builtin_cpu_init();
 	TEST_ASSERT_EQ(roce_icrc_engine_set("clmul"),
 		       __builtin_cpu_supports("pclmul") ? 0 : -ENOTSUP);
+	TEST_ASSERT_EQ(roce_icrc_engine_set("avx2"),
+		       __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx2") ?
+		       0 : -ENOTSUP);
 	TEST_ASSERT_EQ(roce_icrc_engine_set("avx512"),
 		       __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx512f") &&
 		       __builtin_cpu_supports("avx512vl") ? 0 : -ENOTSUP);

@@ -9,18 +9,21 @@
  * by segment without copying the payload. Only the masked headers (at most 88
  * bytes) are copied, to a stack buffer.
  *
- * Three engines produce identical registers:
+ * Four engines produce identical registers:
  *  - table: a portable slice-by-16 table walk, for any CPU and for runs
  *    shorter than the others' minimum;
  *  - clmul: on x86 CPUs with PCLMULQDQ, a carry-less-multiply fold of four
  *    128-bit lanes (64 bytes a step), for runs of 32 bytes or more; a small
  *    frame's headers and payload go through one lane in one pass;
+ *  - avx2: on CPUs with VPCLMULQDQ and AVX2 but no AVX-512, the same fold
+ *    in four 256-bit registers (8 lanes, 128 bytes a step), for runs of
+ *    AVX2_MIN_LEN bytes or more; shorter runs go to the clmul code;
  *  - avx512: on CPUs with VPCLMULQDQ and AVX-512 F and VL, whose OS saves
- *    the zmm state, the same fold in four 512-bit registers (16 lanes, 256
- *    bytes a step), for runs of 128 bytes or more; shorter runs go to the
- *    clmul code. About 3 times the clmul engine's speed from 4 KiB on.
+ *    the zmm state, four 512-bit registers (16 lanes, 256 bytes a step), for
+ *    runs of AVX512_MIN_LEN bytes or more; shorter runs go to the clmul code.
+ *    About 3 times the clmul engine's speed from 4 KiB on.
  * The constructor picks the best the CPU has, unless DROCE_ICRC names
- * another (table, clmul or avx512; doc/guides/tuning.rst), for comparisons;
+ * another (table, clmul, avx2 or avx512; doc/guides/tuning.rst), for comparisons;
  * tests switch with roce_icrc_engine_set(). The wide engines are built with
  * target attributes, so the file compiles for the baseline -march. Tables
  * and folding constants are computed once, by that constructor, and are
@@ -63,18 +66,21 @@ static uint32_t crc_tbl[SLICES][256];
  */
 #define CLMUL_MIN_LEN	32
 /*
- * Runs shorter than this stay with the 128-bit code under the avx512 engine:
- * below it the zmm setup and the final 512-to-128-bit fold cost more than
- * the wider steps save. devtools/bench_icrc.c put the crossing between 112
- * and 128 bytes (and the two within about 10% of each other up to 256) on
- * a Zen-class EPYC.
+ * Runs shorter than these stay with the 128-bit code under the avx512 and
+ * avx2 engines: below them, the wide registers' setup and their final fold
+ * to 128 bits cost more than the wider steps save. The 128-bit code's edge
+ * is roce_icrc_ipv4()'s single pass through headers and payload (one
+ * reduction instead of two). devtools/bench_icrc.c, on a Zen-class EPYC,
+ * found the avx512 engine ahead from 128 bytes of payload, the avx2 one from
+ * 160 (within about 10% of the 128-bit code up to 256 bytes either way).
  */
 #define AVX512_MIN_LEN	128
+#define AVX2_MIN_LEN	160
 /*
  * Fold constants {lo qword's, hi qword's} for distances of 2048 (four zmm
- * registers), 512, 384, 256 and 128 bits.
+ * registers), 1024 (four ymm), 512, 384, 256 and 128 bits.
  */
-static uint64_t k2048[2], k512[2], k384[2], k256[2], k128[2];
+static uint64_t k2048[2], k1024[2], k512[2], k384[2], k256[2], k128[2];
 /* x^64 mod P, and Barrett's {P, mu = floor(x^64 / P)}: the 33-bit reflected forms */
 static uint64_t k64, barrett[2];
 #endif
@@ -82,12 +88,14 @@ static uint64_t k64, barrett[2];
 enum icrc_engine {
 	ICRC_TABLE,
 	ICRC_CLMUL,
+	ICRC_AVX2,
 	ICRC_AVX512,
 };
 
 static const char *const icrc_engine_names[] = {
 	[ICRC_TABLE] = "table",
 	[ICRC_CLMUL] = "clmul",
+	[ICRC_AVX2] = "avx2",
 	[ICRC_AVX512] = "avx512",
 };
 
@@ -260,6 +268,81 @@ crc_clmul_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
 	return lane_finish(x0, p, n);
 }
 
+#define ICRC_AVX2_TARGET "avx2,vpclmulqdq,pclmul,sse4.1"
+
+/* fold() on both 128-bit lanes of @y, then the XOR with @d. */
+__attribute__((target(ICRC_AVX2_TARGET)))
+static inline __m256i
+fold_y(__m256i y, __m256i k, __m256i d)
+{
+	__m256i a = _mm256_clmulepi64_epi128(y, k, 0x00);
+	__m256i b = _mm256_clmulepi64_epi128(y, k, 0x11);
+
+	return _mm256_xor_si256(_mm256_xor_si256(a, b), d);
+}
+
+__attribute__((target(ICRC_AVX2_TARGET)))
+static inline __m256i
+bcast_k_y(const uint64_t k[2])
+{
+	return _mm256_broadcastsi128_si256(_mm_set_epi64x((long long)k[1], (long long)k[0]));
+}
+
+/*
+ * The avx512 engine's scheme (below) in 256-bit registers, for CPUs with
+ * VPCLMULQDQ but no AVX-512 (AMD Zen 3, Intel's client cores): four ymm of
+ * two lanes, 128 bytes a step, folded into one, which takes 32 bytes a step,
+ * then its two lanes into one. @n is at least 32.
+ */
+__attribute__((target(ICRC_AVX2_TARGET)))
+static uint32_t
+crc_update_avx2(uint32_t crc, const uint8_t *p, size_t n)
+{
+	const __m256i c256 = bcast_k_y(k256);
+	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
+	__m256i y0, y1, y2, y3;
+	__m128i x;
+
+	y0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
+	y0 = _mm256_xor_si256(y0, _mm256_setr_epi32((int)crc, 0, 0, 0, 0, 0, 0, 0));
+	if (n >= 128) {
+		const __m256i c1024 = bcast_k_y(k1024);
+
+		y1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+		y2 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 64));
+		y3 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 96));
+		p += 128;
+		n -= 128;
+		while (n >= 128) {
+			y0 = fold_y(y0, c1024, _mm256_loadu_si256((const __m256i *)(const void *)p));
+			y1 = fold_y(y1, c1024,
+				    _mm256_loadu_si256((const __m256i *)(const void *)(p + 32)));
+			y2 = fold_y(y2, c1024,
+				    _mm256_loadu_si256((const __m256i *)(const void *)(p + 64)));
+			y3 = fold_y(y3, c1024,
+				    _mm256_loadu_si256((const __m256i *)(const void *)(p + 96)));
+			p += 128;
+			n -= 128;
+		}
+		y1 = fold_y(y0, c256, y1);
+		y2 = fold_y(y1, c256, y2);
+		y0 = fold_y(y2, c256, y3);
+	} else {
+		p += 32;
+		n -= 32;
+	}
+	while (n >= 32) {
+		y0 = fold_y(y0, c256, _mm256_loadu_si256((const __m256i *)(const void *)p));
+		p += 32;
+		n -= 32;
+	}
+
+	x = _mm_xor_si128(fold(_mm256_castsi256_si128(y0), c128),
+			  _mm256_extracti128_si256(y0, 1));
+	_mm256_zeroupper();	/* as in crc_update_avx512() */
+	return lane_finish(x, p, n);
+}
+
 #define ICRC_AVX512_TARGET "avx512f,avx512vl,vpclmulqdq,avx2,pclmul,sse4.1"
 
 /* fold() on each of the four 128-bit lanes of @z, then the XOR with @d. */
@@ -353,6 +436,8 @@ crc_update(uint32_t crc, const uint8_t *p, size_t n)
 #ifdef ICRC_HAVE_CLMUL
 	if (engine == ICRC_AVX512 && n >= AVX512_MIN_LEN)
 		return crc_update_avx512(crc, p, n);
+	if (engine == ICRC_AVX2 && n >= AVX2_MIN_LEN)
+		return crc_update_avx2(crc, p, n);
 	if (engine != ICRC_TABLE && n >= CLMUL_MIN_LEN)
 		return crc_update_clmul(crc, p, n);
 #endif
@@ -414,6 +499,12 @@ fold_const(unsigned int e)
  * cover the OS as well as the CPU.
  */
 static bool
+cpu_has_avx2_clmul(void)
+{
+	return __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx2");
+}
+
+static bool
 cpu_has_avx512_clmul(void)
 {
 	return __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx512f") &&
@@ -459,6 +550,8 @@ RTE_INIT(roce_icrc_init)
 #ifdef ICRC_HAVE_CLMUL
 	k2048[0] = fold_const(2048 + 32);
 	k2048[1] = fold_const(2048 - 32);
+	k1024[0] = fold_const(1024 + 32);
+	k1024[1] = fold_const(1024 - 32);
 	k512[0] = fold_const(512 + 32);
 	k512[1] = fold_const(512 - 32);
 	k384[0] = fold_const(384 + 32);
@@ -472,7 +565,8 @@ RTE_INIT(roce_icrc_init)
 	barrett[1] = barrett_mu();
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"))
-		engine_best = cpu_has_avx512_clmul() ? ICRC_AVX512 : ICRC_CLMUL;
+		engine_best = cpu_has_avx512_clmul() ? ICRC_AVX512 :
+			      cpu_has_avx2_clmul() ? ICRC_AVX2 : ICRC_CLMUL;
 #endif
 	engine = engine_best;
 
@@ -558,7 +652,8 @@ roce_icrc_ipv4(const void *ip, uint32_t len)
 	 * more, for the avx512 engine, go to its wide folds.
 	 */
 	if (engine != ICRC_TABLE && ((ICRC_LRH_LEN + n) & 15) == 0 &&
-	    len - n < (engine == ICRC_AVX512 ? AVX512_MIN_LEN : 256))
+	    len - n < (engine == ICRC_AVX512 ? AVX512_MIN_LEN :
+		       engine == ICRC_AVX2 ? AVX2_MIN_LEN : 256))
 		return ~crc_clmul_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
 #endif
 	crc = crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n);
