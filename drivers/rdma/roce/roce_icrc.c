@@ -15,19 +15,18 @@
  *  - clmul: on x86 CPUs with PCLMULQDQ, a carry-less-multiply fold of four
  *    128-bit lanes (64 bytes a step), for runs of 32 bytes or more; a small
  *    frame's headers and payload go through one lane in one pass;
- *  - avx2: on CPUs with VPCLMULQDQ and AVX2 but no AVX-512, the same fold
- *    in four 256-bit registers (8 lanes, 128 bytes a step), for runs of
- *    AVX2_MIN_LEN bytes or more; shorter runs go to the clmul code;
- *  - avx512: on CPUs with VPCLMULQDQ and AVX-512 F and VL, whose OS saves
- *    the zmm state, four 512-bit registers (16 lanes, 256 bytes a step), for
- *    runs of AVX512_MIN_LEN bytes or more; shorter runs go to the clmul code.
- *    About 3 times the clmul engine's speed from 4 KiB on.
- * The constructor picks the best the CPU has, unless DROCE_ICRC names
- * another (table, clmul, avx2 or avx512; doc/guides/tuning.rst), for comparisons;
- * tests switch with roce_icrc_engine_set(). The wide engines are built with
- * target attributes, so the file compiles for the baseline -march. Tables
- * and folding constants are computed once, by that constructor, and are
- * read-only afterwards.
+ *  - avx2: on CPUs with VPCLMULQDQ and AVX2, the same fold in four 256-bit
+ *    registers (8 lanes, 128 bytes a step), for runs of WIDE_MIN_LEN (128)
+ *    bytes or more, shorter runs going to the clmul code;
+ *  - avx512: on CPUs with VPCLMULQDQ and AVX-512 F and VL whose OS saves the
+ *    zmm state, four 512-bit registers (16 lanes, 256 bytes a step), from
+ *    WIDE_MIN_LEN bytes too.
+ * The constructor picks the last of these the CPU has, unless DROCE_ICRC
+ * names another (doc/guides/tuning.rst), for comparisons; tests switch with
+ * roce_icrc_engine_set(), devtools/bench_icrc.c times them. The wide engines
+ * are built with target attributes, so the file compiles for the baseline
+ * -march. Tables and folding constants are computed once, by that
+ * constructor, and are read-only afterwards.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -66,21 +65,22 @@ static uint32_t crc_tbl[SLICES][256];
  */
 #define CLMUL_MIN_LEN	32
 /*
- * Runs shorter than these stay with the 128-bit code under the avx512 and
- * avx2 engines: below them, the wide registers' setup and their final fold
- * to 128 bits cost more than the wider steps save. The 128-bit code's edge
- * is roce_icrc_ipv4()'s single pass through headers and payload (one
- * reduction instead of two). devtools/bench_icrc.c, on a Zen-class EPYC,
- * found the avx512 engine ahead from 128 bytes of payload, the avx2 one from
- * 160 (within about 10% of the 128-bit code up to 256 bytes either way).
+ * Runs shorter than this stay with the 128-bit code under the avx512 and
+ * avx2 engines: below it, the wide registers' setup and their final fold to
+ * 128 bits cost more than the wider steps save. The 128-bit code's edge is
+ * roce_icrc_ipv4()'s single pass through headers and payload (one reduction
+ * instead of two). devtools/bench_icrc.c, on a Zen-class EPYC, found both
+ * wide engines ahead from 128 bytes of payload (by about 10% there), behind
+ * below.
  */
-#define AVX512_MIN_LEN	128
-#define AVX2_MIN_LEN	160
+#define WIDE_MIN_LEN	128
 /*
- * Fold constants {lo qword's, hi qword's} for distances of 2048 (four zmm
- * registers), 1024 (four ymm), 512, 384, 256 and 128 bits.
+ * Fold constants {lo qword's, hi qword's} for distances of 512, 384, 256
+ * and 128 bits,
  */
-static uint64_t k2048[2], k1024[2], k512[2], k384[2], k256[2], k128[2];
+static uint64_t k512[2], k384[2], k256[2], k128[2];
+/* and for multiples of 512 and of 256 bits (kz[d]: d * 512; ky[d]: d * 256; [0] unused) */
+static uint64_t kz[7][2], ky[7][2];
 /* x^64 mod P, and Barrett's {P, mu = floor(x^64 / P)}: the 33-bit reflected forms */
 static uint64_t k64, barrett[2];
 #endif
@@ -291,22 +291,23 @@ bcast_k_y(const uint64_t k[2])
 /*
  * The avx512 engine's scheme (below) in 256-bit registers, for CPUs with
  * VPCLMULQDQ but no AVX-512 (AMD Zen 3, Intel's client cores): four ymm of
- * two lanes, 128 bytes a step, folded into one, which takes 32 bytes a step,
- * then its two lanes into one. @n is at least 32.
+ * two lanes, 128 bytes a step; the blocks left and the four ymm folded onto
+ * the last block, then its two lanes into one. @n is at least 32.
  */
 __attribute__((target(ICRC_AVX2_TARGET)))
 static uint32_t
 crc_update_avx2(uint32_t crc, const uint8_t *p, size_t n)
 {
-	const __m256i c256 = bcast_k_y(k256);
+	const bool four = n >= 128;
 	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
-	__m256i y0, y1, y2, y3;
+	__m256i y0, y1 = _mm256_setzero_si256(), y2 = y1, y3;
+	unsigned int j;
 	__m128i x;
 
 	y0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
 	y0 = _mm256_xor_si256(y0, _mm256_setr_epi32((int)crc, 0, 0, 0, 0, 0, 0, 0));
-	if (n >= 128) {
-		const __m256i c1024 = bcast_k_y(k1024);
+	if (four) {
+		const __m256i c1024 = bcast_k_y(ky[4]);
 
 		y1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
 		y2 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 64));
@@ -324,21 +325,31 @@ crc_update_avx2(uint32_t crc, const uint8_t *p, size_t n)
 			p += 128;
 			n -= 128;
 		}
-		y1 = fold_y(y0, c256, y1);
-		y2 = fold_y(y1, c256, y2);
-		y0 = fold_y(y2, c256, y3);
 	} else {
-		p += 32;
-		n -= 32;
-	}
-	while (n >= 32) {
-		y0 = fold_y(y0, c256, _mm256_loadu_si256((const __m256i *)(const void *)p));
+		y3 = y0;
 		p += 32;
 		n -= 32;
 	}
 
-	x = _mm_xor_si128(fold(_mm256_castsi256_si128(y0), c128),
-			  _mm256_extracti128_si256(y0, 1));
+	/* as in crc_update_avx512(): all folded straight onto the last block */
+	j = n / 32;
+	if (j > 0) {
+		y3 = fold_y(y3, bcast_k_y(ky[j]),
+			    _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * (j - 1))));
+		for (unsigned int b = 1; b < j; b++)
+			y3 = fold_y(_mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * (b - 1))),
+				    bcast_k_y(ky[j - b]), y3);
+	}
+	if (four) {
+		y3 = fold_y(y2, bcast_k_y(ky[1 + j]), y3);
+		y3 = fold_y(y1, bcast_k_y(ky[2 + j]), y3);
+		y3 = fold_y(y0, bcast_k_y(ky[3 + j]), y3);
+	}
+	p += 32 * j;
+	n -= 32 * j;
+
+	x = _mm_xor_si128(fold(_mm256_castsi256_si128(y3), c128),
+			  _mm256_extracti128_si256(y3, 1));
 	_mm256_zeroupper();	/* as in crc_update_avx512() */
 	return lane_finish(x, p, n);
 }
@@ -366,28 +377,30 @@ bcast_k(const uint64_t k[2])
 /*
  * The 128-bit code's scheme in 512-bit registers: each zmm holds four lanes
  * of 16 consecutive bytes. A run of 256 bytes or more is folded in four zmm
- * (16 independent lanes, 256 bytes a step), which are folded into one; that
- * one takes 64 bytes a step while it can, then its four lanes are folded
- * into one 128-bit lane (across 384, 256 and 128 bits, in one multiply
- * pair), which lane_finish() completes. @n is at least 64.
+ * (16 independent lanes, 256 bytes a step); the up to three whole 64-byte
+ * blocks after the last step, and the four zmm, are folded onto the last
+ * block; its four lanes are folded into one 128-bit lane (across 384, 256
+ * and 128 bits, in one multiply pair), which lane_finish() completes. @n is
+ * at least 64.
  */
 __attribute__((target(ICRC_AVX512_TARGET)))
 static uint32_t
 crc_update_avx512(uint32_t crc, const uint8_t *p, size_t n)
 {
-	const __m512i c512 = bcast_k(k512);
+	const bool four = n >= 256;
 	const __m512i cred = _mm512_set_epi64(0, 0, (long long)k128[1], (long long)k128[0],
 					      (long long)k256[1], (long long)k256[0],
 					      (long long)k384[1], (long long)k384[0]);
-	__m512i z0, z1, z2, z3;
+	__m512i z0, z1 = _mm512_setzero_si512(), z2 = z1, z3;
+	unsigned int j;
 	__m256i y;
 	__m128i x;
 
 	z0 = _mm512_loadu_si512(p);
 	z0 = _mm512_xor_si512(z0, _mm512_inserti32x4(_mm512_setzero_si512(),
 						     _mm_cvtsi32_si128((int)crc), 0));
-	if (n >= 256) {
-		const __m512i c2048 = bcast_k(k2048);
+	if (four) {
+		const __m512i c2048 = bcast_k(kz[4]);
 
 		z1 = _mm512_loadu_si512(p + 64);
 		z2 = _mm512_loadu_si512(p + 128);
@@ -402,22 +415,34 @@ crc_update_avx512(uint32_t crc, const uint8_t *p, size_t n)
 			p += 256;
 			n -= 256;
 		}
-		z1 = fold_z(z0, c512, z1);
-		z2 = fold_z(z1, c512, z2);
-		z0 = fold_z(z2, c512, z3);
 	} else {
-		p += 64;
-		n -= 64;
-	}
-	while (n >= 64) {
-		z0 = fold_z(z0, c512, _mm512_loadu_si512(p));
+		z3 = z0;
 		p += 64;
 		n -= 64;
 	}
 
+	/*
+	 * The last accumulator, the other three if any and the j whole blocks
+	 * left, each folded straight to the end of the last block: independent
+	 * multiplies, where folding one into the next would chain them.
+	 */
+	j = n / 64;
+	if (j > 0) {
+		z3 = fold_z(z3, bcast_k(kz[j]), _mm512_loadu_si512(p + 64 * (j - 1)));
+		for (unsigned int b = 1; b < j; b++)
+			z3 = fold_z(_mm512_loadu_si512(p + 64 * (b - 1)), bcast_k(kz[j - b]), z3);
+	}
+	if (four) {
+		z3 = fold_z(z2, bcast_k(kz[1 + j]), z3);
+		z3 = fold_z(z1, bcast_k(kz[2 + j]), z3);
+		z3 = fold_z(z0, bcast_k(kz[3 + j]), z3);
+	}
+	p += 64 * j;
+	n -= 64 * j;
+
 	/* lanes 0..2 folded onto lane 3 (its constant is zero: taken as is) */
-	z0 = fold_z(z0, cred, _mm512_maskz_mov_epi64(0xc0, z0));
-	y = _mm256_xor_si256(_mm512_castsi512_si256(z0), _mm512_extracti64x4_epi64(z0, 1));
+	z3 = fold_z(z3, cred, _mm512_maskz_mov_epi64(0xc0, z3));
+	y = _mm256_xor_si256(_mm512_castsi512_si256(z3), _mm512_extracti64x4_epi64(z3, 1));
 	x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
 	/*
 	 * Clean upper register state before leaving: GCC 12 puts no vzeroupper
@@ -434,9 +459,9 @@ static inline uint32_t
 crc_update(uint32_t crc, const uint8_t *p, size_t n)
 {
 #ifdef ICRC_HAVE_CLMUL
-	if (engine == ICRC_AVX512 && n >= AVX512_MIN_LEN)
+	if (engine == ICRC_AVX512 && n >= WIDE_MIN_LEN)
 		return crc_update_avx512(crc, p, n);
-	if (engine == ICRC_AVX2 && n >= AVX2_MIN_LEN)
+	if (engine == ICRC_AVX2 && n >= WIDE_MIN_LEN)
 		return crc_update_avx2(crc, p, n);
 	if (engine != ICRC_TABLE && n >= CLMUL_MIN_LEN)
 		return crc_update_clmul(crc, p, n);
@@ -548,10 +573,12 @@ RTE_INIT(roce_icrc_init)
 			crc_tbl[s][b] = (crc_tbl[s - 1][b] >> 8) ^
 					crc_tbl[0][crc_tbl[s - 1][b] & 0xff];
 #ifdef ICRC_HAVE_CLMUL
-	k2048[0] = fold_const(2048 + 32);
-	k2048[1] = fold_const(2048 - 32);
-	k1024[0] = fold_const(1024 + 32);
-	k1024[1] = fold_const(1024 - 32);
+	for (unsigned int d = 1; d < RTE_DIM(kz); d++) {
+		kz[d][0] = fold_const(512 * d + 32);
+		kz[d][1] = fold_const(512 * d - 32);
+		ky[d][0] = fold_const(256 * d + 32);
+		ky[d][1] = fold_const(256 * d - 32);
+	}
 	k512[0] = fold_const(512 + 32);
 	k512[1] = fold_const(512 - 32);
 	k384[0] = fold_const(384 + 32);
@@ -652,8 +679,7 @@ roce_icrc_ipv4(const void *ip, uint32_t len)
 	 * more, for the avx512 engine, go to its wide folds.
 	 */
 	if (engine != ICRC_TABLE && ((ICRC_LRH_LEN + n) & 15) == 0 &&
-	    len - n < (engine == ICRC_AVX512 ? AVX512_MIN_LEN :
-		       engine == ICRC_AVX2 ? AVX2_MIN_LEN : 256))
+	    len - n < (engine >= ICRC_AVX2 ? WIDE_MIN_LEN : 256))
 		return ~crc_clmul_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
 #endif
 	crc = crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n);
