@@ -16,7 +16,7 @@
  *    128-bit lanes (64 bytes a step), for runs of 32 bytes or more; a small
  *    frame's headers and payload go through one lane in one pass;
  *  - avx2: on CPUs with VPCLMULQDQ and AVX2, the same fold in four 256-bit
- *    registers (8 lanes, 128 bytes a step), for runs of WIDE_MIN_LEN (128)
+ *    registers (8 lanes, 128 bytes a step), for runs of WIDE_MIN_LEN (80)
  *    bytes or more, shorter runs going to the clmul code;
  *  - avx512: on CPUs with VPCLMULQDQ and AVX-512 F and VL whose OS saves the
  *    zmm state, four 512-bit registers (16 lanes, 256 bytes a step), from
@@ -65,15 +65,14 @@ static uint32_t crc_tbl[SLICES][256];
  */
 #define CLMUL_MIN_LEN	32
 /*
- * Runs shorter than this stay with the 128-bit code under the avx512 and
- * avx2 engines: below it, the wide registers' setup and their final fold to
- * 128 bits cost more than the wider steps save. The 128-bit code's edge is
- * roce_icrc_ipv4()'s single pass through headers and payload (one reduction
- * instead of two). devtools/bench_icrc.c, on a Zen-class EPYC, found both
- * wide engines ahead from 128 bytes of payload (by about 10% there), behind
- * below.
+ * Runs shorter than this stay with the 128-bit code under the avx2 and
+ * avx512 engines: below it, their setup and final fold down to 128 bits cost
+ * more than their wider steps save. devtools/bench_icrc.c (through
+ * roce_icrc_ipv4(), whose headers' lane the wide engines continue) found
+ * them level with the 128-bit code at 64 bytes of payload and ahead from 80
+ * (by about 8%; by a third at 128), on a Zen-class EPYC.
  */
-#define WIDE_MIN_LEN	128
+#define WIDE_MIN_LEN	80
 /*
  * Fold constants {lo qword's, hi qword's} for distances of 512, 384, 256
  * and 128 bits,
@@ -250,13 +249,12 @@ crc_update_clmul(uint32_t crc, const uint8_t *p, size_t n)
 }
 
 /*
- * A small frame's ICRC in one pass over two runs, the masked headers @h (a
- * multiple of 16 bytes: 48 for IPv4 without options) and the rest @p: the
- * lane goes on from the first run into the second, reduced once at the end.
+ * The masked headers @h (a multiple of 16 bytes) folded into one lane, from
+ * the initial register: what the rest goes on from.
  */
 __attribute__((target("pclmul,sse4.1")))
-static uint32_t
-crc_clmul_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
+static inline __m128i
+hdr_lane(const uint8_t *h, size_t nh)
 {
 	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
 	__m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)h);
@@ -265,7 +263,19 @@ crc_clmul_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
 	for (size_t i = 16; i < nh; i += 16)
 		x0 = _mm_xor_si128(fold(x0, c128),
 				   _mm_loadu_si128((const __m128i *)(const void *)(h + i)));
-	return lane_finish(x0, p, n);
+	return x0;
+}
+
+/*
+ * A small frame's ICRC in one pass over two runs, the masked headers @h (a
+ * multiple of 16 bytes: 48 for IPv4 without options) and the rest @p: the
+ * lane goes on from the first run into the second, reduced once at the end.
+ */
+__attribute__((target("pclmul,sse4.1")))
+static uint32_t
+crc_clmul_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
+{
+	return lane_finish(hdr_lane(h, nh), p, n);
 }
 
 #define ICRC_AVX2_TARGET "avx2,vpclmulqdq,pclmul,sse4.1"
@@ -296,7 +306,7 @@ bcast_k_y(const uint64_t k[2])
  */
 __attribute__((target(ICRC_AVX2_TARGET)))
 static uint32_t
-crc_update_avx2(uint32_t crc, const uint8_t *p, size_t n)
+lanes_avx2(__m128i init, const uint8_t *p, size_t n)
 {
 	const bool four = n >= 128;
 	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
@@ -305,7 +315,7 @@ crc_update_avx2(uint32_t crc, const uint8_t *p, size_t n)
 	__m128i x;
 
 	y0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
-	y0 = _mm256_xor_si256(y0, _mm256_setr_epi32((int)crc, 0, 0, 0, 0, 0, 0, 0));
+	y0 = _mm256_xor_si256(y0, _mm256_inserti128_si256(_mm256_setzero_si256(), init, 0));
 	if (four) {
 		const __m256i c1024 = bcast_k_y(ky[4]);
 
@@ -385,7 +395,7 @@ bcast_k(const uint64_t k[2])
  */
 __attribute__((target(ICRC_AVX512_TARGET)))
 static uint32_t
-crc_update_avx512(uint32_t crc, const uint8_t *p, size_t n)
+lanes_avx512(__m128i init, const uint8_t *p, size_t n)
 {
 	const bool four = n >= 256;
 	const __m512i cred = _mm512_set_epi64(0, 0, (long long)k128[1], (long long)k128[0],
@@ -397,8 +407,7 @@ crc_update_avx512(uint32_t crc, const uint8_t *p, size_t n)
 	__m128i x;
 
 	z0 = _mm512_loadu_si512(p);
-	z0 = _mm512_xor_si512(z0, _mm512_inserti32x4(_mm512_setzero_si512(),
-						     _mm_cvtsi32_si128((int)crc), 0));
+	z0 = _mm512_xor_si512(z0, _mm512_inserti32x4(_mm512_setzero_si512(), init, 0));
 	if (four) {
 		const __m512i c2048 = bcast_k(kz[4]);
 
@@ -452,6 +461,43 @@ crc_update_avx512(uint32_t crc, const uint8_t *p, size_t n)
 	 */
 	_mm256_zeroupper();
 	return lane_finish(x, p, n);
+}
+
+/*
+ * The wide engines' entry points: a register @crc for @p, or a frame's
+ * masked headers @h then the rest @p, the headers' lane going on into the
+ * first 16 bytes of the rest (as in crc_clmul_pair(); no reduction between).
+ */
+__attribute__((target(ICRC_AVX2_TARGET)))
+static uint32_t
+crc_update_avx2(uint32_t crc, const uint8_t *p, size_t n)
+{
+	return lanes_avx2(_mm_cvtsi32_si128((int)crc), p, n);
+}
+
+__attribute__((target(ICRC_AVX2_TARGET)))
+static uint32_t
+crc_avx2_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
+{
+	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
+
+	return lanes_avx2(fold(hdr_lane(h, nh), c128), p, n);
+}
+
+__attribute__((target(ICRC_AVX512_TARGET)))
+static uint32_t
+crc_update_avx512(uint32_t crc, const uint8_t *p, size_t n)
+{
+	return lanes_avx512(_mm_cvtsi32_si128((int)crc), p, n);
+}
+
+__attribute__((target(ICRC_AVX512_TARGET)))
+static uint32_t
+crc_avx512_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
+{
+	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
+
+	return lanes_avx512(fold(hdr_lane(h, nh), c128), p, n);
 }
 #endif
 
@@ -573,6 +619,7 @@ RTE_INIT(roce_icrc_init)
 			crc_tbl[s][b] = (crc_tbl[s - 1][b] >> 8) ^
 					crc_tbl[0][crc_tbl[s - 1][b] & 0xff];
 #ifdef ICRC_HAVE_CLMUL
+	RTE_BUILD_BUG_ON(WIDE_MIN_LEN < 64);	/* lanes_avx512() loads 64 bytes first */
 	for (unsigned int d = 1; d < RTE_DIM(kz); d++) {
 		kz[d][0] = fold_const(512 * d + 32);
 		kz[d][1] = fold_const(512 * d - 32);
@@ -675,12 +722,18 @@ roce_icrc_ipv4(const void *ip, uint32_t len)
 	n = mask_headers(buf, p, RTE_MIN(len, (uint32_t)ICRC_HDR_MAX - ICRC_LRH_LEN), len);
 #ifdef ICRC_HAVE_CLMUL
 	/*
-	 * Up to a few lanes of payload: one lane through headers and payload;
-	 * more, for the avx512 engine, go to its wide folds.
+	 * One pass through headers and payload: a small payload in the same
+	 * lane, a large one in the wide engines' lanes, the headers' lane
+	 * folded into their first.
 	 */
-	if (engine != ICRC_TABLE && ((ICRC_LRH_LEN + n) & 15) == 0 &&
-	    len - n < (engine >= ICRC_AVX2 ? WIDE_MIN_LEN : 256))
-		return ~crc_clmul_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
+	if (engine != ICRC_TABLE && ((ICRC_LRH_LEN + n) & 15) == 0) {
+		if (len - n < (engine >= ICRC_AVX2 ? WIDE_MIN_LEN : 256))
+			return ~crc_clmul_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
+		if (engine == ICRC_AVX512)
+			return ~crc_avx512_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
+		if (engine == ICRC_AVX2)
+			return ~crc_avx2_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
+	}
 #endif
 	crc = crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n);
 	crc = crc_update(crc, p + n, len - n);
