@@ -74,11 +74,10 @@ static uint32_t crc_tbl[SLICES][256];
  */
 #define WIDE_MIN_LEN	80
 /*
- * Fold constants {lo qword's, hi qword's} for distances of 512, 384, 256
- * and 128 bits,
+ * Fold constants {lo qword's, hi qword's} for distances of 512, 384, 256 and
+ * 128 bits, and of d * 512 (kz[d]) and d * 256 bits (ky[d]), d = 1..6.
  */
 static uint64_t k512[2], k384[2], k256[2], k128[2];
-/* and for multiples of 512 and of 256 bits (kz[d]: d * 512; ky[d]: d * 256; [0] unused) */
 static uint64_t kz[7][2], ky[7][2];
 /* x^64 mod P, and Barrett's {P, mu = floor(x^64 / P)}: the 33-bit reflected forms */
 static uint64_t k64, barrett[2];
@@ -299,10 +298,11 @@ bcast_k_y(const uint64_t k[2])
 }
 
 /*
- * The avx512 engine's scheme (below) in 256-bit registers, for CPUs with
+ * lanes_avx512()'s scheme (below) in 256-bit registers, for CPUs with
  * VPCLMULQDQ but no AVX-512 (AMD Zen 3, Intel's client cores): four ymm of
  * two lanes, 128 bytes a step; the blocks left and the four ymm folded onto
- * the last block, then its two lanes into one. @n is at least 32.
+ * the last block, then its two lanes into one. @init goes into the first 16
+ * bytes; @n is at least 32.
  */
 __attribute__((target(ICRC_AVX2_TARGET)))
 static uint32_t
@@ -341,7 +341,7 @@ lanes_avx2(__m128i init, const uint8_t *p, size_t n)
 		n -= 32;
 	}
 
-	/* as in crc_update_avx512(): all folded straight onto the last block */
+	/* as in lanes_avx512(): all folded straight onto the last block */
 	j = n / 32;
 	if (j > 0) {
 		y3 = fold_y(y3, bcast_k_y(ky[j]),
@@ -360,7 +360,7 @@ lanes_avx2(__m128i init, const uint8_t *p, size_t n)
 
 	x = _mm_xor_si128(fold(_mm256_castsi256_si128(y3), c128),
 			  _mm256_extracti128_si256(y3, 1));
-	_mm256_zeroupper();	/* as in crc_update_avx512() */
+	_mm256_zeroupper();	/* as in lanes_avx512() */
 	return lane_finish(x, p, n);
 }
 
@@ -390,8 +390,9 @@ bcast_k(const uint64_t k[2])
  * (16 independent lanes, 256 bytes a step); the up to three whole 64-byte
  * blocks after the last step, and the four zmm, are folded onto the last
  * block; its four lanes are folded into one 128-bit lane (across 384, 256
- * and 128 bits, in one multiply pair), which lane_finish() completes. @n is
- * at least 64.
+ * and 128 bits, in one multiply pair), which lane_finish() completes. @init
+ * goes into the first 16 bytes (a register, or a lane carried over from
+ * earlier data); @n is at least 64.
  */
 __attribute__((target(ICRC_AVX512_TARGET)))
 static uint32_t
@@ -755,7 +756,7 @@ roce_icrc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 
 	have = RTE_MIN(len, (uint32_t)sizeof(hdr));
 	/*
-	 * Not for nothing: DPDK 22.11's __rte_pktmbuf_read() of 0 bytes at
+	 * No read of 0 bytes: DPDK 22.11's __rte_pktmbuf_read() of 0 bytes at
 	 * pkt_len walks off the end of a chain whose first segment is shorter.
 	 */
 	p = have > 0 ? rte_pktmbuf_read(m, off, have, hdr) : hdr;
