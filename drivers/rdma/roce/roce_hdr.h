@@ -442,5 +442,15 @@ uint32_t roce_icrc_ipv4(const void *ip, uint32_t len);
 /* The same over a (possibly multi-segment) mbuf; @off is the IPv4 offset. */
 struct rte_mbuf;
 uint32_t roce_icrc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len);
+/*
+ * Selects the ICRC engine by name: "table", "clmul" or "avx512" (all give
+ * the same values; the start-up choice is the best the CPU has, or the one
+ * DROCE_ICRC names). For tests and comparisons: call it while no device
+ * runs. Returns 0, -EINVAL for an unknown name, -ENOTSUP for an engine this
+ * CPU (or OS) lacks.
+ */
+int roce_icrc_engine_set(const char *name);
+/* The name of the engine in use. */
+const char *roce_icrc_engine_name(void);
 
 #endif /* ROCE_HDR_H */

@@ -9,21 +9,37 @@
  * by segment without copying the payload. Only the masked headers (at most 88
  * bytes) are copied, to a stack buffer.
  *
- * Two engines produce identical registers: a portable slice-by-16 table walk,
- * and on x86 CPUs with PCLMULQDQ a carry-less-multiply fold of 64 bytes per
- * step, used for runs long enough to amortise its setup. Tables and folding
- * constants are computed once, by a constructor, and read-only afterwards.
+ * Four engines produce identical registers:
+ *  - table: a portable slice-by-16 table walk, for any CPU and for runs
+ *    shorter than the others' minimum;
+ *  - clmul: on x86 CPUs with PCLMULQDQ, a carry-less-multiply fold of four
+ *    128-bit lanes (64 bytes a step), for runs of 32 bytes or more; a small
+ *    frame's headers and payload go through one lane in one pass;
+ *  - avx2: on CPUs with VPCLMULQDQ and AVX2, the same fold in four 256-bit
+ *    registers (8 lanes, 128 bytes a step), for runs of WIDE_MIN_LEN (80)
+ *    bytes or more, shorter runs going to the clmul code;
+ *  - avx512: on CPUs with VPCLMULQDQ and AVX-512 F and VL whose OS saves the
+ *    zmm state, four 512-bit registers (16 lanes, 256 bytes a step), from
+ *    WIDE_MIN_LEN bytes too.
+ * The constructor picks the last of these the CPU has, unless DROCE_ICRC
+ * names another (doc/guides/tuning.rst), for comparisons; tests switch with
+ * roce_icrc_engine_set(), devtools/bench_icrc.c times them. The wide engines
+ * are built with target attributes, so the file compiles for the baseline
+ * -march. Tables and folding constants are computed once, by that
+ * constructor, and are read-only afterwards.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
 #include <rte_common.h>
 #include <rte_mbuf.h>
 
-#include "roce_hdr.h"
+#include "roce.h"
 
 #if defined(RTE_ARCH_X86_64) || defined(__x86_64__)
 #include <immintrin.h>
@@ -48,12 +64,41 @@ static uint32_t crc_tbl[SLICES][256];
  * the rest).
  */
 #define CLMUL_MIN_LEN	32
-static bool use_clmul;
-/* Fold constants for distances of 512 and 128 bits: {hi qword, lo qword}. */
-static uint64_t k512[2], k128[2];
+/*
+ * Runs shorter than this stay with the 128-bit code under the avx2 and
+ * avx512 engines: below it, their setup and final fold down to 128 bits cost
+ * more than their wider steps save. devtools/bench_icrc.c (through
+ * roce_icrc_ipv4(), whose headers' lane the wide engines continue) found
+ * them level with the 128-bit code at 64 bytes of payload and ahead from 80
+ * (by about 8%; by a third at 128), on a Zen-class EPYC.
+ */
+#define WIDE_MIN_LEN	80
+/*
+ * Fold constants {lo qword's, hi qword's} for distances of 512, 384, 256 and
+ * 128 bits, and of d * 512 (kz[d]) and d * 256 bits (ky[d]), d = 1..6.
+ */
+static uint64_t k512[2], k384[2], k256[2], k128[2];
+static uint64_t kz[7][2], ky[7][2];
 /* x^64 mod P, and Barrett's {P, mu = floor(x^64 / P)}: the 33-bit reflected forms */
 static uint64_t k64, barrett[2];
 #endif
+
+enum icrc_engine {
+	ICRC_TABLE,
+	ICRC_CLMUL,
+	ICRC_AVX2,
+	ICRC_AVX512,
+};
+
+static const char *const icrc_engine_names[] = {
+	[ICRC_TABLE] = "table",
+	[ICRC_CLMUL] = "clmul",
+	[ICRC_AVX2] = "avx2",
+	[ICRC_AVX512] = "avx512",
+};
+
+/* The engine in use, and the best this CPU and OS support. */
+static enum icrc_engine engine, engine_best;
 
 static inline uint32_t
 load_le32(const uint8_t *p)
@@ -203,13 +248,12 @@ crc_update_clmul(uint32_t crc, const uint8_t *p, size_t n)
 }
 
 /*
- * A small frame's ICRC in one pass over two runs, the masked headers @h (a
- * multiple of 16 bytes: 48 for IPv4 without options) and the rest @p: the
- * lane goes on from the first run into the second, reduced once at the end.
+ * The masked headers @h (a multiple of 16 bytes) folded into one lane, from
+ * the initial register: what the rest goes on from.
  */
 __attribute__((target("pclmul,sse4.1")))
-static uint32_t
-crc_clmul_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
+static inline __m128i
+hdr_lane(const uint8_t *h, size_t nh)
 {
 	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
 	__m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)h);
@@ -218,7 +262,243 @@ crc_clmul_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
 	for (size_t i = 16; i < nh; i += 16)
 		x0 = _mm_xor_si128(fold(x0, c128),
 				   _mm_loadu_si128((const __m128i *)(const void *)(h + i)));
-	return lane_finish(x0, p, n);
+	return x0;
+}
+
+/*
+ * A small frame's ICRC in one pass over two runs, the masked headers @h (a
+ * multiple of 16 bytes: 48 for IPv4 without options) and the rest @p: the
+ * lane goes on from the first run into the second, reduced once at the end.
+ */
+__attribute__((target("pclmul,sse4.1")))
+static uint32_t
+crc_clmul_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
+{
+	return lane_finish(hdr_lane(h, nh), p, n);
+}
+
+#define ICRC_AVX2_TARGET "avx2,vpclmulqdq,pclmul,sse4.1"
+
+/* fold() on both 128-bit lanes of @y, then the XOR with @d. */
+__attribute__((target(ICRC_AVX2_TARGET)))
+static inline __m256i
+fold_y(__m256i y, __m256i k, __m256i d)
+{
+	__m256i a = _mm256_clmulepi64_epi128(y, k, 0x00);
+	__m256i b = _mm256_clmulepi64_epi128(y, k, 0x11);
+
+	return _mm256_xor_si256(_mm256_xor_si256(a, b), d);
+}
+
+__attribute__((target(ICRC_AVX2_TARGET)))
+static inline __m256i
+bcast_k_y(const uint64_t k[2])
+{
+	return _mm256_broadcastsi128_si256(_mm_set_epi64x((long long)k[1], (long long)k[0]));
+}
+
+/*
+ * lanes_avx512()'s scheme (below) in 256-bit registers, for CPUs with
+ * VPCLMULQDQ but no AVX-512 (AMD Zen 3, Intel's client cores): four ymm of
+ * two lanes, 128 bytes a step; the blocks left and the four ymm folded onto
+ * the last block, then its two lanes into one. @init goes into the first 16
+ * bytes; @n is at least 32.
+ */
+__attribute__((target(ICRC_AVX2_TARGET)))
+static uint32_t
+lanes_avx2(__m128i init, const uint8_t *p, size_t n)
+{
+	const bool four = n >= 128;
+	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
+	__m256i y0, y1 = _mm256_setzero_si256(), y2 = y1, y3;
+	unsigned int j;
+	__m128i x;
+
+	y0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
+	y0 = _mm256_xor_si256(y0, _mm256_inserti128_si256(_mm256_setzero_si256(), init, 0));
+	if (four) {
+		const __m256i c1024 = bcast_k_y(ky[4]);
+
+		y1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+		y2 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 64));
+		y3 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 96));
+		p += 128;
+		n -= 128;
+		while (n >= 128) {
+			y0 = fold_y(y0, c1024, _mm256_loadu_si256((const __m256i *)(const void *)p));
+			y1 = fold_y(y1, c1024,
+				    _mm256_loadu_si256((const __m256i *)(const void *)(p + 32)));
+			y2 = fold_y(y2, c1024,
+				    _mm256_loadu_si256((const __m256i *)(const void *)(p + 64)));
+			y3 = fold_y(y3, c1024,
+				    _mm256_loadu_si256((const __m256i *)(const void *)(p + 96)));
+			p += 128;
+			n -= 128;
+		}
+	} else {
+		y3 = y0;
+		p += 32;
+		n -= 32;
+	}
+
+	/* as in lanes_avx512(): all folded straight onto the last block */
+	j = n / 32;
+	if (j > 0) {
+		y3 = fold_y(y3, bcast_k_y(ky[j]),
+			    _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * (j - 1))));
+		for (unsigned int b = 1; b < j; b++)
+			y3 = fold_y(_mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * (b - 1))),
+				    bcast_k_y(ky[j - b]), y3);
+	}
+	if (four) {
+		y3 = fold_y(y2, bcast_k_y(ky[1 + j]), y3);
+		y3 = fold_y(y1, bcast_k_y(ky[2 + j]), y3);
+		y3 = fold_y(y0, bcast_k_y(ky[3 + j]), y3);
+	}
+	p += 32 * j;
+	n -= 32 * j;
+
+	x = _mm_xor_si128(fold(_mm256_castsi256_si128(y3), c128),
+			  _mm256_extracti128_si256(y3, 1));
+	_mm256_zeroupper();	/* as in lanes_avx512() */
+	return lane_finish(x, p, n);
+}
+
+#define ICRC_AVX512_TARGET "avx512f,avx512vl,vpclmulqdq,avx2,pclmul,sse4.1"
+
+/* fold() on each of the four 128-bit lanes of @z, then the XOR with @d. */
+__attribute__((target(ICRC_AVX512_TARGET)))
+static inline __m512i
+fold_z(__m512i z, __m512i k, __m512i d)
+{
+	__m512i a = _mm512_clmulepi64_epi128(z, k, 0x00);
+	__m512i b = _mm512_clmulepi64_epi128(z, k, 0x11);
+
+	return _mm512_ternarylogic_epi64(a, b, d, 0x96);	/* a ^ b ^ d */
+}
+
+__attribute__((target(ICRC_AVX512_TARGET)))
+static inline __m512i
+bcast_k(const uint64_t k[2])
+{
+	return _mm512_broadcast_i32x4(_mm_set_epi64x((long long)k[1], (long long)k[0]));
+}
+
+/*
+ * The 128-bit code's scheme in 512-bit registers: each zmm holds four lanes
+ * of 16 consecutive bytes. A run of 256 bytes or more is folded in four zmm
+ * (16 independent lanes, 256 bytes a step); the up to three whole 64-byte
+ * blocks after the last step, and the four zmm, are folded onto the last
+ * block; its four lanes are folded into one 128-bit lane (across 384, 256
+ * and 128 bits, in one multiply pair), which lane_finish() completes. @init
+ * goes into the first 16 bytes (a register, or a lane carried over from
+ * earlier data); @n is at least 64.
+ */
+__attribute__((target(ICRC_AVX512_TARGET)))
+static uint32_t
+lanes_avx512(__m128i init, const uint8_t *p, size_t n)
+{
+	const bool four = n >= 256;
+	const __m512i cred = _mm512_set_epi64(0, 0, (long long)k128[1], (long long)k128[0],
+					      (long long)k256[1], (long long)k256[0],
+					      (long long)k384[1], (long long)k384[0]);
+	__m512i z0, z1 = _mm512_setzero_si512(), z2 = z1, z3;
+	unsigned int j;
+	__m256i y;
+	__m128i x;
+
+	z0 = _mm512_loadu_si512(p);
+	z0 = _mm512_xor_si512(z0, _mm512_inserti32x4(_mm512_setzero_si512(), init, 0));
+	if (four) {
+		const __m512i c2048 = bcast_k(kz[4]);
+
+		z1 = _mm512_loadu_si512(p + 64);
+		z2 = _mm512_loadu_si512(p + 128);
+		z3 = _mm512_loadu_si512(p + 192);
+		p += 256;
+		n -= 256;
+		while (n >= 256) {
+			z0 = fold_z(z0, c2048, _mm512_loadu_si512(p));
+			z1 = fold_z(z1, c2048, _mm512_loadu_si512(p + 64));
+			z2 = fold_z(z2, c2048, _mm512_loadu_si512(p + 128));
+			z3 = fold_z(z3, c2048, _mm512_loadu_si512(p + 192));
+			p += 256;
+			n -= 256;
+		}
+	} else {
+		z3 = z0;
+		p += 64;
+		n -= 64;
+	}
+
+	/*
+	 * The last accumulator, the other three if any and the j whole blocks
+	 * left, each folded straight to the end of the last block: independent
+	 * multiplies, where folding one into the next would chain them.
+	 */
+	j = n / 64;
+	if (j > 0) {
+		z3 = fold_z(z3, bcast_k(kz[j]), _mm512_loadu_si512(p + 64 * (j - 1)));
+		for (unsigned int b = 1; b < j; b++)
+			z3 = fold_z(_mm512_loadu_si512(p + 64 * (b - 1)), bcast_k(kz[j - b]), z3);
+	}
+	if (four) {
+		z3 = fold_z(z2, bcast_k(kz[1 + j]), z3);
+		z3 = fold_z(z1, bcast_k(kz[2 + j]), z3);
+		z3 = fold_z(z0, bcast_k(kz[3 + j]), z3);
+	}
+	p += 64 * j;
+	n -= 64 * j;
+
+	/* lanes 0..2 folded onto lane 3 (its constant is zero: taken as is) */
+	z3 = fold_z(z3, cred, _mm512_maskz_mov_epi64(0xc0, z3));
+	y = _mm256_xor_si256(_mm512_castsi512_si256(z3), _mm512_extracti64x4_epi64(z3, 1));
+	x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+	/*
+	 * Clean upper register state before leaving: GCC 12 puts no vzeroupper
+	 * before the tail call into the table code, and the dirty zmm halves
+	 * then slow every legacy-SSE instruction after it (the clmul engine ran
+	 * at half speed: devtools/bench_icrc.c).
+	 */
+	_mm256_zeroupper();
+	return lane_finish(x, p, n);
+}
+
+/*
+ * The wide engines' entry points: a register @crc for @p, or a frame's
+ * masked headers @h then the rest @p, the headers' lane going on into the
+ * first 16 bytes of the rest (as in crc_clmul_pair(); no reduction between).
+ */
+__attribute__((target(ICRC_AVX2_TARGET)))
+static uint32_t
+crc_update_avx2(uint32_t crc, const uint8_t *p, size_t n)
+{
+	return lanes_avx2(_mm_cvtsi32_si128((int)crc), p, n);
+}
+
+__attribute__((target(ICRC_AVX2_TARGET)))
+static uint32_t
+crc_avx2_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
+{
+	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
+
+	return lanes_avx2(fold(hdr_lane(h, nh), c128), p, n);
+}
+
+__attribute__((target(ICRC_AVX512_TARGET)))
+static uint32_t
+crc_update_avx512(uint32_t crc, const uint8_t *p, size_t n)
+{
+	return lanes_avx512(_mm_cvtsi32_si128((int)crc), p, n);
+}
+
+__attribute__((target(ICRC_AVX512_TARGET)))
+static uint32_t
+crc_avx512_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
+{
+	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
+
+	return lanes_avx512(fold(hdr_lane(h, nh), c128), p, n);
 }
 #endif
 
@@ -226,7 +506,11 @@ static inline uint32_t
 crc_update(uint32_t crc, const uint8_t *p, size_t n)
 {
 #ifdef ICRC_HAVE_CLMUL
-	if (n >= CLMUL_MIN_LEN && use_clmul)
+	if (engine == ICRC_AVX512 && n >= WIDE_MIN_LEN)
+		return crc_update_avx512(crc, p, n);
+	if (engine == ICRC_AVX2 && n >= WIDE_MIN_LEN)
+		return crc_update_avx2(crc, p, n);
+	if (engine != ICRC_TABLE && n >= CLMUL_MIN_LEN)
 		return crc_update_clmul(crc, p, n);
 #endif
 	return crc_update_tbl(crc, p, n);
@@ -279,10 +563,51 @@ fold_const(unsigned int e)
 			r |= 1U << (31 - i);
 	return (uint64_t)r << 1;
 }
+
+/*
+ * GCC's __builtin_cpu_supports() reports AVX-512 features only when XGETBV
+ * says the OS saves the opmask and zmm state, and VPCLMULQDQ only when it
+ * saves the ymm state (libgcc's cpuinfo.h, since GCC 9); so these tests
+ * cover the OS as well as the CPU.
+ */
+static bool
+cpu_has_avx2_clmul(void)
+{
+	return __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx2");
+}
+
+static bool
+cpu_has_avx512_clmul(void)
+{
+	return __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2");
+}
 #endif
+
+int
+roce_icrc_engine_set(const char *name)
+{
+	for (unsigned int e = 0; e < RTE_DIM(icrc_engine_names); e++) {
+		if (strcmp(name, icrc_engine_names[e]) != 0)
+			continue;
+		if (e > engine_best)
+			return -ENOTSUP;
+		engine = e;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+const char *
+roce_icrc_engine_name(void)
+{
+	return icrc_engine_names[engine];
+}
 
 RTE_INIT(roce_icrc_init)
 {
+	const char *env;
+
 	for (unsigned int b = 0; b < 256; b++) {
 		uint32_t c = b;
 
@@ -295,16 +620,40 @@ RTE_INIT(roce_icrc_init)
 			crc_tbl[s][b] = (crc_tbl[s - 1][b] >> 8) ^
 					crc_tbl[0][crc_tbl[s - 1][b] & 0xff];
 #ifdef ICRC_HAVE_CLMUL
+	RTE_BUILD_BUG_ON(WIDE_MIN_LEN < 64);	/* lanes_avx512() loads 64 bytes first */
+	for (unsigned int d = 1; d < RTE_DIM(kz); d++) {
+		kz[d][0] = fold_const(512 * d + 32);
+		kz[d][1] = fold_const(512 * d - 32);
+		ky[d][0] = fold_const(256 * d + 32);
+		ky[d][1] = fold_const(256 * d - 32);
+	}
 	k512[0] = fold_const(512 + 32);
 	k512[1] = fold_const(512 - 32);
+	k384[0] = fold_const(384 + 32);
+	k384[1] = fold_const(384 - 32);
+	k256[0] = fold_const(256 + 32);
+	k256[1] = fold_const(256 - 32);
 	k128[0] = fold_const(128 + 32);
 	k128[1] = fold_const(128 - 32);
 	k64 = fold_const(64);
 	barrett[0] = ((uint64_t)CRC32_POLY_REFL << 1) | 1;
 	barrett[1] = barrett_mu();
 	__builtin_cpu_init();
-	use_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+	if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"))
+		engine_best = cpu_has_avx512_clmul() ? ICRC_AVX512 :
+			      cpu_has_avx2_clmul() ? ICRC_AVX2 : ICRC_CLMUL;
 #endif
+	engine = engine_best;
+
+	env = getenv("DROCE_ICRC");
+	if (env != NULL && *env != '\0') {
+		int rc = roce_icrc_engine_set(env);
+
+		if (rc != 0)
+			ROCE_LOG(WARNING, "DROCE_ICRC=%s: %s, using %s", env,
+				 rc == -ENOTSUP ? "not supported by this CPU" : "unknown engine",
+				 roce_icrc_engine_name());
+	}
 }
 
 /*
@@ -373,9 +722,19 @@ roce_icrc_ipv4(const void *ip, uint32_t len)
 
 	n = mask_headers(buf, p, RTE_MIN(len, (uint32_t)ICRC_HDR_MAX - ICRC_LRH_LEN), len);
 #ifdef ICRC_HAVE_CLMUL
-	/* up to a few lanes of payload: one lane through headers and payload */
-	if (use_clmul && ((ICRC_LRH_LEN + n) & 15) == 0 && len - n < 256)
-		return ~crc_clmul_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
+	/*
+	 * One pass through headers and payload: a small payload in the same
+	 * lane, a large one in the wide engines' lanes, the headers' lane
+	 * folded into their first.
+	 */
+	if (engine != ICRC_TABLE && ((ICRC_LRH_LEN + n) & 15) == 0) {
+		if (len - n < (engine >= ICRC_AVX2 ? WIDE_MIN_LEN : 256))
+			return ~crc_clmul_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
+		if (engine == ICRC_AVX512)
+			return ~crc_avx512_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
+		if (engine == ICRC_AVX2)
+			return ~crc_avx2_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
+	}
 #endif
 	crc = crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n);
 	crc = crc_update(crc, p + n, len - n);
@@ -396,7 +755,11 @@ roce_icrc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 		len = RTE_MIN(len, m->pkt_len - off);
 
 	have = RTE_MIN(len, (uint32_t)sizeof(hdr));
-	p = rte_pktmbuf_read(m, off, have, hdr);
+	/*
+	 * No read of 0 bytes: DPDK 22.11's __rte_pktmbuf_read() of 0 bytes at
+	 * pkt_len walks off the end of a chain whose first segment is shorter.
+	 */
+	p = have > 0 ? rte_pktmbuf_read(m, off, have, hdr) : hdr;
 	if (p == NULL)
 		return 0;	/* unreachable: the range was clamped to pkt_len */
 	n = mask_headers(buf, p, have, len);

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * roce_icrc.c's engines (table, clmul, avx2, avx512): every one this CPU has
+ * gives the table engine's ICRC, over contiguous frames at every length to
+ * 600 and a spread to 9000 at every start alignment 0..63, and over chained
+ * mbufs split at odd places; the table engine matches a bit-at-a-time CRC,
+ * and all of them known answers computed by Python's zlib.crc32 (test_wire.c
+ * checks scapy's frames).
+ * No EAL: the mbufs are built by hand, which is all roce_icrc_mbuf() reads.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+
+#include "droce_test.h"
+#include "roce_hdr.h"
+
+#define LEN_DENSE	600	/* every length 0..LEN_DENSE */
+#define LEN_MAX		9000
+#define ALIGN_MAX	64
+#define SEGS_MAX	24
+
+static const char *const engines[] = { "table", "clmul", "avx2", "avx512" };
+static const char *best;	/* the engine chosen at start-up, put back after each case */
+
+/* a spread of longer lengths: around the engines' step sizes and the MTUs */
+static const uint32_t long_lens[] = {
+	601, 639, 640, 641, 700, 767, 768, 769, 1000, 1023, 1024, 1025, 1071,
+	1100, 1500, 1535, 1536, 1537, 2000, 2047, 2048, 2049, 2100, 3000,
+	4095, 4096, 4097, 4136, 4200, 5000, 6001, 7777, 8191, 8192, 8193,
+	8960, 8999, 9000,
+};
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t
+rnd(void)
+{
+	/* xorshift64*: reproducible, no libc state */
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return (uint32_t)((rng * 0x2545f4914f6cdd1dULL) >> 32);
+}
+
+static void
+fill(uint8_t *p, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = (uint8_t)rnd();
+}
+
+/*
+ * The annex A17.3.3 ICRC one bit at a time over the masked pseudo-packet
+ * (test_wire.c has the same reference; this one also takes frames shorter
+ * than their headers, masking only the bytes present).
+ */
+static uint32_t
+ref_icrc(const uint8_t *ip, uint32_t len)
+{
+	static uint8_t buf[8 + LEN_MAX];
+	uint32_t ihl = len > 0 ? (ip[0] & 0x0f) * 4U : 0, crc = 0xffffffffU;
+
+	if (ihl < 20)
+		ihl = 20;	/* a bogus IHL: the headers are taken as option-less */
+	const uint32_t mask[] = {
+		1, 8, 10, 11,		/* IPv4: TOS, TTL, checksum */
+		ihl + 6, ihl + 7,	/* UDP checksum */
+		ihl + 8 + 4,		/* BTH: FECN, BECN, reserved */
+	};
+
+	memset(buf, 0xff, 8);
+	memcpy(buf + 8, ip, len);
+	for (unsigned int i = 0; i < RTE_DIM(mask); i++)
+		if (mask[i] < len)
+			buf[8 + mask[i]] = 0xff;
+	for (uint32_t i = 0; i < 8 + len; i++) {
+		crc ^= buf[i];
+		for (int b = 0; b < 8; b++)
+			crc = (crc >> 1) ^ (0xedb88320U & (0U - (crc & 1)));
+	}
+	return ~crc;
+}
+
+/* Sets @name if this CPU has it: 1 if set, 0 if not available. */
+static int
+use_engine(const char *name)
+{
+	int rc = roce_icrc_engine_set(name);
+
+	if (rc == -ENOTSUP)
+		return 0;
+	if (rc != 0) {
+		fprintf(stderr, "  roce_icrc_engine_set(%s): %d\n", name, rc);
+		abort();
+	}
+	return 1;
+}
+
+static int
+setup(void)
+{
+	return roce_icrc_engine_set(best);
+}
+
+/* The IPv4 header of a RoCEv2 frame (RC SEND_ONLY to QP 0x11), 40 bytes with UDP and BTH. */
+static const uint8_t ip_udp_bth[] = {
+	0x45, 0x00, 0x00, 0x3c, 0x00, 0x01, 0x40, 0x00, 0x40, 0x11, 0x26, 0xae,
+	0x0a, 0x00, 0x00, 0x01, 0x0a, 0x00, 0x00, 0x02,
+	0xc0, 0x00, 0x12, 0xb7, 0x00, 0x28, 0x68, 0x00,
+	0x0a, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11, 0x80, 0x00, 0x00, 0x00,
+};
+
+static int
+test_icrc_engine_names(void)
+{
+	TEST_ASSERT_EQ(roce_icrc_engine_set("crc64"), -EINVAL);
+	TEST_ASSERT_EQ(roce_icrc_engine_set(""), -EINVAL);
+	TEST_ASSERT_EQ(roce_icrc_engine_set("table"), 0);
+	TEST_ASSERT(strcmp(roce_icrc_engine_name(), "table") == 0, "%s", roce_icrc_engine_name());
+#if defined(RTE_ARCH_X86_64) || defined(__x86_64__)
+	__builtin_cpu_init();
+	TEST_ASSERT_EQ(roce_icrc_engine_set("clmul"),
+		       __builtin_cpu_supports("pclmul") ? 0 : -ENOTSUP);
+	TEST_ASSERT_EQ(roce_icrc_engine_set("avx2"),
+		       __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx2") ?
+		       0 : -ENOTSUP);
+	TEST_ASSERT_EQ(roce_icrc_engine_set("avx512"),
+		       __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx512f") &&
+		       __builtin_cpu_supports("avx512vl") ? 0 : -ENOTSUP);
+#endif
+	for (unsigned int e = 0; e < RTE_DIM(engines); e++)
+		if (use_engine(engines[e])) {
+			printf("  engine %s: available\n", engines[e]);
+			TEST_ASSERT(strcmp(roce_icrc_engine_name(), engines[e]) == 0, "%s",
+				    roce_icrc_engine_name());
+		}
+	return TEST_SUCCESS;
+}
+
+/*
+ * The engine at start-up: the one DROCE_ICRC names if the CPU has it, else
+ * the best the CPU has (meson runs this program with and without it).
+ */
+static int
+test_icrc_start_engine_follows_droce_icrc(void)
+{
+	const char *env = getenv("DROCE_ICRC");
+	const char *want = NULL;
+
+	for (unsigned int e = 0; e < RTE_DIM(engines); e++)
+		if (use_engine(engines[e]))
+			want = engines[e];
+	if (env != NULL) {
+		printf("  DROCE_ICRC=%s, start-up engine %s\n", env, best);
+		for (unsigned int e = 0; e < RTE_DIM(engines); e++)
+			if (strcmp(env, engines[e]) == 0 && use_engine(engines[e]))
+				want = env;
+	}
+	TEST_ASSERT(want != NULL && strcmp(best, want) == 0, "start-up engine %s, want %s",
+		    best, want);
+	return TEST_SUCCESS;
+}
+
+/* Frames of 4000 and 8960 bytes of payload after ip_udp_bth; ICRCs by zlib.crc32. */
+static int
+test_icrc_known_answers_every_engine(void)
+{
+	static const struct {
+		uint32_t plen, icrc;
+	} kat[] = {
+		{ 4000, 0x3ef1b9d2 },
+		{ 8960, 0x89cc9d51 },
+	};
+	static uint8_t f[sizeof(ip_udp_bth) + 8960];
+
+	for (unsigned int e = 0; e < RTE_DIM(engines); e++) {
+		if (!use_engine(engines[e]))
+			continue;
+		for (unsigned int k = 0; k < RTE_DIM(kat); k++) {
+			uint32_t len = sizeof(ip_udp_bth) + kat[k].plen;
+
+			memcpy(f, ip_udp_bth, sizeof(ip_udp_bth));
+			for (uint32_t i = 0; i < kat[k].plen; i++)
+				f[sizeof(ip_udp_bth) + i] = (uint8_t)(i * 131 + 7);
+			TEST_ASSERT(roce_icrc_ipv4(f, len) == kat[k].icrc, "%s, %u bytes: 0x%08x",
+				    engines[e], len, roce_icrc_ipv4(f, len));
+			TEST_ASSERT_EQ(ref_icrc(f, len), kat[k].icrc);
+		}
+	}
+	return TEST_SUCCESS;
+}
+
+/*
+ * One length, every alignment: the table engine's value (checked against the
+ * bitwise reference at alignment 0), then every other engine's. The first
+ * byte alternates between an option-less IPv4 header (the usual masked
+ * prefix, clmul's two-run path) and a random one (any IHL).
+ */
+static int
+check_len(uint8_t *area, uint32_t len, int *have)
+{
+	for (uint32_t a = 0; a < ALIGN_MAX; a++) {
+		uint8_t *p = area + a;
+		uint32_t want;
+
+		fill(p, len);
+		if (len > 0 && (a & 1) == 0)
+			p[0] = 0x45;
+		roce_icrc_engine_set("table");
+		want = roce_icrc_ipv4(p, len);
+		if (a == 0 || a == 1)
+			TEST_ASSERT(want == ref_icrc(p, len), "table, len %u align %u: 0x%08x, 0x%08x",
+				    len, a, want, ref_icrc(p, len));
+		for (unsigned int e = 1; e < RTE_DIM(engines); e++) {
+			uint32_t got;
+
+			if (!have[e])
+				continue;
+			roce_icrc_engine_set(engines[e]);
+			got = roce_icrc_ipv4(p, len);
+			TEST_ASSERT(got == want, "%s, len %u align %u: 0x%08x, table 0x%08x",
+				    engines[e], len, a, got, want);
+		}
+	}
+	return TEST_SUCCESS;
+}
+
+static int
+test_icrc_ipv4_engines_agree_every_length_and_alignment(void)
+{
+	static uint8_t area[LEN_MAX + ALIGN_MAX];
+	int have[RTE_DIM(engines)], rc = TEST_SUCCESS;
+
+	for (unsigned int e = 0; e < RTE_DIM(engines); e++)
+		have[e] = use_engine(engines[e]);
+	for (uint32_t len = 0; len <= LEN_DENSE && rc == TEST_SUCCESS; len++)
+		rc = check_len(area, len, have);
+	for (unsigned int i = 0; i < RTE_DIM(long_lens) && rc == TEST_SUCCESS; i++)
+		rc = check_len(area, long_lens[i], have);
+	return rc;
+}
+
+/*
+ * @len bytes of @data (from IPv4 offset @off within it) as a chain of @nseg
+ * segments, each at its own alignment in @bufs; the split points are random,
+ * so segments of 1 to a few bytes, cutting the headers, come up often.
+ */
+static struct rte_mbuf *
+chain(struct rte_mbuf *mb, uint8_t *bufs, uint32_t seg_room, const uint8_t *data,
+      uint32_t total, unsigned int nseg)
+{
+	uint32_t cut[SEGS_MAX + 1], done = 0;
+
+	cut[0] = 0;
+	cut[nseg] = total;
+	for (unsigned int s = 1; s < nseg; s++) {
+		/* mostly small pieces, sometimes long ones */
+		uint32_t step = (rnd() & 3) == 0 ? rnd() % (total + 1) : rnd() % 70;
+
+		cut[s] = RTE_MIN(cut[s - 1] + step, total);
+	}
+	for (unsigned int s = 0; s < nseg; s++) {
+		struct rte_mbuf *m = &mb[s];
+		uint16_t headroom = (uint16_t)(rnd() % ALIGN_MAX);
+		uint32_t n = cut[s + 1] - cut[s];
+
+		memset(m, 0, sizeof(*m));
+		m->buf_addr = bufs + (size_t)s * seg_room;
+		m->buf_len = (uint16_t)seg_room;
+		m->data_off = headroom;
+		m->data_len = (uint16_t)n;
+		memcpy((uint8_t *)m->buf_addr + headroom, data + done, n);
+		done += n;
+		m->next = s + 1 < nseg ? &mb[s + 1] : NULL;
+	}
+	mb[0].nb_segs = (uint16_t)nseg;
+	mb[0].pkt_len = total;
+	return &mb[0];
+}
+
+static int
+test_icrc_mbuf_chains_match_contiguous(void)
+{
+	static const uint32_t lens[] = {
+		0, 1, 12, 20, 39, 40, 41, 47, 48, 63, 64, 65, 100, 127, 128, 129,
+		200, 255, 256, 257, 300, 383, 384, 511, 512, 513, 600, 1024, 1100,
+		2048, 4096, 4136, 6000, 9000,
+	};
+	/* each segment may hold the whole frame, behind up to 63 bytes of headroom */
+	enum { SEG_ROOM = 14 + LEN_MAX + ALIGN_MAX };
+	static struct rte_mbuf mb[SEGS_MAX];
+	static uint8_t bufs[SEGS_MAX * SEG_ROOM], data[14 + LEN_MAX];
+	int have[RTE_DIM(engines)];
+
+	for (unsigned int e = 0; e < RTE_DIM(engines); e++)
+		have[e] = use_engine(engines[e]);
+	for (unsigned int i = 0; i < RTE_DIM(lens); i++) {
+		for (unsigned int round = 0; round < 40; round++) {
+			/* an Ethernet header before the IPv4 one, or none */
+			uint32_t off = (round & 1) ? 14 : 0, len = lens[i], want;
+			unsigned int nseg = 1 + rnd() % SEGS_MAX;
+			struct rte_mbuf *m;
+
+			fill(data, off + len);
+			if (len > 0 && (round & 2) == 0)
+				data[off] = 0x45;
+			roce_icrc_engine_set("table");
+			want = roce_icrc_ipv4(data + off, len);
+			m = chain(mb, bufs, SEG_ROOM, data, off + len, nseg);
+			for (unsigned int e = 0; e < RTE_DIM(engines); e++) {
+				uint32_t got;
+
+				if (!have[e])
+					continue;
+				roce_icrc_engine_set(engines[e]);
+				got = roce_icrc_mbuf(m, off, len);
+				TEST_ASSERT(got == want, "%s, len %u off %u, %u segs: 0x%08x, want 0x%08x",
+					    engines[e], len, off, nseg, got, want);
+				/* a length past the chain's end is clamped to it */
+				got = roce_icrc_mbuf(m, off, len + 100);
+				TEST_ASSERT(got == want, "%s, len %u + 100 off %u: 0x%08x, want 0x%08x",
+					    engines[e], len, off, got, want);
+			}
+		}
+	}
+	return TEST_SUCCESS;
+}
+
+int
+main(void)
+{
+	static const struct droce_test_case cases[] = {
+		TEST_CASE(test_icrc_engine_names),
+		TEST_CASE(test_icrc_start_engine_follows_droce_icrc),
+		TEST_CASE(test_icrc_known_answers_every_engine),
+		TEST_CASE(test_icrc_ipv4_engines_agree_every_length_and_alignment),
+		TEST_CASE(test_icrc_mbuf_chains_match_contiguous),
+	};
+
+	best = roce_icrc_engine_name();
+	return DROCE_TEST_MAIN("icrc", cases, setup, NULL);
+}
