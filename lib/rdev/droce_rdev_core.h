@@ -197,7 +197,25 @@ struct droce_rdev_cq {
 	uint32_t cqe;
 	uint32_t tm_users;		/* tag-matching and XRC SRQs completing here (atomic) */
 	void *user;			/* the facade's, given back in events */
+	/*
+	 * Completions ever put in @ring (the driver's: a release store after
+	 * each) and ever taken or purged from it (the facade's, under its poll
+	 * lock; a purge, which runs while the facade holds the pollers off,
+	 * adds what it dropped). Equal: nothing to take, which ibv_poll_cq
+	 * sees without its lock and without the ring (that a resize may be
+	 * replacing). Each on a line of its own: two writers.
+	 */
+	uint64_t produced __rte_cache_aligned;
+	uint64_t consumed __rte_cache_aligned;
 };
+
+/* Nothing in @cq to take: a hint, exact for a poller that holds the poll lock. */
+static inline bool
+droce_rdev_cq_empty(const struct droce_rdev_cq *cq)
+{
+	return __atomic_load_n(&cq->produced, __ATOMIC_ACQUIRE) ==
+	       __atomic_load_n(&cq->consumed, __ATOMIC_RELAXED);
+}
 
 /* An SRQ, and a tag-matching SRQ's queues (tm_ops == NULL otherwise). */
 struct droce_rdev_srq {

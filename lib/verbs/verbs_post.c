@@ -354,6 +354,7 @@ cq_take(struct droce_cq *cq, struct ibv_wc *wc, struct ibv_wc_tm_info *tm, int n
 		if (k < (int)RTE_DIM(c))
 			break;
 	}
+	__atomic_store_n(&cq->fp->consumed, cq->fp->consumed + got, __ATOMIC_RELAXED);
 	return got;
 }
 
@@ -372,6 +373,8 @@ droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (n < 0)
 		return -EINVAL;
 	verbs_progress(cq->dev);
+	if (droce_rdev_cq_empty(cq->fp))
+		return 0;	/* no lock taken for nothing: pollers loop on an empty CQ */
 	/* one poller at a time, sleeping (not spinning) behind a preempted one */
 	if (!cq->single_threaded)
 		pthread_mutex_lock(&cq->poll_lock);

@@ -46,6 +46,7 @@ roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, const struct droce_cqe
 		cq_overrun(cq, wc);
 		return;
 	}
+	__atomic_store_n(&cq->fp.produced, cq->fp.produced + 1, __ATOMIC_RELEASE);
 	if (!cq->has_channel)
 		return;		/* no completion events to raise */
 	/*
@@ -122,6 +123,7 @@ cq_purge_apply(struct roce_cq *cq)
 	struct rte_ring *r = cq->fp.ring;
 	unsigned int left = rte_ring_count(r), n, kept;
 	struct droce_cqe c[32];
+	uint64_t dropped = 0;
 
 	while (left != 0) {
 		n = rte_ring_dequeue_burst_elem(r, c, sizeof(c[0]), RTE_MIN(left, RTE_DIM(c)), NULL);
@@ -134,7 +136,9 @@ cq_purge_apply(struct roce_cq *cq)
 			    (!cq->purge_recv && (c[i].wc.opcode & IBV_WC_RECV)))
 				c[kept++] = c[i];
 		rte_ring_enqueue_bulk_elem(r, c, sizeof(c[0]), kept, NULL);
+		dropped += n - kept;
 	}
+	__atomic_store_n(&cq->fp.consumed, cq->fp.consumed + dropped, __ATOMIC_RELAXED);
 	cq->resize_ret = 0;
 }
 
