@@ -125,6 +125,35 @@ static const char *pcapng;	/* --pcapng FILE: droce0 of the embedded default capt
 
 #define die(...) do { fprintf(stderr, "droce-perf: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
 
+#define DROCE_PERF_MAX_THREADS	4
+
+/*
+ * --threads N: N net_ring pairs, each joining droce<2i> (10.0.<i>.1) and
+ * droce<2i+1> (10.0.<i>.2), with lcore=thread: a device is moved only by the
+ * calls about it, so each lcore moves its own pair and no other.
+ */
+static void
+threads_topology(unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		char a[32], b[32], name[16], args[128];
+
+		snprintf(a, sizeof(a), "net_ring_a%u", i);
+		snprintf(b, sizeof(b), "net_ring_b%u", i);
+		if (droce_ring_pair_create(a, b))
+			die("cannot create net_ring pair %u", i);
+		for (unsigned int k = 0; k < 2; k++) {
+			snprintf(name, sizeof(name), "droce%u", 2 * i + k);
+			snprintf(args, sizeof(args), "ethdev=%s,ip=10.0.%u.%u,mtu=4200,lcore=thread",
+				 k ? b : a, i, k + 1);
+			if (droce_dev_create(name, args))
+				die("cannot create %s", name);
+		}
+	}
+	printf("embedded default, --threads %u: droce<2i> (10.0.<i>.1) <-> net_ring pair <-> "
+	       "droce<2i+1> (10.0.<i>.2) for i < %u, lcore=thread, pair i on lcore i\n", n, n);
+}
+
 static void
 connect_qp(struct side *s, const struct side *peer)
 {
@@ -1015,9 +1044,12 @@ main(int argc, char **argv)
 		{ "server", no_argument, NULL, 'R' },
 		{ "client", required_argument, NULL, 'C' },
 		{ "port", required_argument, NULL, 'o' },
+		{ "threads", required_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool sweep = false, dur_set = false, server = false;
+	unsigned int nthreads = 0;	/* --threads: pairs of devices, one lcore each */
+	char lcores[16];
 	const char *peer_host = NULL, *port = "18515";
 	char tests_buf[512] = "";
 	struct ibv_device **list;
@@ -1081,11 +1113,13 @@ main(int argc, char **argv)
 		case 'R': server = true; break;
 		case 'C': peer_host = optarg; break;
 		case 'o': port = optarg; break;
+		case 'H': nthreads = strtoul(optarg, NULL, 0); break;
 		default:
 			die("usage: droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S|--sweep] "
 			    "[-n iters] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline] "
 			    "[-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss] [-t timeout] "
 			    "[-j|--json] [--odp] [--pcapng file] [--eager-limit bytes]\n"
+			    "       droce-perf --threads N [bandwidth test ...] [options]\n"
 			    "       droce-perf EAL args -- --server [--port port]\n"
 			    "       droce-perf EAL args -- --client host [--port port] [test ...] [options]\n"
 			    "       droce-perf [EAL args --] -m reg [-s bytes]\n"
@@ -1120,6 +1154,10 @@ main(int argc, char **argv)
 	} else if (strcmp(mode, "reg") != 0) {
 		die("-m: tests (the default), post or reg");
 	}
+	if (nthreads != 0 && (nthreads > DROCE_PERF_MAX_THREADS || !embedded || loss || pcapng ||
+			      strcmp(mode, "tests") != 0 || server || peer_host))
+		die("--threads 1..%d: the embedded default's tests, without -m, -L, --pcapng",
+		    DROCE_PERF_MAX_THREADS);
 	if (server || peer_host) {
 		if (server && peer_host)
 			die("--server or --client, not both");
@@ -1140,8 +1178,17 @@ main(int argc, char **argv)
 		dflt[nd++] = "-l";
 		inl = strcmp(prog, "inline") == 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2;
 		dflt[nd++] = inl ? "0" : "0-1";
+		if (nthreads != 0) {	/* an lcore a pair, each moving its own two devices */
+			snprintf(lcores, sizeof(lcores), "0-%u", nthreads - 1);
+			dflt[nd - 1] = lcores;
+			inl = true;
+		}
 		if (rte_eal_init(nd, dflt) < 0)
 			die("EAL init failed");
+		if (nthreads != 0) {
+			threads_topology(nthreads);
+			goto devices;
+		}
 		if (droce_ring_pair_create("net_ring_a", "net_ring_b"))
 			die("cannot create the net_ring pair");
 		if (loss) {
@@ -1167,9 +1214,29 @@ main(int argc, char **argv)
 			"embedded default: droce0 (10.0.0.1) <-> net_ring pair <-> droce1 (10.0.0.2), %s progress, loss %s\n",
 			inl ? "inline" : "engine lcore", loss ? loss : "0");
 	}
+devices:
 	if (embedded)
 		atexit(runtime_dir_remove);
 	list = ibv_get_device_list(&ndev);
+	if (nthreads != 0) {
+		struct ibv_device *d[2 * DROCE_PERF_MAX_THREADS];
+
+		for (unsigned int i = 0; i < 2 * nthreads; i++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "droce%u", i);
+			d[i] = NULL;
+			for (int k = 0; list != NULL && k < ndev; k++)
+				if (strcmp(ibv_get_device_name(list[k]), name) == 0)
+					d[i] = list[k];
+			if (d[i] == NULL)
+				die("--threads: no device %s", name);
+		}
+		po.progress = "inline (lcore=thread: each pair moved by its own lcore)";
+		perf_tests_run_threads(d, nthreads, &po);
+		ibv_free_device_list(list);
+		return 0;
+	}
 	if (server || peer_host) {
 		int sock;
 

@@ -27,6 +27,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,7 @@ static bool tests_foreach_quiet;	/* tests_foreach without table headers */
 static bool remote_server;
 
 static void ctl_send(const char *fmt, ...) __rte_format_printf(1, 2);
+static void result_line_locked(const char *line);
 
 static double
 now_s(void)
@@ -565,8 +567,24 @@ tm_proto(const struct test *t, size_t size)
  * A figure, as a JSON object or a table row: printed, and in --client mode
  * also sent to the server, which prints it too.
  */
+/* --threads: each lcore's figure, kept for the sum (NULL: one thread) */
+struct bw_fig {
+	uint64_t msgs;
+	double secs;
+};
+static __thread struct bw_fig *bw_capture;
+static pthread_mutex_t result_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void
 result_line(const char *line)
+{
+	pthread_mutex_lock(&result_lock);
+	result_line_locked(line);
+	pthread_mutex_unlock(&result_lock);
+}
+
+static void
+result_line_locked(const char *line)
 {
 	if (O->json)
 		printf("%s%s", first_result ? "" : ",\n", line);
@@ -609,6 +627,11 @@ print_bw(const struct test *t, enum ibv_qp_type tr, size_t size, uint64_t msgs, 
 	const char *tm = tm_proto(t, size);
 	bool tm_sw = tm != NULL && strcmp(tm, "rndv") == 0;
 	char line[512];
+
+	if (bw_capture != NULL) {
+		bw_capture->msgs = msgs;
+		bw_capture->secs = secs;
+	}
 
 	if (O->json)
 		snprintf(line, sizeof(line),
@@ -1584,31 +1607,37 @@ static void
 run_one(const struct test *t, struct ibv_device *d0, struct ibv_device *d1, size_t size)
 {
 	enum ibv_qp_type tr = test_transport(t);
-	static struct pside a, b;	/* MAX_QPS QPs each: not on the stack */
+	/* MAX_QPS QPs each: not on the stack; a pair per thread (--threads) */
+	static __thread struct pside *sides;
+	struct pside *pa, *pb;
 
+	if (sides == NULL && (sides = calloc(2, sizeof(*sides))) == NULL)
+		die("out of memory");
+	pa = &sides[0];
+	pb = &sides[1];
 	test_check(t, size);
-	side_setup(&a, t, d0, size, false);
-	side_setup(&b, t, d1, size, true);
-	side_info(&b, &a.peer);
-	side_info(&a, &b.peer);
-	for (unsigned int i = 0; i < a.nqp; i++) {
-		qp_connect(&a, i, tr);
-		qp_connect(&b, i, tr);
+	side_setup(pa, t, d0, size, false);
+	side_setup(pb, t, d1, size, true);
+	side_info(pb, &pa->peer);
+	side_info(pa, &pb->peer);
+	for (unsigned int i = 0; i < pa->nqp; i++) {
+		qp_connect(pa, i, tr);
+		qp_connect(pb, i, tr);
 	}
-	if (a.nqp > 1)	/* what a QP costs, its queues included */
+	if (pa->nqp > 1)	/* what a QP costs, its queues included */
 		fprintf(stderr, "%s: %u QPs a side, %zu bytes each (%u send and %u receive WRs)\n",
-			t->name, a.nqp, (a.qp_mem + b.qp_mem) / (2 * a.nqp), O->depth,
-			b.srq ? 0 : O->depth);
+			t->name, pa->nqp, (pa->qp_mem + pb->qp_mem) / (2 * pa->nqp), O->depth,
+			pb->srq ? 0 : O->depth);
 	if (t->tm && t->lat)
-		run_tag_lat(t, &a, &b, size);
+		run_tag_lat(t, pa, pb, size);
 	else if (t->tm)
-		run_tag_bw(t, &a, &b, size);
+		run_tag_bw(t, pa, pb, size);
 	else if (t->lat)
-		run_lat(t, tr, &a, &b, size);
+		run_lat(t, tr, pa, pb, size);
 	else
-		run_bw(t, tr, &a, &b, size);
-	side_close(&a);
-	side_close(&b);
+		run_bw(t, tr, pa, pb, size);
+	side_close(pa);
+	side_close(pb);
 }
 
 /* --- --server and --client: one side each, over TCP --- */
@@ -2114,6 +2143,95 @@ perf_tests_run(struct ibv_device *d0, struct ibv_device *d1, const struct perf_o
 	print_header(o, "embedded");
 	tests_foreach(list, local_one, d);
 	print_footer(o);
+	return 0;
+}
+
+/*
+ * --threads: the same bandwidth test on every pair of devices at once, one
+ * lcore a pair (the main lcore and the workers, in order), each pair moved
+ * only by its own lcore (lcore=thread); a line per lcore, then their sum.
+ */
+struct thr_job {
+	const struct test *t;
+	size_t size;
+	struct ibv_device *d0, *d1;
+	struct bw_fig fig;
+};
+
+static int
+thr_main(void *arg)
+{
+	struct thr_job *j = arg;
+
+	bw_capture = &j->fig;
+	run_one(j->t, j->d0, j->d1, j->size);
+	bw_capture = NULL;
+	return 0;
+}
+
+static void
+threads_one(const struct test *t, size_t size, void *arg)
+{
+	struct thr_job *jobs = arg;
+	unsigned int n = 0, lc, i = 1;
+	double rate = 0, secs = 0;
+	uint64_t msgs = 0;
+	char line[256];
+
+	for (n = 0; jobs[n].d0 != NULL; n++) {
+		jobs[n].t = t;
+		jobs[n].size = size;
+		jobs[n].fig = (struct bw_fig){ 0 };
+	}
+	RTE_LCORE_FOREACH_WORKER(lc) {
+		if (i == n)
+			break;
+		if (rte_eal_remote_launch(thr_main, &jobs[i++], lc) != 0)
+			die("cannot launch lcore %u", lc);
+	}
+	if (i != n)
+		die("--threads %u needs %u lcores", n, n);
+	thr_main(&jobs[0]);
+	rte_eal_mp_wait_lcore();
+	for (i = 0; i < n; i++) {
+		msgs += jobs[i].fig.msgs;
+		secs = RTE_MAX(secs, jobs[i].fig.secs);
+		rate += (double)jobs[i].fig.msgs / jobs[i].fig.secs;
+	}
+	snprintf(line, sizeof(line), "%-11s %-3s %8zu %4u %10" PRIu64 " %9.3f %10.3f %10.3f  "
+		 "all %u lcores", t->name, tname(test_transport(t)), size, O->qps * n, msgs, secs,
+		 rate / 1e6, rate * (double)size * 8 / 1e9, n);
+	result_line(line);
+}
+
+int
+perf_tests_run_threads(struct ibv_device **devs, unsigned int n, const struct perf_opts *o)
+{
+	const char *list = tests_list(o);
+	struct thr_job *jobs = calloc(n + 1, sizeof(*jobs));
+
+	O = o;
+	if (jobs == NULL)
+		die("out of memory");
+	if (o->json)
+		die("--threads prints a table, not JSON");
+	tests_check(list);
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+		const struct test *t = test_by_name(p, len);
+
+		if (t->lat || t->tm)
+			die("--threads: bandwidth tests only (send_bw, write_bw, read_bw, ...)");
+		p += len + (p[len] == ',');
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		jobs[i].d0 = devs[2 * i];
+		jobs[i].d1 = devs[2 * i + 1];
+	}
+	print_header(o, "embedded");
+	tests_foreach(list, threads_one, jobs);
+	print_footer(o);
+	free(jobs);
 	return 0;
 }
 

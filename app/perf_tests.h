@@ -33,6 +33,12 @@ struct perf_opts {
 	size_t eager_limit;		/* tag tests: larger messages go by rendezvous */
 };
 
+/*
+ * The bandwidth tests of @o on @n pairs of devices at once (@devs[2i] and
+ * @devs[2i + 1]), pair i on the i-th of the EAL's lcores; 0, or exits.
+ */
+int perf_tests_run_threads(struct ibv_device **devs, unsigned int n, const struct perf_opts *o);
+
 /* Run the tests of @o between @d0 and @d1; 0, or exits on a failure. */
 int perf_tests_run(struct ibv_device *d0, struct ibv_device *d1, const struct perf_opts *o);
 

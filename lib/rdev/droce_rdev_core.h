@@ -276,7 +276,7 @@ struct droce_rdev {
 	uint64_t guid;			/* big endian, as ibv_get_device_guid() */
 	rte_be32_t ip;			/* GID index 0 is ::ffff:<ip> */
 	uint16_t ib_mtu;		/* largest IB MTU the port carries, bytes */
-	void (*progress)(void);
+	void (*progress)(struct droce_rdev *dev);
 	/*
 	 * set by the facade while a context is open (droce_rdev_pmd.h);
 	 * async_cb also gets DROCE_RDEV_EVENT_QP_ERR
@@ -314,13 +314,14 @@ droce_rdev_qp_doorbell(struct droce_rdev_qp *qp)
 	}
 }
 
+/* Inline progress from a call about @dev (its CQ, its QP, a wait on it). */
 static inline void
 droce_rdev_progress(struct droce_rdev *dev)
 {
-	void (*p)(void) = __atomic_load_n(&dev->progress, __ATOMIC_RELAXED);
+	void (*p)(struct droce_rdev *) = __atomic_load_n(&dev->progress, __ATOMIC_RELAXED);
 
 	if (p != NULL)
-		p();
+		p(dev);
 }
 
 #endif /* DROCE_RDEV_CORE_H */

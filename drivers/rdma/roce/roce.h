@@ -497,6 +497,12 @@ struct roce_dev {
 	uint16_t mtu;			/* ethdev MTU (IP packet) */
 	uint16_t ib_mtu;		/* largest IB MTU that fits, bytes */
 	int lcore;			/* engine lcore, -1 = inline progress */
+	/*
+	 * lcore=thread: inline, and an application's call moves it only when
+	 * the call is about it (its CQ, its QP): the devices of an application
+	 * whose lcores each own theirs are moved by their owners alone
+	 */
+	bool progress_own;
 	struct rte_ether_addr mac;
 	rte_be32_t ip;
 	uint64_t guid;

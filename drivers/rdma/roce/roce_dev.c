@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The droce vdev: "--vdev=droce0,ethdev=<port>,ip=<IPv4>[,mac=][,mtu=]
- * [,lcore=<id>|auto|inline][,neigh=<ip>@<mac>]...[,link_wait=<ms>][,pcapng=<file>]
+ * [,lcore=<id>|auto|inline|thread][,neigh=<ip>@<mac>]...[,link_wait=<ms>][,pcapng=<file>]
  * [,own=0|1][,ethport=0|1]". Probing takes over the ethdev port: one rx and one
  * tx queue, a mempool sized for the MTU, started, owned (unless own=0); with
  * link_wait, probing then waits (bounded) for link up. Unless ethport=0, the
@@ -141,6 +141,11 @@ arg_lcore(const char *key, const char *val, void *opaque)
 	}
 	if (strcmp(val, "inline") == 0) {
 		a->lcore = -1;
+		return 0;
+	}
+	if (strcmp(val, "thread") == 0) {	/* inline, moved only by calls about it */
+		a->lcore = -1;
+		a->progress_own = true;
 		return 0;
 	}
 	errno = 0;
@@ -441,6 +446,7 @@ roce_probe(struct rte_vdev_device *vdev)
 	snprintf(dev->ethdev_name, sizeof(dev->ethdev_name), "%s", a.ethdev);
 	dev->ip = a.ip;
 	dev->lcore = a.lcore;
+	dev->progress_own = a.progress_own;
 	dev->tsc_hz = rte_get_timer_hz();
 	dev->clock_gap_max = dev->tsc_hz * DROCE_CLOCK_GAP_US / 1000000;
 	dev->clock_tsc = rte_get_timer_cycles();
@@ -732,7 +738,7 @@ RTE_PMD_REGISTER_PARAM_STRING(droce,
 	ARG_IP "=<IPv4> "
 	ARG_MAC "=<xx:xx:xx:xx:xx:xx> "
 	ARG_MTU "=<576..9600> "
-	ARG_LCORE "=<lcore id>|auto|inline "
+	ARG_LCORE "=<lcore id>|auto|inline|thread "
 	ARG_NEIGH "=<IPv4>@<mac> "
 	ARG_LINK_WAIT "=<ms, 0..60000> "
 	ARG_PCAPNG "=<file> "

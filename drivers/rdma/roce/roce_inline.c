@@ -18,9 +18,14 @@ static uint32_t nb_inline;
 static uint32_t quitting;	/* the process exits: no more iterations from it (roce_share.c) */
 static uint32_t forked_idle;	/* a forked process that opened no device yet: none from it */
 
-/* The application's calls: every inline device of the process, one caller at a time each. */
+/*
+ * The application's calls, about @hint: every inline device of the process,
+ * one caller at a time each; of the devices with lcore=thread (progress_own),
+ * only @hint, so that threads that each use devices of their own never move
+ * one another's.
+ */
 void
-roce_progress(void)
+roce_progress(struct droce_rdev *hint)
 {
 	uint32_t n = __atomic_load_n(&nb_inline, __ATOMIC_ACQUIRE);
 
@@ -30,7 +35,9 @@ roce_progress(void)
 	for (uint32_t i = 0; i < n; i++) {
 		struct roce_dev *dev = __atomic_load_n(&inline_devs[i], __ATOMIC_ACQUIRE);
 
-		if (dev && roce_inline_trylock(dev)) {
+		if (dev == NULL || (dev->progress_own && &dev->rdev != hint))
+			continue;
+		if (roce_inline_trylock(dev)) {
 			roce_dev_poll(dev);
 			roce_inline_unlock(dev);
 		}
@@ -49,7 +56,7 @@ roce_progress_qp(struct droce_rdev_qp *fp)
 	struct roce_dev *dev = qp->dev;
 
 	if (unlikely(dev->share_on)) {	/* its iterations look at the others' frames too */
-		roce_progress();
+		roce_progress(&dev->rdev);
 		return;
 	}
 	if (unlikely(__atomic_load_n(&quitting, __ATOMIC_RELAXED)))

@@ -362,6 +362,7 @@ struct roce_dev_args {
 	bool has_mac;
 	uint32_t mtu;
 	int lcore;		/* -2 auto, -1 inline */
+	bool progress_own;	/* lcore=thread */
 	uint32_t link_wait_ms;	/* 0: do not wait for link up at probe */
 	char pcapng[PATH_MAX];	/* capture to this file; "" none */
 	bool unowned;		/* own=0: the port is not made the device's own */
@@ -405,7 +406,7 @@ roce_clock(const struct roce_dev *dev)
 }
 
 /* roce_inline.c */
-void roce_progress(void);
+void roce_progress(struct droce_rdev *hint);
 void roce_progress_qp(struct droce_rdev_qp *fp);
 void roce_dev_send_qp(struct roce_dev *dev, struct roce_qp *qp);
 int roce_inline_attach(struct roce_dev *dev);
