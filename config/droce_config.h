@@ -54,13 +54,6 @@
 #define DROCE_ARP_RETRY_MIN_MS	10	/* first ARP retry; doubles up to DROCE_ARP_RETRY_MS */
 #define DROCE_ARP_RETRY_MS	200
 #define DROCE_ACK_EVERY		64	/* AckReq at least every N packets */
-/*
- * Iterations a QP that ran out of work stays among those the engine visits
- * before it leaves (and a post must ring its doorbell again): a streaming
- * QP goes idle between two posts all the time, and leaving costs two locked
- * exchanges plus the doorbell ring's mutex when it comes back.
- */
-#define DROCE_ACTIVE_LINGER	16
 #define DROCE_ASYNC_RING	256	/* pending async events per context */
 #define DROCE_LINK_POLL_MS	100	/* link polling, for ports without a link interrupt */
 #define DROCE_PORT_REVIVE_MS	200	/* a memif client without its server: restarted this often */

@@ -427,7 +427,6 @@ struct roce_qp {
 
 	/* the engine's, kept across roce_qp_reset_engine: on dev->active */
 	bool on_active;
-	uint8_t idle_visits;		/* visits it had no work in a row (DROCE_ACTIVE_LINGER) */
 
 	/* written by the engine */
 	struct roce_qp_eng e __rte_cache_aligned;

@@ -116,16 +116,9 @@ active_run(struct roce_dev *dev)
 			st = roce_qp_state(qp);
 		}
 		if (!qp_idle(qp, st)) {
-			qp->idle_visits = 0;
 			i++;
 			continue;
 		}
-		if (qp->idle_visits < DROCE_ACTIVE_LINGER) {	/* it may get work again soon */
-			qp->idle_visits++;
-			i++;
-			continue;
-		}
-		qp->idle_visits = 0;
 		__atomic_exchange_n(&qp->fp.db_armed, 0, __ATOMIC_SEQ_CST);
 		if (!qp_idle(qp, roce_qp_state(qp)) &&
 		    __atomic_exchange_n(&qp->fp.db_armed, 1, __ATOMIC_SEQ_CST) == 0) {
