@@ -81,6 +81,14 @@ static uint64_t k512[2], k384[2], k256[2], k128[2];
 static uint64_t kz[7][2], ky[7][2];
 /* x^64 mod P, and Barrett's {P, mu = floor(x^64 / P)}: the 33-bit reflected forms */
 static uint64_t k64, barrett[2];
+/*
+ * Small frames (crc_clmul_small()): IPv4 without options and fewer than
+ * SMALL_MAX bytes after the 40 bytes of IPv4, UDP and BTH. kb[b] folds a
+ * lane across 8 * b bits (b >= 4: the fold's second constant is x^(8b - 32)),
+ * for every distance a block of such a frame has to its end.
+ */
+#define SMALL_MAX	256
+static uint64_t kb[SMALL_MAX + 32][2];
 #endif
 
 enum icrc_engine {
@@ -275,6 +283,80 @@ static uint32_t
 crc_clmul_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
 {
 	return lane_finish(hdr_lane(h, nh), p, n);
+}
+
+/* Byte i of the 16 at offset r: 0 for i < 16 - r, 0xff after (the last r kept). */
+static const uint8_t tail_mask[32] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+};
+
+/* fold() across 8 * @b bits, or nothing for @b == 0 (@b is 0 or 4 to SMALL_MAX + 31). */
+__attribute__((target("pclmul,sse4.1")))
+static inline __m128i
+fold_to_end(__m128i x, uint32_t b)
+{
+	if (b == 0)
+		return x;
+	return fold(x, _mm_loadu_si128((const __m128i *)(const void *)kb[b]));
+}
+
+/*
+ * A small frame's ICRC, straight from the frame @ip of @len bytes (IPv4
+ * without options, 40 <= len < 40 + SMALL_MAX, len - 40 not 1 to 3): every
+ * 16-byte block is folded straight to the end of the message with its own
+ * constant, so the multiplies are independent (the latency is one fold, an
+ * XOR per block and the reduction, where a lane folded block by block
+ * chains them all). The message is cut from its end:
+ *  - the LRH stand-in and the 40 header bytes are three blocks, loaded from
+ *    the frame and masked in registers (the variant fields ORed to ones, the
+ *    initial register XORed into the stand-in's first four bytes: zeros);
+ *  - the l = len - 40 bytes after them are r = l % 16 bytes then l / 16
+ *    whole blocks; the r bytes are loaded as the 16 ending with them, the
+ *    16 - r before them (header bytes, already counted) ANDed to zeros,
+ *    which add nothing.
+ * No byte-at-a-time tail and no copy of the headers.
+ */
+__attribute__((target("pclmul,sse4.1")))
+static uint32_t
+crc_clmul_small(const uint8_t *ip, uint32_t len)
+{
+	/* LRH stand-in ^ initial register: bytes 00 00 00 00 ff ff ff ff */
+	const __m128i lrh = _mm_set_epi64x(0, (long long)0xffffffff00000000ULL);
+	/* ones over TOS (frame byte 1 = lane byte 9 of h0) */
+	const __m128i m0 = _mm_set_epi8(0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+	/* TTL, IPv4 checksum (frame bytes 8, 10, 11) */
+	const __m128i m1 = _mm_set_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 0, -1);
+	/* UDP checksum, BTH FECN/BECN/reserved (frame bytes 26, 27, 32) */
+	const __m128i m2 = _mm_set_epi8(0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0);
+	const uint32_t l = len - 40, q = l / 16, r = l % 16;
+	const uint8_t *p = ip + 40;
+	__m128i h0, h1, h2, acc, acc2;
+
+	h0 = _mm_unpacklo_epi64(lrh, _mm_loadl_epi64((const __m128i *)(const void *)ip));
+	h0 = _mm_or_si128(h0, m0);
+	h1 = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(ip + 8)), m1);
+	h2 = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(ip + 24)), m2);
+	acc = _mm_xor_si128(fold_to_end(h0, l + 32), fold_to_end(h1, l + 16));
+	acc2 = fold_to_end(h2, l);
+	if (r != 0) {
+		__m128i t = _mm_loadu_si128((const __m128i *)(const void *)(p + r - 16));
+
+		t = _mm_and_si128(t, _mm_loadu_si128((const __m128i *)(const void *)
+						     (tail_mask + r)));
+		acc = _mm_xor_si128(acc, fold_to_end(t, 16 * q));
+		p += r;
+	}
+	for (uint32_t j = 0; j < q; j++) {
+		__m128i t = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * j));
+
+		if (j & 1)
+			acc = _mm_xor_si128(acc, fold_to_end(t, 16 * (q - 1 - j)));
+		else
+			acc2 = _mm_xor_si128(acc2, fold_to_end(t, 16 * (q - 1 - j)));
+	}
+	return lane_reduce(_mm_xor_si128(acc, acc2));
 }
 
 #define ICRC_AVX2_TARGET "avx2,vpclmulqdq,pclmul,sse4.1"
@@ -636,6 +718,10 @@ RTE_INIT(roce_icrc_init)
 	k128[0] = fold_const(128 + 32);
 	k128[1] = fold_const(128 - 32);
 	k64 = fold_const(64);
+	for (unsigned int b = 4; b < RTE_DIM(kb); b++) {
+		kb[b][0] = fold_const(8 * b + 32);
+		kb[b][1] = fold_const(8 * b - 32);
+	}
 	barrett[0] = ((uint64_t)CRC32_POLY_REFL << 1) | 1;
 	barrett[1] = barrett_mu();
 	__builtin_cpu_init();
@@ -720,6 +806,13 @@ roce_icrc_ipv4(const void *ip, uint32_t len)
 	uint8_t buf[ICRC_HDR_MAX];
 	uint32_t n, crc;
 
+#ifdef ICRC_HAVE_CLMUL
+	/* the usual small frame: no header copy, no table (see the function) */
+	if (engine != ICRC_TABLE && len >= ROCE_IPV4_LEN + sizeof(struct rte_udp_hdr) +
+	    ROCE_BTH_LEN && len - 40 < SMALL_MAX && (len - 40 == 0 || len - 40 >= 4) &&
+	    (p[0] & 0x0f) * 4U == ROCE_IPV4_LEN)
+		return ~crc_clmul_small(p, len);
+#endif
 	n = mask_headers(buf, p, RTE_MIN(len, (uint32_t)ICRC_HDR_MAX - ICRC_LRH_LEN), len);
 #ifdef ICRC_HAVE_CLMUL
 	/*
