@@ -84,11 +84,12 @@ static uint64_t k64, barrett[2];
 /*
  * Small frames (crc_clmul_small()): IPv4 without options and fewer than
  * SMALL_MAX bytes after the 40 bytes of IPv4, UDP and BTH. kb[b] folds a
- * lane across 8 * b bits (b >= 4: the fold's second constant is x^(8b - 32)),
- * for every distance a block of such a frame has to its end.
+ * lane across 8 * b - 64 bits into rem96_reduce()'s form, i.e. to the end
+ * of a block b - 8 bytes before the message's end (b >= 8), for every
+ * distance a block of such a frame has to its end.
  */
 #define SMALL_MAX	256
-static uint64_t kb[SMALL_MAX + 32][2];
+static uint64_t kb[SMALL_MAX + 40][2];
 #endif
 
 enum icrc_engine {
@@ -162,25 +163,22 @@ fold(__m128i x, __m128i k)
 }
 
 /*
- * The CRC register a lane stands for: what the table engine gives for its 16
- * bytes from a zero register, in five multiplies instead of 16 lookups.
- * The 128 bits are folded to 64 (the low half across 96 bits onto the high
- * one), then to 32 (across 64), and the 64-bit remainder is reduced by
+ * The CRC register for a 96-bit remainder @x one lane's length further on:
+ * bit i the coefficient of x^(63 - i) (what the 128 -> 64 fold in
+ * lane_reduce() leaves, and what crc_clmul_small()'s folds give directly).
+ * Folded to 64 bits (the low dword across 64 bits), then reduced by
  * Barrett's method: q = floor(r / P) from the precomputed x^64 / P (mu),
  * then r - q * P.
  */
 __attribute__((target("pclmul,sse4.1")))
 static inline uint32_t
-lane_reduce(__m128i x)
+rem96_reduce(__m128i x)
 {
-	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
 	const __m128i c64 = _mm_set_epi64x(0, (long long)k64);
 	const __m128i bar = _mm_set_epi64x((long long)barrett[1], (long long)barrett[0]);
 	const __m128i lo32 = _mm_set_epi32(0, 0, 0, -1);
 	__m128i t;
 
-	/* 128 -> 64: the low qword times x^96 mod P, onto the high qword */
-	x = _mm_xor_si128(_mm_clmulepi64_si128(x, c128, 0x10), _mm_srli_si128(x, 8));
 	/* 64 -> 32 (plus 32 bits to reduce): the low dword times x^64 mod P */
 	x = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x, lo32), c64, 0x00),
 			  _mm_srli_si128(x, 4));
@@ -188,6 +186,23 @@ lane_reduce(__m128i x)
 	t = _mm_clmulepi64_si128(_mm_and_si128(x, lo32), bar, 0x10);
 	t = _mm_clmulepi64_si128(_mm_and_si128(t, lo32), bar, 0x00);
 	return (uint32_t)_mm_extract_epi32(_mm_xor_si128(t, x), 1);
+}
+
+/*
+ * The CRC register a lane stands for: what the table engine gives for its 16
+ * bytes from a zero register, in five multiplies instead of 16 lookups.
+ * The 128 bits are folded to 64 (the low half across 96 bits onto the high
+ * one), then rem96_reduce() finishes.
+ */
+__attribute__((target("pclmul,sse4.1")))
+static inline uint32_t
+lane_reduce(__m128i x)
+{
+	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
+
+	/* 128 -> 64: the low qword times x^96 mod P, onto the high qword */
+	return rem96_reduce(_mm_xor_si128(_mm_clmulepi64_si128(x, c128, 0x10),
+					  _mm_srli_si128(x, 8)));
 }
 
 /*
@@ -292,30 +307,42 @@ static const uint8_t tail_mask[32] = {
 	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 };
 
-/* fold() across 8 * @b bits, or nothing for @b == 0 (@b is 0 or 4 to SMALL_MAX + 31). */
+/* A block ending @b bytes before the message's end, in rem96_reduce()'s form. */
 __attribute__((target("pclmul,sse4.1")))
 static inline __m128i
 fold_to_end(__m128i x, uint32_t b)
 {
-	if (b == 0)
-		return x;
-	return fold(x, _mm_loadu_si128((const __m128i *)(const void *)kb[b]));
+	return fold(x, _mm_loadu_si128((const __m128i *)(const void *)kb[b + 8]));
+}
+
+/*
+ * The message's last block in rem96_reduce()'s form: lane_reduce()'s first
+ * fold, one multiply where fold_to_end(x, 0) takes two.
+ */
+__attribute__((target("pclmul,sse4.1")))
+static inline __m128i
+last_to_end(__m128i x)
+{
+	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
+
+	return _mm_xor_si128(_mm_clmulepi64_si128(x, c128, 0x10), _mm_srli_si128(x, 8));
 }
 
 /*
  * A small frame's ICRC, straight from the frame @ip of @len bytes (IPv4
- * without options, 40 <= len < 40 + SMALL_MAX, len - 40 not 1 to 3): every
- * 16-byte block is folded straight to the end of the message with its own
- * constant, so the multiplies are independent (the latency is one fold, an
- * XOR per block and the reduction, where a lane folded block by block
- * chains them all). The message is cut from its end:
+ * without options, 40 <= len < 40 + SMALL_MAX): every 16-byte block is
+ * folded straight to the end of the message, past it into rem96_reduce()'s
+ * form, with its own constant, so the multiplies are independent: the
+ * latency is one fold, an XOR tree and three multiplies of reduction,
+ * where a lane folded block by block, then reduced, chains them all. The
+ * message is cut from its end:
  *  - the LRH stand-in and the 40 header bytes are three blocks, loaded from
  *    the frame and masked in registers (the variant fields ORed to ones, the
  *    initial register XORed into the stand-in's first four bytes: zeros);
  *  - the l = len - 40 bytes after them are r = l % 16 bytes then l / 16
  *    whole blocks; the r bytes are loaded as the 16 ending with them, the
  *    16 - r before them (header bytes, already counted) ANDed to zeros,
- *    which add nothing.
+ *    which add nothing to a CRC register that starts at zero.
  * No byte-at-a-time tail and no copy of the headers.
  */
 __attribute__((target("pclmul,sse4.1")))
@@ -339,24 +366,33 @@ crc_clmul_small(const uint8_t *ip, uint32_t len)
 	h1 = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(ip + 8)), m1);
 	h2 = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(ip + 24)), m2);
 	acc = _mm_xor_si128(fold_to_end(h0, l + 32), fold_to_end(h1, l + 16));
+	if (l == 0)
+		return rem96_reduce(_mm_xor_si128(acc, last_to_end(h2)));
 	acc2 = fold_to_end(h2, l);
 	if (r != 0) {
 		__m128i t = _mm_loadu_si128((const __m128i *)(const void *)(p + r - 16));
 
 		t = _mm_and_si128(t, _mm_loadu_si128((const __m128i *)(const void *)
 						     (tail_mask + r)));
+		if (q == 0)
+			return rem96_reduce(_mm_xor_si128(_mm_xor_si128(acc, acc2),
+							  last_to_end(t)));
 		acc = _mm_xor_si128(acc, fold_to_end(t, 16 * q));
 		p += r;
 	}
-	for (uint32_t j = 0; j < q; j++) {
-		__m128i t = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * j));
+	/* two XOR chains, so that an XOR does not wait for the one before */
+	for (uint32_t j = 0; j + 1 < q; j++) {
+		__m128i t = fold_to_end(_mm_loadu_si128((const __m128i *)(const void *)
+							(p + 16 * j)), 16 * (q - 1 - j));
 
 		if (j & 1)
-			acc = _mm_xor_si128(acc, fold_to_end(t, 16 * (q - 1 - j)));
+			acc = _mm_xor_si128(acc, t);
 		else
-			acc2 = _mm_xor_si128(acc2, fold_to_end(t, 16 * (q - 1 - j)));
+			acc2 = _mm_xor_si128(acc2, t);
 	}
-	return lane_reduce(_mm_xor_si128(acc, acc2));
+	acc = _mm_xor_si128(acc, last_to_end(_mm_loadu_si128((const __m128i *)(const void *)
+							     (p + 16 * (q - 1)))));
+	return rem96_reduce(_mm_xor_si128(acc, acc2));
 }
 
 #define ICRC_AVX2_TARGET "avx2,vpclmulqdq,pclmul,sse4.1"
@@ -718,7 +754,7 @@ RTE_INIT(roce_icrc_init)
 	k128[0] = fold_const(128 + 32);
 	k128[1] = fold_const(128 - 32);
 	k64 = fold_const(64);
-	for (unsigned int b = 4; b < RTE_DIM(kb); b++) {
+	for (unsigned int b = 8; b < RTE_DIM(kb); b++) {
 		kb[b][0] = fold_const(8 * b + 32);
 		kb[b][1] = fold_const(8 * b - 32);
 	}
@@ -809,7 +845,7 @@ roce_icrc_ipv4(const void *ip, uint32_t len)
 #ifdef ICRC_HAVE_CLMUL
 	/* the usual small frame: no header copy, no table (see the function) */
 	if (engine != ICRC_TABLE && len >= ROCE_IPV4_LEN + sizeof(struct rte_udp_hdr) +
-	    ROCE_BTH_LEN && len - 40 < SMALL_MAX && (len - 40 == 0 || len - 40 >= 4) &&
+	    ROCE_BTH_LEN && len - 40 < SMALL_MAX &&
 	    (p[0] & 0x0f) * 4U == ROCE_IPV4_LEN)
 		return ~crc_clmul_small(p, len);
 #endif
