@@ -14,8 +14,8 @@
  *    shorter than the others' minimum;
  *  - clmul: on x86 CPUs with PCLMULQDQ, a carry-less-multiply fold of four
  *    128-bit lanes (64 bytes a step), for runs of 32 bytes or more; a
- *    frame's headers and a payload under 256 bytes go through one lane in
- *    one pass, unless the small-frame path below takes them;
+ *    frame with IPv4 options and under 256 bytes after its headers goes
+ *    through one lane in one pass (without options: the small-frame path);
  *  - avx2: on CPUs with VPCLMULQDQ and AVX2, the same fold in four 256-bit
  *    registers (8 lanes, 128 bytes a step), for runs of WIDE_MIN_LEN (80)
  *    bytes or more, shorter runs going to the clmul code;
@@ -306,8 +306,8 @@ hdr_lane(const uint8_t *h, size_t nh)
  * A frame's ICRC in one pass over two runs, the masked headers @h (a
  * multiple of 16 bytes: 48 for IPv4 without options) and the rest @p: the
  * lane goes on from the first run into the second, reduced once at the end.
- * For the frames crc_clmul_small() does not take: options in the IPv4
- * header, or from SMALL_MAX bytes after the BTH under the clmul engine.
+ * Only for the frames crc_clmul_small() does not take for their IPv4
+ * options (the small path takes every option-less one this would).
  */
 __attribute__((target("pclmul,sse4.1")))
 static uint32_t
