@@ -30,9 +30,9 @@
  * (kb[], one per byte distance), so that the multiplies are independent,
  * the tail as one more masked, overlapping block, and a shortened
  * reduction. Folding one lane block by block, as the path before it did,
- * chained every multiply: bench_icrc found a 64-byte SEND's ICRC at 35 ns a
- * call before and 11 after (18 to 20 with each call waiting for the one
- * before), an ACK's at 33 and 8 (17).
+ * chained every multiply: bench_icrc found a 64-byte SEND's ICRC (104 bytes
+ * from IPv4 on) at 37 ns a call before and 11 to 20 after, an ACK's at 33
+ * and 8 to 13 (doc/guides/tuning.rst has the figures).
  * The constructor picks the last of these the CPU has, unless DROCE_ICRC
  * names another (doc/guides/tuning.rst), for comparisons; tests switch with
  * roce_icrc_engine_set(), devtools/bench_icrc.c times them. The wide engines
