@@ -289,6 +289,26 @@ roce_qp_activate(struct roce_dev *dev, struct roce_qp *qp)
 	dev->active[dev->nb_active++] = roce_qp_token(qp);
 }
 
+/*
+ * Into the cache ahead of a visit: the lines of @qp that every packet and
+ * every visit reads (the queues' rings, type and state, the CQs, the
+ * destination, the engine's first lines, the counters). With thousands of
+ * QPs each visit is otherwise a string of cache misses, one after another.
+ */
+static inline void
+roce_qp_prefetch(const struct roce_qp *qp)
+{
+	rte_prefetch0(&qp->fp.sq);
+	rte_prefetch0(&qp->fp.rq.posted);
+	rte_prefetch0(&qp->fp.qpn);
+	rte_prefetch0(&qp->dev);
+	rte_prefetch0(&qp->av);
+	rte_prefetch0(&qp->e);
+	rte_prefetch0((const uint8_t *)&qp->e + RTE_CACHE_LINE_SIZE);
+	rte_prefetch0((const uint8_t *)&qp->e + 2 * RTE_CACHE_LINE_SIZE);
+	rte_prefetch0(&qp->stats);
+}
+
 /* The QP a QPN names, or NULL: QP1 (GSI), this process's, wherever it sits in the table. */
 static inline struct roce_qp *
 roce_qp_by_qpn(struct roce_dev *dev, uint32_t qpn)

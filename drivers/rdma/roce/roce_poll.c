@@ -95,6 +95,16 @@ active_run(struct roce_dev *dev)
 		struct roce_qp *qp = roce_qp_by_token(dev, dev->active[i]);
 		uint32_t st;
 
+		/* two visits ahead (roce_qp_prefetch) */
+		if (i + 2 < dev->nb_active) {
+			const struct roce_qp *next = __atomic_load_n(
+				&dev->qp_tbl[dev->active[i + 2] & ((1U << ROCE_QP_TOKEN_IDX_BITS) - 1)],
+				__ATOMIC_RELAXED);
+
+			if (next != NULL)
+				roce_qp_prefetch(next);
+		}
+
 		if (qp == NULL) {	/* destroyed: the entry goes, nothing of it is read */
 			dev->active[i] = dev->active[--dev->nb_active];
 			continue;
