@@ -269,8 +269,8 @@ post_one_recv(struct droce_wq *wq, struct ibv_recv_wr *wr)
 
 /* @qp: the QP whose own receive queue @wq is, NULL for an SRQ's */
 static int
-post_recv_list(struct droce_rdev *dev, struct droce_rdev_qp *qp, struct droce_wq *wq,
-	       struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+post_recv_list(struct droce_rdev_qp *qp, struct droce_wq *wq, struct ibv_recv_wr *wr,
+	       struct ibv_recv_wr **bad)
 {
 	int ret = 0;
 
@@ -314,7 +314,7 @@ droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 		*bad = wr;
 		return EINVAL;
 	}
-	return post_recv_list(qp->dev, qp, &qp->rq, wr, bad);
+	return post_recv_list(qp, &qp->rq, wr, bad);
 }
 
 int
@@ -322,7 +322,7 @@ droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_re
 {
 	struct droce_rdev_srq *srq = to_dsrq(ibsrq)->fp;
 
-	return post_recv_list(srq->dev, NULL, &srq->rq, wr, bad);
+	return post_recv_list(NULL, &srq->rq, wr, bad);
 }
 
 /*
