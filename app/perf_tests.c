@@ -131,7 +131,6 @@ static bool tests_foreach_quiet;	/* tests_foreach without table headers */
 static bool remote_server;
 
 static void ctl_send(const char *fmt, ...) __rte_format_printf(1, 2);
-static void result_line_locked(const char *line);
 
 static double
 now_s(void)
@@ -563,10 +562,6 @@ tm_proto(const struct test *t, size_t size)
 	return !t->tm ? NULL : tm_rndv(size) ? "rndv" : "eager";
 }
 
-/*
- * A figure, as a JSON object or a table row: printed, and in --client mode
- * also sent to the server, which prints it too.
- */
 /* --threads: each lcore's figure, kept for the sum (NULL: one thread) */
 struct bw_fig {
 	uint64_t msgs;
@@ -575,17 +570,15 @@ struct bw_fig {
 static __thread struct bw_fig *bw_capture;
 static pthread_mutex_t result_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * A figure, as a JSON object or a table row: printed, and in --client mode
+ * also sent to the server, which prints it too.
+ */
+
 static void
 result_line(const char *line)
 {
-	pthread_mutex_lock(&result_lock);
-	result_line_locked(line);
-	pthread_mutex_unlock(&result_lock);
-}
-
-static void
-result_line_locked(const char *line)
-{
+	pthread_mutex_lock(&result_lock);	/* --threads: lcores print at once */
 	if (O->json)
 		printf("%s%s", first_result ? "" : ",\n", line);
 	else
@@ -594,6 +587,7 @@ result_line_locked(const char *line)
 	fflush(stdout);
 	if (remote_sock >= 0 && !remote_server)
 		ctl_send("RESULT %s", line);
+	pthread_mutex_unlock(&result_lock);
 }
 
 static void
@@ -962,35 +956,36 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 		for (unsigned int c = R.count; c > 0; c--) {
 			unsigned int q = ready_pop(&R, Q);
 			struct bw_qp *p = &Q[q];
-			unsigned int k;
 
 			/* as perftest: post lists of -l WRs while the QP has room, then poll */
-again:
-			k = 0;
-			while (!p->closed && k < pl && p->posted + k - p->retired < depth &&
-			       p->posted + k < p->quota) {
-				uint64_t seq = p->posted + k;
-				bool sig = seq % mod == mod - 1 || seq + 1 == p->quota;
-				size_t off = (seq % depth) * slot;
+			for (;;) {
+				unsigned int k = 0;
 
-				wr_fill(&w[k], &sge[k], a, q, t->kind, off, off, len, WRID(q, seq),
-					sig);
-				w[k].next = NULL;
-				if (k > 0)
-					w[k - 1].next = &w[k];
-				if (sig)
-					p->sigd = seq + 1;
-				k++;
+				while (!p->closed && k < pl && p->posted + k - p->retired < depth &&
+				       p->posted + k < p->quota) {
+					uint64_t seq = p->posted + k;
+					bool sig = seq % mod == mod - 1 || seq + 1 == p->quota;
+					size_t off = (seq % depth) * slot;
+
+					wr_fill(&w[k], &sge[k], a, q, t->kind, off, off, len,
+						WRID(q, seq), sig);
+					w[k].next = NULL;
+					if (k > 0)
+						w[k - 1].next = &w[k];
+					if (sig)
+						p->sigd = seq + 1;
+					k++;
+				}
+				if (k == 0)
+					break;
+				send_post(a, q, w);
+				p->posted += k;
+				posted += k;
+				if (p->posted == p->quota) {
+					p->closed = true, open--;
+					break;
+				}
 			}
-			if (k == 0)
-				continue;
-			send_post(a, q, w);
-			p->posted += k;
-			posted += k;
-			if (p->posted == p->quota)
-				p->closed = true, open--;
-			else if (p->posted - p->retired < depth)
-				goto again;
 		}
 		/* sender completions */
 		int m = ibv_poll_cq(a->scq, 64, wc);
