@@ -1449,8 +1449,14 @@ traffic_main(void *arg)
 		if (tr.errors)
 			break;
 	}
-	/* let what is in flight land: the QPs stay usable */
-	for (int k = 0; k < 2000 && in_flight > 0; k++) {
+	/*
+	 * Let what is in flight land, and use up the receives posted ahead of
+	 * their SENDs (the loop may stop between the two): the QPs stay usable,
+	 * with nothing of the stream left posted
+	 */
+	while (!tr.errors && recvs > in_flight && ibv_post_send(qps[tr.qa].qp, &swr, &sbad) == 0)
+		in_flight++;
+	for (int k = 0; k < 2000 && (in_flight > 0 || recvs > 0); k++) {
 		int n = ibv_poll_cq(scq, 32, wc);
 
 		in_flight -= (uint32_t)RTE_MAX(n, 0);
