@@ -44,6 +44,7 @@
 #define DROCE_GID_TBL_LEN	16
 #define DROCE_DEFAULT_PKEY	0xffff
 
+#define DROCE_MAX_QUEUES	8	/* rx/tx queue pairs of a device (devarg queues=) */
 #define DROCE_BURST		32	/* rx/tx burst and ring bulk size */
 #define DROCE_NB_MBUF		8191	/* per device mbuf pool */
 #define DROCE_MBUF_CACHE	256

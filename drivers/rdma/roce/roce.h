@@ -113,6 +113,8 @@ struct roce_stats {
 	uint64_t tx_ethdev;		/* frames its ethdev port transmitted on the owned port */
 	uint64_t share_fwd;		/* frames handed to another process sharing the device */
 	uint64_t share_drop;		/* frames for such a process that found no room or no process */
+	uint64_t q_handoff;		/* frames handed to the queue that owns their QP (struct roce_q) */
+	uint64_t q_handoff_drop;	/* ... that found its ring full */
 };
 
 /*
@@ -141,7 +143,7 @@ struct roce_qp_stats {
 
 /* a counter both the device and the QP have (struct roce_stats, struct roce_qp_stats) */
 #define ROCE_QP_CNT(dev, qp, f) do {		\
-	ROCE_CNT_INC((dev)->stats.f);		\
+	ROCE_CNT_INC((qp)->q->stats.f);		\
 	ROCE_CNT_INC((qp)->stats.f);		\
 } while (0)
 
@@ -310,6 +312,7 @@ struct roce_tm {
 struct roce_srq {
 	struct droce_rdev_srq fp;	/* what the facade sees: the queue */
 	struct roce_dev *dev;
+	struct roce_q *q;		/* the queue that moves it (struct roce_q) */
 	uint32_t owner;			/* the process that made it (roce_share.c) */
 	struct droce_rdev_pd *pd;
 	uint32_t limit;			/* armed limit, 0 = not armed */
@@ -407,6 +410,7 @@ struct roce_qp_eng {
 struct roce_qp {
 	struct droce_rdev_qp fp;	/* what the facade sees: type, queues, state */
 	struct roce_dev *dev;
+	struct roce_q *q;		/* the queue that moves it (struct roce_q) */
 	uint32_t owner;			/* the process that made it (roce_share.c) */
 	struct droce_rdev_pd *pd;
 	struct roce_cq *scq;
@@ -487,6 +491,51 @@ struct roce_eth {
 	uint64_t base_ipackets, base_ibytes, base_opackets, base_obytes, base_imissed;
 };
 
+/*
+ * One rx/tx queue pair of the device's port and what the engine keeps for
+ * it: the lcore that moves it (an engine lcore, or the application's own
+ * thread inline) touches nothing of another queue's. Each QP belongs to one
+ * queue (roce_qp.q), which alone runs its requester, responder and
+ * completer. Queue 0 is the device's default: it also answers ARP, takes
+ * the frames that are not droce's, delivers multicast, runs UD QPs, QP1,
+ * XRC and tag matching, and the control path's jobs. A frame that reaches
+ * the wrong queue (no steering on the port, or a port with fewer queues)
+ * is handed to its owner through the owner's @in ring (roce_q_demux).
+ */
+struct roce_q {
+	struct roce_dev *dev;
+	uint16_t id;			/* index in dev->q, and its queue on the port */
+	bool port_rx;			/* the port has an rx queue for it */
+	rte_spinlock_t *lock;		/* inline progress: one caller at a time (q0: dev->inline_lock) */
+	rte_spinlock_t own_lock;	/* the lock of a queue other than 0 */
+	struct rte_ring *in;		/* frames other queues received for its QPs (MP/SC) */
+	uint64_t epoch __rte_cache_aligned;	/* odd while an iteration runs */
+	/*
+	 * The QPs with work, which each iteration visits (roce_poll.c), as
+	 * tokens (roce_qp_token); a QP joins when its doorbell rings (@db:
+	 * its producers under a mutex, the engine consumes), when a packet comes for it, or
+	 * when the engine gives it work, and leaves when it has none.
+	 */
+	struct rte_ring *db;
+	pthread_mutex_t db_lock;	/* its producers' (droce_rdev_qp_doorbell) */
+	uint16_t nb_tx;
+	uint16_t nb_ack;
+	struct roce_qp *tx_qp;		/* whose packet roce_ip_xmit sends (roce_qp_cnt_tx), or NULL */
+	struct roce_qp *ack_qp[DROCE_BURST];	/* QPs owing a coalesced ACK */
+	struct rte_mbuf *tx[DROCE_BURST * 2];
+	/*
+	 * The engine clock (timer cycles) that RC deadlines use: it advances
+	 * with the timer while the queue is polled, but by at most
+	 * dev->clock_gap_max across the gap between two iterations (roce_clock).
+	 */
+	uint64_t clock;			/* at the start of the last iteration */
+	uint64_t clock_tsc;		/* timer cycles then */
+	struct roce_stats stats;	/* the device's are the sum of its queues' */
+	uint64_t wake_epoch;		/* the waker's: epoch after its last look (roce_inline.c) */
+	uint32_t nb_active;
+	uint64_t active[DROCE_MAX_QP];
+};
+
 struct roce_dev {
 	struct droce_rdev rdev;		/* the interface's: name, ops, callbacks */
 	char name[RTE_DEV_NAME_MAX_LEN];	/* "droce0" */
@@ -539,7 +588,6 @@ struct roce_dev {
 	/* inline progress while the application sleeps (the waker, roce_inline.c) */
 	uint32_t wake_armed;		/* CQs with a channel, armed and not fired */
 	uint32_t wake_waiters;		/* threads blocked in a verbs wait */
-	uint64_t wake_epoch;		/* the waker's: epoch after its last look */
 
 	/* published to the engine with release stores */
 	struct roce_qp *qp_tbl[DROCE_MAX_QP];
@@ -573,8 +621,10 @@ struct roce_dev {
 	uint32_t cq_resize_owner;	/* the process that set it (roce_share.c) */
 	pthread_mutex_t cq_resize_lock;	/* one resize at a time */
 
-	/* engine */
-	uint64_t epoch __rte_cache_aligned;	/* odd while an iteration runs */
+	/* engine: the port's queues, each moved by one lcore (struct roce_q) */
+	uint16_t nb_q;			/* devarg queues=: 1 unless given */
+	struct roce_q *q[DROCE_MAX_QUEUES];	/* q[0] is &q0 */
+	uint32_t q_next;		/* control path: the queue the next spread QP takes */
 	/*
 	 * A port whose PMD may unmap its rings from another thread (net_memif,
 	 * when the peer leaves): its own lock, held around each burst
@@ -591,35 +641,14 @@ struct roce_dev {
 	/* a device shared by forked processes (roce_share.c) */
 	bool share_on;			/* processes were forked: a frame may be another's */
 	struct rte_ring *share_in[ROCE_SHARE_OWNERS];	/* frames for each process's QPs */
-	/*
-	 * The QPs with work, which each iteration visits (roce_poll.c), as
-	 * tokens (roce_qp_token); a QP joins when its doorbell rings (@db:
-	 * its producers under a mutex, the engine consumes), when a packet comes for it, or
-	 * when the engine gives it work, and leaves when it has none.
-	 */
-	struct rte_ring *db;
-	pthread_mutex_t db_lock;	/* its producers' (droce_rdev_qp_doorbell) */
-	uint32_t nb_active;
-	uint64_t active[DROCE_MAX_QP];
-	uint16_t nb_tx;
-	uint16_t nb_ack;
-	struct roce_qp *tx_qp;		/* whose packet roce_ip_xmit sends (roce_qp_cnt_tx), or NULL */
-	struct roce_qp *ack_qp[DROCE_BURST];	/* QPs owing a coalesced ACK */
-	struct rte_mbuf *tx[DROCE_BURST * 2];
-	struct roce_neigh neigh[DROCE_NEIGH_MAX];
+	struct roce_neigh neigh[DROCE_NEIGH_MAX];	/* queue 0's to write, every queue's to read */
 	uint32_t neigh_pending;		/* entries asked for and not resolved yet */
-	uint32_t neigh_want;		/* control path: an IP (be) to resolve; 0 none */
+	uint32_t neigh_want;		/* an IP (be) for queue 0 to resolve; 0 none */
+	uint32_t neigh_recheck;		/* an IP (be) for queue 0 to confirm (roce_neigh_confirm) */
 	uint64_t tsc_hz;
-	/*
-	 * The engine clock (timer cycles) that RC deadlines use: it advances
-	 * with the timer while the device is polled, but by at most
-	 * clock_gap_max across the gap between two iterations (roce_clock).
-	 */
-	uint64_t clock;			/* at the start of the last iteration */
-	uint64_t clock_tsc;		/* timer cycles then */
-	uint64_t clock_gap_max;
-	struct roce_stats stats;
+	uint64_t clock_gap_max;		/* see roce_q's clock */
 	struct roce_eth eth;		/* the device's own ethdev port (devarg ethport=) */
+	struct roce_q q0;		/* queue 0: the device's default queue */
 };
 
 /* Downcasts from the interface's objects */

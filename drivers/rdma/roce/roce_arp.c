@@ -54,7 +54,7 @@ roce_neigh_add(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr 
 }
 
 static void
-arp_send(struct roce_dev *dev, uint16_t op, rte_be32_t tip, const struct rte_ether_addr *tha);
+arp_send(struct roce_q *q, uint16_t op, rte_be32_t tip, const struct rte_ether_addr *tha);
 
 /*
  * A valid RoCE packet from @ip, which we are still asking ARP about, came
@@ -74,21 +74,28 @@ roce_neigh_learn(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_add
 
 /* A gratuitous ARP request: our IP and MAC, to everyone on the link. */
 void
-roce_arp_announce(struct roce_dev *dev)
+roce_arp_announce(struct roce_q *q)
 {
-	arp_send(dev, RTE_ARP_OP_REQUEST, dev->ip, NULL);
+	arp_send(q, RTE_ARP_OP_REQUEST, q->dev->ip, NULL);
 }
 
 /*
  * An RC peer stopped answering: ask for its MAC again (rate-limited), keeping
- * the entry; a reply with a new MAC replaces it.
+ * the entry; a reply with a new MAC replaces it. The table is queue 0's: a
+ * QP of another queue leaves the IP for it.
  */
 void
-roce_neigh_confirm(struct roce_dev *dev, rte_be32_t ip)
+roce_neigh_confirm(struct roce_q *q, rte_be32_t ip)
 {
-	struct roce_neigh *n = neigh_find(dev, ip);
+	struct roce_dev *dev = q->dev;
+	struct roce_neigh *n;
 	uint64_t now;
 
+	if (q->id != 0) {
+		__atomic_store_n(&dev->neigh_recheck, ip, __ATOMIC_RELEASE);
+		return;
+	}
+	n = neigh_find(dev, ip);
 	if (n == NULL || !n->valid || n->is_static)
 		return;
 	/*
@@ -99,14 +106,15 @@ roce_neigh_confirm(struct roce_dev *dev, rte_be32_t ip)
 	now = rte_get_timer_cycles();
 	if (now - n->req_tsc > dev->tsc_hz * DROCE_ARP_RETRY_MIN_MS / 1000) {
 		n->req_tsc = now;
-		arp_send(dev, RTE_ARP_OP_REQUEST, ip, NULL);
+		arp_send(q, RTE_ARP_OP_REQUEST, ip, NULL);
 	}
 }
 
 static void
-arp_send(struct roce_dev *dev, uint16_t op, rte_be32_t tip, const struct rte_ether_addr *tha)
+arp_send(struct roce_q *q, uint16_t op, rte_be32_t tip, const struct rte_ether_addr *tha)
 {
-	struct rte_mbuf *m = roce_pkt_alloc(dev);
+	struct roce_dev *dev = q->dev;
+	struct rte_mbuf *m = roce_pkt_alloc(q);
 	struct rte_ether_hdr *eth;
 	struct rte_arp_hdr *arp;
 
@@ -132,8 +140,8 @@ arp_send(struct roce_dev *dev, uint16_t op, rte_be32_t tip, const struct rte_eth
 	else
 		arp->arp_data.arp_tha = *tha;
 	arp->arp_data.arp_tip = tip;
-	dev->stats.tx_arp++;
-	roce_xmit(dev, m);
+	q->stats.tx_arp++;
+	roce_xmit(q, m);
 }
 
 /*
@@ -142,11 +150,12 @@ arp_send(struct roce_dev *dev, uint16_t op, rte_be32_t tip, const struct rte_eth
  * use, is left to the caller, for the device's ethdev port.
  */
 enum roce_arp_verdict
-roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m)
+roce_arp_input(struct roce_q *q, struct rte_mbuf *m)
 {
+	struct roce_dev *dev = q->dev;
 	struct rte_arp_hdr *arp;
 
-	dev->stats.rx_arp++;
+	q->stats.rx_arp++;
 	if (m->data_len < RTE_ETHER_HDR_LEN + sizeof(*arp))
 		return ROCE_ARP_BAD;
 	arp = eth_arp(rte_pktmbuf_mtod(m, struct rte_ether_hdr *));
@@ -167,7 +176,7 @@ roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m)
 	if (arp->arp_data.arp_sip != 0 && rte_is_valid_assigned_ether_addr(&arp->arp_data.arp_sha))
 		roce_neigh_add(dev, arp->arp_data.arp_sip, &arp->arp_data.arp_sha, false);
 	if (arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST))
-		arp_send(dev, RTE_ARP_OP_REPLY, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
+		arp_send(q, RTE_ARP_OP_REPLY, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
 	roce_mbuf_free(m);
 	return ROCE_ARP_MINE;
 }
@@ -200,13 +209,21 @@ roce_neigh_query(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac
 	return -EAGAIN;
 }
 
-/* 0 with @mac filled, or -EAGAIN after (rate-limited) sending a request. */
+/*
+ * 0 with @mac filled, or -EAGAIN after (rate-limited) sending a request.
+ * Another queue than 0 reads the table as the control path does and leaves
+ * what it misses to queue 0.
+ */
 int
-roce_neigh_resolve(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac)
+roce_neigh_resolve(struct roce_q *q, rte_be32_t ip, struct rte_ether_addr *mac)
 {
-	struct roce_neigh *n = neigh_find(dev, ip);
+	struct roce_dev *dev = q->dev;
+	struct roce_neigh *n;
 	uint64_t now;
 
+	if (q->id != 0)
+		return roce_neigh_query(dev, ip, mac);
+	n = neigh_find(dev, ip);
 	if (likely(n != NULL && n->valid)) {
 		*mac = n->mac;
 		return 0;
@@ -230,7 +247,7 @@ roce_neigh_resolve(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *m
 		if (n->req_tsc != 0)
 			n->retry_ms = RTE_MIN(n->retry_ms * 2, DROCE_ARP_RETRY_MS);
 		n->req_tsc = now;
-		arp_send(dev, RTE_ARP_OP_REQUEST, ip, NULL);
+		arp_send(q, RTE_ARP_OP_REQUEST, ip, NULL);
 	}
 	return -EAGAIN;
 }

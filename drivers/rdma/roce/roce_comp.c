@@ -271,7 +271,7 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			}
 			return;
 		}
-		e->rnr_tsc = roce_clock(dev) + rnr_delay_tsc(dev, syn & 0x1f);
+		e->rnr_tsc = roce_clock(qp->q) + rnr_delay_tsc(dev, syn & 0x1f);
 		/*
 		 * The responder answered: local ACK timeouts count afresh,
 		 * from the resend after the RNR delay. Only rnr_retry bounds
@@ -308,6 +308,6 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		}
 		return;
 	default:
-		dev->stats.rx_drop_bad_bth++;
+		qp->q->stats.rx_drop_bad_bth++;
 	}
 }

@@ -18,7 +18,8 @@ cq_overrun(struct roce_cq *cq, const struct ibv_wc *wc)
 	struct roce_dev *dev = cq->dev;
 	struct roce_qp *qp;
 
-	dev->stats.cq_overflow++;
+	/* any queue whose QP completes into the CQ */
+	__atomic_fetch_add(&dev->q0.stats.cq_overflow, 1, __ATOMIC_RELAXED);
 	if (__atomic_fetch_add(&cq->overflow, 1, __ATOMIC_RELAXED) == 0) {
 		struct ibv_async_event ev = {
 			.element.cq = cq->fp.user,
@@ -46,7 +47,11 @@ roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, const struct droce_cqe
 		cq_overrun(cq, wc);
 		return;
 	}
-	__atomic_store_n(&cq->fp.produced, cq->fp.produced + 1, __ATOMIC_RELEASE);
+	/* the queues of a device whose QPs complete into one CQ each add theirs */
+	if (likely(cq->dev->nb_q == 1))
+		__atomic_store_n(&cq->fp.produced, cq->fp.produced + 1, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_add(&cq->fp.produced, 1, __ATOMIC_RELEASE);
 	if (!cq->has_channel)
 		return;		/* no completion events to raise */
 	/*
@@ -167,12 +172,12 @@ cq_job(struct roce_cq *cq)
 	struct roce_dev *dev = cq->dev;
 
 	if (dev->engine == NULL) {
-		roce_inline_lock(dev);
+		roce_dev_lock_all(dev);	/* every queue whose QPs may complete into it */
 		if (cq->resize_to != NULL)
 			cq_resize_apply(cq);
 		else
 			cq_purge_apply(cq);
-		roce_inline_unlock(dev);
+		roce_dev_unlock_all(dev);
 	} else {
 		dev->cq_resize_owner = roce_share_owner();	/* its ring may be this process's memory */
 		__atomic_store_n(&dev->cq_resize, cq, __ATOMIC_RELEASE);

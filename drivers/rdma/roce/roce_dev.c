@@ -35,11 +35,12 @@ RTE_LOG_REGISTER(roce_logtype, pmd.rdma.roce, NOTICE);
 #define ARG_PCAPNG	"pcapng"
 #define ARG_OWN		"own"
 #define ARG_ETHPORT	"ethport"
+#define ARG_QUEUES	"queues"
 #define LINK_WAIT_MAX_MS	60000
 
 static const char *const valid_args[] = {
 	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, ARG_LINK_WAIT, ARG_PCAPNG,
-	ARG_OWN, ARG_ETHPORT, NULL
+	ARG_OWN, ARG_ETHPORT, ARG_QUEUES, NULL
 };
 
 static struct roce_dev *devs[DROCE_MAX_DEVS];
@@ -215,6 +216,24 @@ arg_ethport(const char *key, const char *val, void *opaque)
 }
 
 static int
+arg_queues(const char *key, const char *val, void *opaque)
+{
+	struct roce_dev_args *a = opaque;
+	char *end;
+	unsigned long v;
+
+	RTE_SET_USED(key);
+	if (val == NULL || *val == '\0')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (errno || *end != '\0' || v < 1 || v > DROCE_MAX_QUEUES)
+		return -EINVAL;
+	a->nb_q = v;
+	return 0;
+}
+
+static int
 arg_neigh(const char *key, const char *val, void *opaque)
 {
 	struct roce_dev_args *a = opaque;
@@ -246,14 +265,14 @@ roce_dev_args_parse(struct roce_dev_args *a, const char *params)
 		{ ARG_ETHDEV, arg_ethdev }, { ARG_IP, arg_ip }, { ARG_MAC, arg_mac },
 		{ ARG_MTU, arg_mtu }, { ARG_LCORE, arg_lcore }, { ARG_NEIGH, arg_neigh },
 		{ ARG_LINK_WAIT, arg_link_wait }, { ARG_PCAPNG, arg_pcapng },
-		{ ARG_OWN, arg_own }, { ARG_ETHPORT, arg_ethport },
+		{ ARG_OWN, arg_own }, { ARG_ETHPORT, arg_ethport }, { ARG_QUEUES, arg_queues },
 	};
 	struct rte_kvargs *kv;
 	int ret = 0;
 
 	kv = rte_kvargs_parse(params ? params : "", valid_args);
 	if (kv == NULL) {
-		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own, ethport)",
+		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own, ethport, queues)",
 			 a->dev, params ? params : "");
 		return -EINVAL;
 	}
@@ -270,10 +289,86 @@ roce_dev_args_parse(struct roce_dev_args *a, const char *params)
 	} else if (a->ip == 0) {
 		ROCE_LOG(ERR, "%s: missing required argument 'ip'", a->dev);
 		ret = -EINVAL;
+	} else if (a->nb_q > 1 && a->pcapng[0] != '\0') {
+		ROCE_LOG(ERR, "%s: 'pcapng' takes one queue: it cannot go with 'queues' %u",
+			 a->dev, a->nb_q);
+		ret = -EINVAL;
 	}
 out:
 	rte_kvargs_free(kv);
 	return ret;
+}
+
+/*
+ * The device's queues (struct roce_q): queue 0 inside the device, the others
+ * allocated; each with its doorbell ring and, when there are several, the
+ * ring through which the others hand it frames.
+ */
+static int
+queues_init(struct roce_dev *dev)
+{
+	char rname[RTE_RING_NAMESIZE];
+	uint64_t now = rte_get_timer_cycles();
+
+	for (uint16_t k = 0; k < dev->nb_q; k++) {
+		struct roce_q *q = k == 0 ? &dev->q0 :
+			rte_zmalloc_socket("droce_q", sizeof(*q), RTE_CACHE_LINE_SIZE, rte_socket_id());
+		pthread_mutexattr_t ma;
+
+		if (q == NULL)
+			return -ENOMEM;
+		dev->q[k] = q;
+		q->dev = dev;
+		q->id = k;
+		rte_spinlock_init(&q->own_lock);
+		q->lock = k == 0 ? &dev->inline_lock : &q->own_lock;
+		q->clock_tsc = now;
+		q->clock = now;
+		/* shared: processes forked later post to queue 0's (roce_share.c) */
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+		pthread_mutex_init(&q->db_lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+		/* a token per QP at most (roce_poll.c): enqueues never fail */
+		snprintf(rname, sizeof(rname), "drdb%u_%.16s", k, dev->name);
+		q->db = roce_ring_alloc(rname, sizeof(uint64_t), DROCE_MAX_QP, rte_socket_id(),
+					RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+		if (q->db == NULL)
+			return -rte_errno;
+		if (dev->nb_q == 1)
+			continue;
+		snprintf(rname, sizeof(rname), "drin%u_%.16s", k, dev->name);
+		q->in = rte_ring_create(rname, DROCE_NB_RXD, rte_socket_id(),
+					RING_F_SC_DEQ | RING_F_EXACT_SZ);
+		if (q->in == NULL)
+			return -rte_errno;
+	}
+	return 0;
+}
+
+/* After the engine and the port stopped: what the queues hold, and the queues. */
+static void
+queues_fini(struct roce_dev *dev)
+{
+	struct rte_mbuf *m;
+
+	for (uint16_t k = 0; k < dev->nb_q; k++) {
+		struct roce_q *q = dev->q[k];
+
+		if (q == NULL)
+			continue;
+		rte_pktmbuf_free_bulk(q->tx, q->nb_tx);
+		q->nb_tx = 0;
+		if (q->in != NULL) {
+			while (rte_ring_dequeue(q->in, (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+			rte_ring_free(q->in);
+		}
+		roce_ring_release(q->db);
+		if (k != 0)
+			rte_free(q);
+		dev->q[k] = NULL;
+	}
 }
 
 /* Largest IB MTU whose packets (with the longest request headers) fit. */
@@ -333,17 +428,25 @@ port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 	/* link changes become port events: by interrupt where the PMD has one */
 	dev->port_lsc = (*info.dev_flags & RTE_ETH_DEV_INTR_LSC) != 0;
 	conf.intr_conf.lsc = dev->port_lsc;
-	ret = rte_eth_dev_configure(dev->port_id, 1, 1, &conf);
+	if (info.max_rx_queues < dev->nb_q || info.max_tx_queues < dev->nb_q) {
+		ROCE_LOG(ERR, "%s: %s has at most %u rx and %u tx queues: 'queues' %u is too many",
+			 dev->name, dev->ethdev_name, info.max_rx_queues, info.max_tx_queues,
+			 dev->nb_q);
+		return -EINVAL;
+	}
+	ret = rte_eth_dev_configure(dev->port_id, dev->nb_q, dev->nb_q, &conf);
 	if (ret) {
 		ROCE_LOG(ERR, "%s: cannot configure %s: %s", dev->name, dev->ethdev_name, rte_strerror(-ret));
 		return ret;
 	}
 	rte_eth_dev_adjust_nb_rx_tx_desc(dev->port_id, &nb_rxd, &nb_txd);
-	ret = rte_eth_rx_queue_setup(dev->port_id, 0, nb_rxd, rte_eth_dev_socket_id(dev->port_id),
-				     NULL, dev->mp);
-	if (ret == 0)
-		ret = rte_eth_tx_queue_setup(dev->port_id, 0, nb_txd,
-					     rte_eth_dev_socket_id(dev->port_id), NULL);
+	for (uint16_t k = 0; k < dev->nb_q && ret == 0; k++) {
+		ret = rte_eth_rx_queue_setup(dev->port_id, k, nb_rxd,
+					     rte_eth_dev_socket_id(dev->port_id), NULL, dev->mp);
+		if (ret == 0)
+			ret = rte_eth_tx_queue_setup(dev->port_id, k, nb_txd,
+						     rte_eth_dev_socket_id(dev->port_id), NULL);
+	}
 	if (ret) {
 		ROCE_LOG(ERR, "%s: queue setup on %s failed: %s", dev->name, dev->ethdev_name, rte_strerror(-ret));
 		return ret;
@@ -414,7 +517,7 @@ static int
 roce_probe(struct rte_vdev_device *vdev)
 {
 	const char *name = rte_vdev_device_name(vdev);
-	struct roce_dev_args a = { .dev = name, .lcore = -2, .ethport = true };
+	struct roce_dev_args a = { .dev = name, .lcore = -2, .ethport = true, .nb_q = 1 };
 	struct roce_dev *dev;
 	char rname[RTE_RING_NAMESIZE];
 	int slot = -1, ret;
@@ -449,8 +552,7 @@ roce_probe(struct rte_vdev_device *vdev)
 	dev->progress_own = a.progress_own;
 	dev->tsc_hz = rte_get_timer_hz();
 	dev->clock_gap_max = dev->tsc_hz * DROCE_CLOCK_GAP_US / 1000000;
-	dev->clock_tsc = rte_get_timer_cycles();
-	dev->clock = dev->clock_tsc;
+	dev->nb_q = a.nb_q;
 	rte_spinlock_init(&dev->inline_lock);
 	/*
 	 * DPDK's memory is mapped shared, so processes forked later use these
@@ -465,7 +567,6 @@ roce_probe(struct rte_vdev_device *vdev)
 		pthread_mutex_init(&dev->port_lock, &ma);
 		pthread_mutex_init(&dev->mcast_lock, &ma);
 		pthread_mutex_init(&dev->cq_resize_lock, &ma);
-		pthread_mutex_init(&dev->db_lock, &ma);
 		pthread_mutexattr_destroy(&ma);
 	}
 
@@ -495,12 +596,8 @@ roce_probe(struct rte_vdev_device *vdev)
 		ret = -rte_errno;
 		goto err_free_dev;
 	}
-	/* a token per QP at most (roce_poll.c): enqueues never fail */
-	snprintf(rname, sizeof(rname), "droce_db_%.16s", name);
-	dev->db = roce_ring_alloc(rname, sizeof(uint64_t), DROCE_MAX_QP, rte_socket_id(),
-				  RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
-	if (dev->db == NULL) {
-		ret = -rte_errno;
+	ret = queues_init(dev);
+	if (ret) {
 		rte_ring_free(dev->loop);
 		goto err_free_dev;
 	}
@@ -576,7 +673,7 @@ err_free_pool:
 	if (dev->mp)
 		rte_mempool_free(dev->mp);
 	rte_ring_free(dev->loop);
-	roce_ring_release(dev->db);
+	queues_fini(dev);
 err_free_dev:
 	rte_free(dev);
 	return ret;
@@ -612,9 +709,8 @@ roce_remove(struct rte_vdev_device *vdev)
 		rte_eth_dev_owner_unset(dev->port_id, dev->owner.id);
 	while (rte_ring_dequeue(dev->loop, (void **)&m) == 0)
 		rte_pktmbuf_free(m);
-	rte_pktmbuf_free_bulk(dev->tx, dev->nb_tx);
 	rte_ring_free(dev->loop);
-	roce_ring_release(dev->db);
+	queues_fini(dev);
 	roce_share_fini(dev);
 	rte_mempool_free(dev->mp);
 	rte_free(dev);

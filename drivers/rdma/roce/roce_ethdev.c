@@ -71,7 +71,7 @@ roce_eth_rx(struct roce_dev *dev, struct rte_mbuf *m)
 		ROCE_CNT_INC(e->imissed);
 		return false;
 	}
-	ROCE_CNT_INC(dev->stats.rx_ethdev);
+	ROCE_CNT_INC(dev->q0.stats.rx_ethdev);	/* queue 0's: the others hand it these frames */
 	return true;
 }
 
@@ -84,27 +84,28 @@ roce_eth_rx(struct roce_dev *dev, struct rte_mbuf *m)
 void
 roce_eth_tx_run(struct roce_dev *dev)
 {
-	const unsigned int avail = RTE_DIM(dev->tx) - ROCE_TX_CTRL_RESERVE;
+	struct roce_q *q = &dev->q0;
+	const unsigned int avail = RTE_DIM(q->tx) - ROCE_TX_CTRL_RESERVE;
 	struct rte_mbuf *pkts[DROCE_BURST];
 	unsigned int room, n;
 
-	if (dev->nb_tx + (unsigned int)DROCE_BURST > avail)
-		roce_tx_flush(dev);
-	if (dev->nb_tx >= avail)
+	if (q->nb_tx + (unsigned int)DROCE_BURST > avail)
+		roce_tx_flush(q);
+	if (q->nb_tx >= avail)
 		return;
-	room = RTE_MIN(avail - dev->nb_tx, (unsigned int)DROCE_BURST);
+	room = RTE_MIN(avail - q->nb_tx, (unsigned int)DROCE_BURST);
 	n = rte_ring_sc_dequeue_burst(dev->eth.tx, (void **)pkts, room, NULL);
 	if (n == 0)
 		return;
 	for (unsigned int i = 0; i < n; i++) {
 		roce_mbuf_takeover(pkts[i]);
-		dev->tx[dev->nb_tx + i] = pkts[i];
+		q->tx[q->nb_tx + i] = pkts[i];
 	}
 	if (unlikely(dev->cap != NULL))
 		roce_capture_burst(dev, pkts, n, true);
-	ROCE_CNT_ADD(dev->stats.tx_ethdev, n);
+	ROCE_CNT_ADD(q->stats.tx_ethdev, n);
 	/* atomic: droce_dev_objects_get reads it from another thread */
-	__atomic_store_n(&dev->nb_tx, dev->nb_tx + n, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->nb_tx, q->nb_tx + n, __ATOMIC_RELAXED);
 }
 
 /* --- Fast path: the application's side --- */
@@ -114,7 +115,7 @@ static inline void
 eth_progress(struct roce_dev *dev)
 {
 	if (roce_engine_lcore(dev) < 0 && roce_inline_trylock(dev)) {
-		roce_dev_poll(dev);
+		roce_q_poll(&dev->q0);	/* the application's frames are queue 0's */
 		roce_inline_unlock(dev);
 	}
 }

@@ -35,11 +35,26 @@ roce_progress(struct droce_rdev *hint)
 	for (uint32_t i = 0; i < n; i++) {
 		struct roce_dev *dev = __atomic_load_n(&inline_devs[i], __ATOMIC_ACQUIRE);
 
+		struct roce_q *own;
+
 		if (dev == NULL || (dev->progress_own && &dev->rdev != hint))
 			continue;
-		if (roce_inline_trylock(dev)) {
-			roce_dev_poll(dev);
-			roce_inline_unlock(dev);
+		/* lcore=thread: the caller's own queue, if it is an lcore */
+		own = dev->progress_own ? roce_q_self(dev) : NULL;
+		if (own != NULL) {
+			if (roce_q_trylock(own)) {
+				roce_q_poll(own);
+				roce_q_unlock(own);
+			}
+			continue;
+		}
+		for (uint16_t k = 0; k < dev->nb_q; k++) {
+			struct roce_q *q = dev->q[k];
+
+			if (roce_q_trylock(q)) {
+				roce_q_poll(q);
+				roce_q_unlock(q);
+			}
 		}
 	}
 }
@@ -61,9 +76,9 @@ roce_progress_qp(struct droce_rdev_qp *fp)
 	}
 	if (unlikely(__atomic_load_n(&quitting, __ATOMIC_RELAXED)))
 		return;
-	if (roce_inline_trylock(dev)) {
-		roce_dev_send_qp(dev, qp);
-		roce_inline_unlock(dev);
+	if (roce_q_trylock(qp->q)) {
+		roce_dev_send_qp(qp);
+		roce_q_unlock(qp->q);
 	}
 }
 
@@ -106,33 +121,45 @@ wake_need(const struct roce_dev *dev)
 	       WAKE_SLOW : WAKE_NONE;
 }
 
-/* One iteration of @dev if the application is not moving it: true if packets moved. */
+/* One iteration of @q if the application is not moving it: true if packets moved. */
 static bool
-waker_poll(struct roce_dev *dev)
+waker_poll_q(struct roce_q *q)
 {
-	uint64_t epoch = __atomic_load_n(&dev->epoch, __ATOMIC_ACQUIRE), before;
+	struct roce_dev *dev = q->dev;
+	uint64_t epoch = __atomic_load_n(&q->epoch, __ATOMIC_ACQUIRE), before;
 	bool moved;
 
 	/*
 	 * Shared by forked processes (roce_share.c), the device moves for the
 	 * others' QPs too, never for this process's: it looks every time
 	 */
-	if (epoch != dev->wake_epoch && !dev->share_on) {
-		dev->wake_epoch = epoch;	/* the application moves it */
+	if (epoch != q->wake_epoch && !dev->share_on) {
+		q->wake_epoch = epoch;	/* the application moves it */
 		return false;
 	}
 	if (__atomic_load_n(&quitting, __ATOMIC_ACQUIRE) ||
-	    (!roce_inline_trylock(dev) && !(dev->share_on && roce_share_lock_check(dev))))
+	    (!roce_q_trylock(q) && !(q->id == 0 && dev->share_on && roce_share_lock_check(dev))))
 		return false;
 	if (__atomic_load_n(&quitting, __ATOMIC_SEQ_CST)) {	/* set meanwhile: leave() waits for this */
-		roce_inline_unlock(dev);
+		roce_q_unlock(q);
 		return false;
 	}
-	before = dev->stats.rx_pkts + dev->stats.tx_pkts;
-	roce_dev_poll(dev);
-	moved = dev->stats.rx_pkts + dev->stats.tx_pkts != before;
-	dev->wake_epoch = __atomic_load_n(&dev->epoch, __ATOMIC_RELAXED);
-	roce_inline_unlock(dev);
+	before = q->stats.rx_pkts + q->stats.tx_pkts;
+	roce_q_poll(q);
+	moved = q->stats.rx_pkts + q->stats.tx_pkts != before;
+	q->wake_epoch = __atomic_load_n(&q->epoch, __ATOMIC_RELAXED);
+	roce_q_unlock(q);
+	return moved;
+}
+
+/* Each queue of @dev, as waker_poll_q: true if packets moved. */
+static bool
+waker_poll(struct roce_dev *dev)
+{
+	bool moved = false;
+
+	for (uint16_t k = 0; k < dev->nb_q; k++)
+		moved |= waker_poll_q(dev->q[k]);
 	return moved;
 }
 

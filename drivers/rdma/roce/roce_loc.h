@@ -5,6 +5,7 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
 #include "roce.h"
@@ -126,6 +127,77 @@ roce_inline_unlock(struct roce_dev *dev)
 	roce_spin_unlock(&dev->inline_lock);
 }
 
+/*
+ * A queue's inline lock: queue 0's is the device's inline lock (the one
+ * processes sharing the device take, roce_share.c); another queue's is its
+ * own, which only this process's threads take.
+ */
+static inline bool
+roce_q_trylock(struct roce_q *q)
+{
+	if (q->id == 0)
+		return roce_inline_trylock(q->dev);
+	if (!roce_spin_trylock(q->lock))
+		return false;
+	ROCE_TSAN_ACQUIRE(q->lock);
+	return true;
+}
+
+static inline void
+roce_q_lock(struct roce_q *q)
+{
+	if (q->id == 0) {
+		roce_inline_lock(q->dev);
+		return;
+	}
+	roce_spin_lock(q->lock);
+	ROCE_TSAN_ACQUIRE(q->lock);
+}
+
+static inline void
+roce_q_unlock(struct roce_q *q)
+{
+	if (q->id == 0) {
+		roce_inline_unlock(q->dev);
+		return;
+	}
+	ROCE_TSAN_RELEASE(q->lock);
+	roce_spin_unlock(q->lock);
+}
+
+/*
+ * The queue of @dev that the calling thread owns: its lcore's, by the
+ * lcore's index among the process's lcores, modulo the queues; NULL for a
+ * thread that is no lcore while there are several queues.
+ */
+static inline struct roce_q *
+roce_q_self(struct roce_dev *dev)
+{
+	unsigned int lc;
+	int idx;
+
+	if (likely(dev->nb_q == 1))
+		return dev->q[0];
+	lc = rte_lcore_id();
+	idx = lc == LCORE_ID_ANY ? -1 : rte_lcore_index(lc);
+	return idx < 0 ? NULL : dev->q[idx % dev->nb_q];
+}
+
+/* Every queue's inline lock, in order: no inline iteration of @dev runs meanwhile. */
+static inline void
+roce_dev_lock_all(struct roce_dev *dev)
+{
+	for (uint16_t k = 0; k < dev->nb_q; k++)
+		roce_q_lock(dev->q[k]);
+}
+
+static inline void
+roce_dev_unlock_all(struct roce_dev *dev)
+{
+	for (uint16_t k = dev->nb_q; k-- > 0;)
+		roce_q_unlock(dev->q[k]);
+}
+
 /* rte_pktmbuf_free, the release marked after the free's own accesses. */
 static inline void
 roce_mbuf_free(struct rte_mbuf *m)
@@ -170,17 +242,17 @@ roce_qp_cnt_rx(struct roce_qp *qp, const struct rte_mbuf *m)
  * in the QP's tx_pkts and tx_bytes too, as it does in the device's.
  */
 static inline void
-roce_qp_cnt_tx(struct roce_dev *dev, struct roce_qp *qp)
+roce_qp_cnt_tx(struct roce_qp *qp)
 {
-	dev->tx_qp = qp;
+	qp->q->tx_qp = qp;
 }
 
 /* A NAK (AETH syndrome @syn, 0x60..0x63) @qp sends, on the device and the QP. */
 static inline void
 roce_cnt_nak_sent(struct roce_dev *dev, struct roce_qp *qp, uint8_t syn)
 {
-	ROCE_CNT_INC(dev->stats.naks_sent);
-	ROCE_CNT_INC(dev->stats.naks_sent_kind[syn & (ROCE_NAK_KINDS - 1)]);
+	ROCE_CNT_INC(qp->q->stats.naks_sent);
+	ROCE_CNT_INC(qp->q->stats.naks_sent_kind[syn & (ROCE_NAK_KINDS - 1)]);
 	ROCE_CNT_INC(qp->stats.naks_sent_kind[syn & (ROCE_NAK_KINDS - 1)]);
 	ROCE_DP_LOG(DEBUG, "%s: qp %#x sends NAK %#x", dev->name, qp->fp.qpn, syn);
 }
@@ -189,8 +261,8 @@ roce_cnt_nak_sent(struct roce_dev *dev, struct roce_qp *qp, uint8_t syn)
 static inline void
 roce_cnt_nak_rcvd(struct roce_dev *dev, struct roce_qp *qp, uint8_t syn)
 {
-	ROCE_CNT_INC(dev->stats.naks_rcvd);
-	ROCE_CNT_INC(dev->stats.naks_rcvd_kind[syn & (ROCE_NAK_KINDS - 1)]);
+	ROCE_CNT_INC(qp->q->stats.naks_rcvd);
+	ROCE_CNT_INC(qp->q->stats.naks_rcvd_kind[syn & (ROCE_NAK_KINDS - 1)]);
 	ROCE_CNT_INC(qp->stats.naks_rcvd_kind[syn & (ROCE_NAK_KINDS - 1)]);
 	ROCE_DP_LOG(DEBUG, "%s: qp %#x receives NAK %#x", dev->name, qp->fp.qpn, syn);
 }
@@ -279,14 +351,16 @@ roce_qp_srq_fed(const struct roce_qp *qp)
  * from elsewhere ring its doorbell (droce_rdev_qp_doorbell).
  */
 static inline void
-roce_qp_activate(struct roce_dev *dev, struct roce_qp *qp)
+roce_qp_activate(struct roce_qp *qp)
 {
+	struct roce_q *q = qp->q;
+
 	if (likely(qp->on_active))
 		return;
 	qp->on_active = true;
 	/* posts need not ring while it is on the list */
 	__atomic_store_n(&qp->fp.db_armed, 1, __ATOMIC_RELAXED);
-	dev->active[dev->nb_active++] = roce_qp_token(qp);
+	q->active[q->nb_active++] = roce_qp_token(qp);
 }
 
 /*
@@ -387,6 +461,7 @@ struct roce_dev_args {
 	char pcapng[PATH_MAX];	/* capture to this file; "" none */
 	bool unowned;		/* own=0: the port is not made the device's own */
 	bool ethport;		/* register the device's own ethdev port (default) */
+	uint16_t nb_q;		/* queues=: rx/tx queue pairs (struct roce_q) */
 	unsigned int nb_neigh;
 	struct {
 		rte_be32_t ip;
@@ -406,7 +481,7 @@ void roce_dev_progress_put(struct roce_dev *dev);
 int roce_dev_link_up(struct roce_dev *dev);
 
 /* roce_poll.c */
-void roce_dev_poll(struct roce_dev *dev);
+void roce_q_poll(struct roce_q *q);
 int roce_engine_lcore(const struct roce_dev *dev);
 int roce_engine_attach(struct roce_dev *dev);
 /* in a forked child (roce_share.c): the parent's engine lcores are not there */
@@ -420,15 +495,15 @@ void roce_dev_quiesce(struct roce_dev *dev);
  * began counts up to dev->clock_gap_max, as the gap before it did.
  */
 static inline uint64_t
-roce_clock(const struct roce_dev *dev)
+roce_clock(const struct roce_q *q)
 {
-	return dev->clock + RTE_MIN(rte_get_timer_cycles() - dev->clock_tsc, dev->clock_gap_max);
+	return q->clock + RTE_MIN(rte_get_timer_cycles() - q->clock_tsc, q->dev->clock_gap_max);
 }
 
 /* roce_inline.c */
 void roce_progress(struct droce_rdev *hint);
 void roce_progress_qp(struct droce_rdev_qp *fp);
-void roce_dev_send_qp(struct roce_dev *dev, struct roce_qp *qp);
+void roce_dev_send_qp(struct roce_qp *qp);
 int roce_inline_attach(struct roce_dev *dev);
 /* in a forked child: every opened device progresses inline, a new waker moves them */
 void roce_inline_forked(void);
@@ -440,13 +515,13 @@ void roce_wait_begin(struct roce_dev *dev);
 void roce_wait_end(struct roce_dev *dev);
 
 /* roce_tx.c */
-struct rte_mbuf *roce_pkt_alloc(struct roce_dev *dev);
-void roce_tx_flush(struct roce_dev *dev);
-bool roce_tx_room(struct roce_dev *dev, uint16_t n);
-void roce_xmit(struct roce_dev *dev, struct rte_mbuf *m);
-int roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
+struct rte_mbuf *roce_pkt_alloc(struct roce_q *q);
+void roce_tx_flush(struct roce_q *q);
+bool roce_tx_room(struct roce_q *q, uint16_t n);
+void roce_xmit(struct roce_q *q, struct rte_mbuf *m);
+int roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 		 uint16_t sport, uint8_t tos, uint8_t ttl);
-int roce_ip_xmit_mc(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
+int roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 		    uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop);
 
 /*
@@ -455,7 +530,7 @@ int roce_ip_xmit_mc(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
  * ACKs wait behind our data would time out and resend.
  */
 #define ROCE_TX_CTRL_RESERVE	(DROCE_BURST / 2)
-#define roce_tx_room_data(dev)	roce_tx_room(dev, 1 + ROCE_TX_CTRL_RESERVE)
+#define roce_tx_room_data(q)	roce_tx_room(q, 1 + ROCE_TX_CTRL_RESERVE)
 
 /* roce_arp.c */
 /* What an ARP frame is to droce (roce_arp_input) */
@@ -464,13 +539,13 @@ enum roce_arp_verdict {
 	ROCE_ARP_OTHER,		/* another IP's (droce learnt what it could): not freed */
 	ROCE_ARP_BAD,		/* not Ethernet/IPv4 ARP droce can use: not freed */
 };
-enum roce_arp_verdict roce_arp_input(struct roce_dev *dev, struct rte_mbuf *m);
-int roce_neigh_resolve(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac);
+enum roce_arp_verdict roce_arp_input(struct roce_q *q, struct rte_mbuf *m);
+int roce_neigh_resolve(struct roce_q *q, rte_be32_t ip, struct rte_ether_addr *mac);
 int roce_neigh_query(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac);
 int roce_neigh_add(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac, bool is_static);
-void roce_neigh_confirm(struct roce_dev *dev, rte_be32_t ip);
+void roce_neigh_confirm(struct roce_q *q, rte_be32_t ip);
 void roce_neigh_learn(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac);
-void roce_arp_announce(struct roce_dev *dev);
+void roce_arp_announce(struct roce_q *q);
 
 /* roce_recv.c */
 /* where roce_rx's frames come from */
@@ -478,8 +553,9 @@ enum roce_rx_src {
 	ROCE_RX_PORT,		/* the device's port */
 	ROCE_RX_LOOP,		/* its loopback ring: frames it sent itself */
 	ROCE_RX_SHARE,		/* another process sharing the device (roce_share.c) */
+	ROCE_RX_QUEUE,		/* another queue of the device: its QP is this queue's */
 };
-void roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src src);
+void roce_rx(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src src);
 
 /* roce_req.c */
 void roce_req_run(struct roce_dev *dev, struct roce_qp *qp);
@@ -601,23 +677,23 @@ void roce_port_monitor_stop(struct roce_dev *dev);
 bool roce_port_guard_init(struct roce_dev *dev);
 void roce_port_revive_start(struct roce_dev *dev, bool started);
 void roce_port_revive_stop(struct roce_dev *dev);
-uint16_t roce_port_burst_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool tx);
+uint16_t roce_port_burst_guarded(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, bool tx);
 
-/* Every burst on the device's port goes through these two. */
+/* Every burst on the device's port goes through these two, on @q's queue of it. */
 static inline uint16_t
-roce_port_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n)
+roce_port_rx(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n)
 {
-	if (likely(dev->port_guard == NULL))
-		return rte_eth_rx_burst(dev->port_id, 0, pkts, n);
-	return roce_port_burst_guarded(dev, pkts, n, false);
+	if (likely(q->dev->port_guard == NULL))
+		return rte_eth_rx_burst(q->dev->port_id, q->id, pkts, n);
+	return roce_port_burst_guarded(q, pkts, n, false);
 }
 
 static inline uint16_t
-roce_port_tx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n)
+roce_port_tx(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n)
 {
-	if (likely(dev->port_guard == NULL))
-		return rte_eth_tx_burst(dev->port_id, 0, pkts, n);
-	return roce_port_burst_guarded(dev, pkts, n, true);
+	if (likely(q->dev->port_guard == NULL))
+		return rte_eth_tx_burst(q->dev->port_id, q->id, pkts, n);
+	return roce_port_burst_guarded(q, pkts, n, true);
 }
 
 /* roce_mr.c */
@@ -704,7 +780,7 @@ int roce_ah_create(struct droce_rdev_pd *pd, const struct ibv_ah_attr *attr, str
 void roce_ah_destroy(struct droce_rdev *rdev);
 
 /* roce_mcast.c */
-void roce_mcast_rcv(struct roce_dev *dev, struct roce_pkt *pkt, bool fwd);
+void roce_mcast_rcv(struct roce_q *q, struct roce_pkt *pkt, bool fwd);
 int roce_mcast_attach(struct droce_rdev_qp *fp, const union ibv_gid *gid);
 int roce_mcast_detach(struct droce_rdev_qp *fp, const union ibv_gid *gid);
 void roce_mcast_qp_gone(struct roce_qp *qp);
@@ -725,6 +801,7 @@ roce_eth_running(const struct roce_dev *dev)
 
 /* roce_rdev.c */
 void roce_rdev_init(struct roce_dev *dev);
+void roce_dev_stats_sum(const struct roce_dev *dev, struct roce_stats *sum);
 int roce_dev_xstats_get(struct roce_dev *dev, const char **names, uint64_t *values, int n);
 int roce_qp_xstats_get(const struct roce_qp *qp, const char **names, uint64_t *values, int n);
 

@@ -245,8 +245,9 @@ roce_mcast_qp_gone(struct roce_qp *qp)
  * each other process with QPs in the group.
  */
 void
-roce_mcast_rcv(struct roce_dev *dev, struct roce_pkt *pkt, bool fwd)
+roce_mcast_rcv(struct roce_q *q, struct roce_pkt *pkt, bool fwd)
 {
+	struct roce_dev *dev = q->dev;
 	const struct roce_mcg *g;
 	uint64_t others = 0;
 
@@ -256,15 +257,15 @@ roce_mcast_rcv(struct roce_dev *dev, struct roce_pkt *pkt, bool fwd)
 	 */
 	if (bth_qpn(pkt->bth) != DROCE_MCAST_QPN ||
 	    roce_op_transport(pkt->opcode) != IBV_OPCODE_UD) {
-		dev->stats.rx_drop_no_qp++;
+		q->stats.rx_drop_no_qp++;
 		return;
 	}
 	g = roce_mcg_find(dev, pkt->ip->dst_addr);
 	if (g == NULL) {
-		dev->stats.rx_drop_mcast++;
+		q->stats.rx_drop_mcast++;
 		return;
 	}
-	dev->stats.rx_mcast++;
+	q->stats.rx_mcast++;
 	for (uint32_t k = 0; k < g->nqp; k++) {
 		/* another process's QP (roce_share.c): that process delivers to it */
 		if (unlikely(dev->share_on) && g->qp[k]->owner != roce_share_owner()) {
@@ -282,7 +283,7 @@ roce_mcast_rcv(struct roce_dev *dev, struct roce_pkt *pkt, bool fwd)
 			continue;
 		c = rte_pktmbuf_copy(pkt->m, dev->mp, 0, UINT32_MAX);
 		if (c == NULL) {
-			dev->stats.share_drop++;
+			q->stats.share_drop++;
 			continue;
 		}
 		roce_mbuf_takeover(c);

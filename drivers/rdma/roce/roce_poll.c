@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The run-to-completion loop: rx burst -> validate -> responder/completer ->
- * requester -> tx burst. One iteration is roce_dev_poll(); it runs either on
- * an engine lcore that owns the device (the engines are here: attach, detach,
- * quiesce), or inline from the application's own post and poll calls and
- * the waker (roce_inline.c). No locks, allocations or syscalls on the engine
- * lcore.
+ * requester -> tx burst. One iteration of one queue of a device (struct
+ * roce_q) is roce_q_poll(); it runs either on an engine lcore that owns the
+ * device (the engines are here: attach, detach, quiesce), or inline from the
+ * application's own post and poll calls and the waker (roce_inline.c). No
+ * locks, allocations or syscalls on the engine lcore.
  */
 #include <errno.h>
 
@@ -31,18 +31,18 @@ static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The QPs whose doorbell rang join the active list. */
 static void
-db_collect(struct roce_dev *dev)
+db_collect(struct roce_q *q)
 {
 	uint64_t t[DROCE_BURST];
 	unsigned int n;
 
 	do {
-		n = rte_ring_dequeue_burst_elem(dev->db, t, sizeof(t[0]), DROCE_BURST, NULL);
+		n = rte_ring_dequeue_burst_elem(q->db, t, sizeof(t[0]), DROCE_BURST, NULL);
 		for (unsigned int i = 0; i < n; i++) {
-			struct roce_qp *qp = roce_qp_by_token(dev, t[i]);
+			struct roce_qp *qp = roce_qp_by_token(q->dev, t[i]);
 
 			if (qp != NULL)	/* else destroyed since it rang */
-				roce_qp_activate(dev, qp);
+				roce_qp_activate(qp);
 		}
 	} while (n == DROCE_BURST);
 }
@@ -89,16 +89,18 @@ qp_idle(struct roce_qp *qp, uint32_t st)
  * droce_rdev_qp_doorbell).
  */
 static void
-active_run(struct roce_dev *dev)
+active_run(struct roce_q *q)
 {
-	for (uint32_t i = 0; i < dev->nb_active;) {
-		struct roce_qp *qp = roce_qp_by_token(dev, dev->active[i]);
+	struct roce_dev *dev = q->dev;
+
+	for (uint32_t i = 0; i < q->nb_active;) {
+		struct roce_qp *qp = roce_qp_by_token(dev, q->active[i]);
 		uint32_t st;
 
 		/* two visits ahead (roce_qp_prefetch) */
-		if (i + 2 < dev->nb_active) {
+		if (i + 2 < q->nb_active) {
 			const struct roce_qp *next = __atomic_load_n(
-				&dev->qp_tbl[dev->active[i + 2] & ((1U << ROCE_QP_TOKEN_IDX_BITS) - 1)],
+				&dev->qp_tbl[q->active[i + 2] & ((1U << ROCE_QP_TOKEN_IDX_BITS) - 1)],
 				__ATOMIC_RELAXED);
 
 			if (next != NULL)
@@ -106,7 +108,7 @@ active_run(struct roce_dev *dev)
 		}
 
 		if (qp == NULL) {	/* destroyed: the entry goes, nothing of it is read */
-			dev->active[i] = dev->active[--dev->nb_active];
+			q->active[i] = q->active[--q->nb_active];
 			continue;
 		}
 		/* another process's QP (roce_share.c): only it can reach its buffers */
@@ -137,19 +139,19 @@ active_run(struct roce_dev *dev)
 		}
 		/* idle, or a post rang meanwhile: its token brings the QP back */
 		qp->on_active = false;
-		dev->active[i] = dev->active[--dev->nb_active];
+		q->active[i] = q->active[--q->nb_active];
 	}
 }
 
 static inline void
-iteration_begin(struct roce_dev *dev)
+iteration_begin(struct roce_q *q)
 {
 	/*
 	 * Odd while the iteration runs. One writer at a time (the engine lcore,
 	 * or whoever holds the inline lock), so a plain store: no locked
 	 * instruction per iteration. roce_dev_quiesce needs no more (see there).
 	 */
-	__atomic_store_n(&dev->epoch, dev->epoch + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->epoch, q->epoch + 1, __ATOMIC_RELAXED);
 	/*
 	 * The engine clock (roce_clock), which RC deadlines use. A device is
 	 * polled without pause by its lcore, or at least every
@@ -164,16 +166,16 @@ iteration_begin(struct roce_dev *dev)
 	{
 		uint64_t now = rte_get_timer_cycles();
 
-		dev->clock += RTE_MIN(now - dev->clock_tsc, dev->clock_gap_max);
-		dev->clock_tsc = now;
+		q->clock += RTE_MIN(now - q->clock_tsc, q->dev->clock_gap_max);
+		q->clock_tsc = now;
 	}
 }
 
 static inline void
-iteration_end(struct roce_dev *dev)
+iteration_end(struct roce_q *q)
 {
 	/* everything this iteration read and wrote is done before the count says so */
-	__atomic_store_n(&dev->epoch, dev->epoch + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&q->epoch, q->epoch + 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -185,63 +187,41 @@ iteration_end(struct roce_dev *dev)
  * message alone.
  */
 void
-roce_dev_send_qp(struct roce_dev *dev, struct roce_qp *qp)
+roce_dev_send_qp(struct roce_qp *qp)
 {
-	iteration_begin(dev);
-	db_collect(dev);	/* its doorbell, if it rang: on the list for what follows */
+	struct roce_q *q = qp->q;
+
+	iteration_begin(q);
+	db_collect(q);	/* its doorbell, if it rang: on the list for what follows */
 	if (roce_qp_state(qp) != IBV_QPS_RESET)
-		roce_req_run(dev, qp);
-	if (dev->nb_tx)
-		roce_tx_flush(dev);
-	iteration_end(dev);
+		roce_req_run(q->dev, qp);
+	if (q->nb_tx)
+		roce_tx_flush(q);
+	iteration_end(q);
 }
 
-void
-roce_dev_poll(struct roce_dev *dev)
+/* Queue 0's share of an iteration: the device's own work (struct roce_q). */
+static void
+q0_jobs(struct roce_q *q)
 {
-	struct rte_mbuf *pkts[DROCE_BURST];
+	struct roce_dev *dev = q->dev;
 	uint32_t hi;
-	uint16_t n;
 
-	iteration_begin(dev);
-	/* before anything completes in this iteration: it goes to the new ring */
-	if (unlikely(__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL) &&
-	    (likely(!dev->share_on) || dev->cq_resize_owner == roce_share_owner()))
-		roce_cq_resize_run(dev);
-	/*
-	 * Up to RX_BURSTS bursts while the port has more: the requesters below
-	 * may send a burst per QP each round, and a receiver that took one
-	 * burst per round fell behind its senders (frames piled up in the
-	 * link, the mbuf pool ran dry, RC timed out).
-	 */
-	for (unsigned int b = 0; b < RX_BURSTS; b++) {
-		n = roce_port_rx(dev, pkts, DROCE_BURST);
-		for (uint16_t i = 0; i < n; i++)
-			roce_mbuf_takeover(pkts[i]);
-		if (unlikely(dev->cap != NULL) && n)
-			roce_capture_burst(dev, pkts, n, false);
-		if (n)
-			roce_rx(dev, pkts, n, ROCE_RX_PORT);
-		if (n < DROCE_BURST)
-			break;
-	}
-	n = rte_ring_dequeue_burst(dev->loop, (void **)pkts, DROCE_BURST, NULL);
-	if (n)
-		roce_rx(dev, pkts, n, ROCE_RX_LOOP);
-	if (unlikely(dev->share_on))
-		roce_share_poll(dev);
-	for (uint16_t i = 0; i < dev->nb_ack; i++)
-		roce_resp_send_ack(dev, dev->ack_qp[i]);
-	dev->nb_ack = 0;
 	if (unlikely(__atomic_load_n(&dev->announce, __ATOMIC_RELAXED)) &&
 	    __atomic_exchange_n(&dev->announce, 0, __ATOMIC_ACQUIRE))
-		roce_arp_announce(dev);
+		roce_arp_announce(q);
 	if (unlikely(__atomic_load_n(&dev->neigh_want, __ATOMIC_RELAXED))) {
 		rte_be32_t ip = __atomic_exchange_n(&dev->neigh_want, 0, __ATOMIC_ACQUIRE);
 		struct rte_ether_addr mac;
 
 		if (ip != 0)
-			roce_neigh_resolve(dev, ip, &mac);	/* asks ARP, rate-limited */
+			roce_neigh_resolve(q, ip, &mac);	/* asks ARP, rate-limited */
+	}
+	if (unlikely(__atomic_load_n(&dev->neigh_recheck, __ATOMIC_RELAXED))) {
+		rte_be32_t ip = __atomic_exchange_n(&dev->neigh_recheck, 0, __ATOMIC_ACQUIRE);
+
+		if (ip != 0)
+			roce_neigh_confirm(q, ip);
 	}
 
 	hi = __atomic_load_n(&dev->tm_hi, __ATOMIC_ACQUIRE);
@@ -251,16 +231,71 @@ roce_dev_poll(struct roce_dev *dev)
 		if (srq != NULL && (likely(!dev->share_on) || srq->owner == roce_share_owner()))
 			roce_tm_ops_run(srq);
 	}
-	db_collect(dev);
-	active_run(dev);
+}
+
+void
+roce_q_poll(struct roce_q *q)
+{
+	struct roce_dev *dev = q->dev;
+	struct rte_mbuf *pkts[DROCE_BURST];
+	bool q0 = q->id == 0;
+	uint16_t n;
+
+	iteration_begin(q);
+	/*
+	 * Before anything completes in this iteration: it goes to the new
+	 * ring. Queue 0 runs it while the others are held (roce_dev_hold).
+	 */
+	if (unlikely(__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL) && q0 &&
+	    (likely(!dev->share_on) || dev->cq_resize_owner == roce_share_owner()))
+		roce_cq_resize_run(dev);
+	/*
+	 * Up to RX_BURSTS bursts while the port has more: the requesters below
+	 * may send a burst per QP each round, and a receiver that took one
+	 * burst per round fell behind its senders (frames piled up in the
+	 * link, the mbuf pool ran dry, RC timed out).
+	 */
+	for (unsigned int b = 0; b < RX_BURSTS; b++) {
+		n = roce_port_rx(q, pkts, DROCE_BURST);
+		for (uint16_t i = 0; i < n; i++)
+			roce_mbuf_takeover(pkts[i]);
+		if (unlikely(dev->cap != NULL) && n)
+			roce_capture_burst(dev, pkts, n, false);
+		if (n)
+			roce_rx(q, pkts, n, ROCE_RX_PORT);
+		if (n < DROCE_BURST)
+			break;
+	}
+	/* what the other queues received for this one */
+	if (q->in != NULL) {
+		n = rte_ring_dequeue_burst(q->in, (void **)pkts, DROCE_BURST, NULL);
+		for (uint16_t i = 0; i < n; i++)
+			roce_mbuf_takeover(pkts[i]);
+		if (n)
+			roce_rx(q, pkts, n, ROCE_RX_QUEUE);
+	}
+	if (q0) {
+		n = rte_ring_dequeue_burst(dev->loop, (void **)pkts, DROCE_BURST, NULL);
+		if (n)
+			roce_rx(q, pkts, n, ROCE_RX_LOOP);
+		if (unlikely(dev->share_on))
+			roce_share_poll(dev);
+	}
+	for (uint16_t i = 0; i < q->nb_ack; i++)
+		roce_resp_send_ack(dev, q->ack_qp[i]);
+	q->nb_ack = 0;
+	if (q0)
+		q0_jobs(q);
+	db_collect(q);
+	active_run(q);
 	/* the application's frames on the device's ethdev port: after droce's own */
-	if (roce_eth_running(dev))
+	if (q0 && roce_eth_running(dev))
 		roce_eth_tx_run(dev);
-	if (dev->nb_tx)
-		roce_tx_flush(dev);
+	if (q->nb_tx)
+		roce_tx_flush(q);
 	else if (dev->port_tx_kick)	/* lets a wrapping port (net_impair) release frames it holds */
-		roce_port_tx(dev, dev->tx, 0);
-	iteration_end(dev);
+		roce_port_tx(q, q->tx, 0);
+	iteration_end(q);
 }
 
 static int
@@ -271,28 +306,43 @@ engine_main(void *arg)
 	while (!__atomic_load_n(&eng->stop, __ATOMIC_ACQUIRE)) {
 		uint32_t n = __atomic_load_n(&eng->nb_devs, __ATOMIC_ACQUIRE);
 
-		for (uint32_t i = 0; i < n; i++)
-			roce_dev_poll(eng->devs[i]);
+		for (uint32_t i = 0; i < n; i++) {
+			struct roce_dev *dev = eng->devs[i];
+
+			for (uint16_t k = 0; k < dev->nb_q; k++)
+				roce_q_poll(dev->q[k]);
+		}
 	}
 	/* rte_eal_wait_lcore, which roce_engine_detach waits in, is not instrumented */
 	ROCE_TSAN_RELEASE(eng);
 	return 0;
 }
 
+static void q_quiesce(struct roce_q *q);
+
 /*
  * Wait until the engine has finished any iteration that may have seen state
- * published before this call.
+ * published before this call: on every queue of @dev.
  */
 void
 roce_dev_quiesce(struct roce_dev *dev)
 {
-	uint64_t e0, e;
-
 	if (dev->engine == NULL) {
-		roce_inline_lock(dev);
-		roce_inline_unlock(dev);
+		roce_dev_lock_all(dev);
+		roce_dev_unlock_all(dev);
 		return;
 	}
+	for (uint16_t k = 0; k < dev->nb_q; k++)
+		q_quiesce(dev->q[k]);
+}
+
+/* roce_dev_quiesce for @q, which an engine lcore moves */
+static void
+q_quiesce(struct roce_q *q)
+{
+	struct roce_dev *dev = q->dev;
+	uint64_t e0, e;
+
 	/*
 	 * What the caller published is visible before the count is read. The
 	 * engine's start of iteration is a plain store, which its own loads may
@@ -302,11 +352,11 @@ roce_dev_quiesce(struct roce_dev *dev)
 	 * flight, whatever the count showed of its start.
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	e0 = __atomic_load_n(&dev->epoch, __ATOMIC_ACQUIRE);
+	e0 = __atomic_load_n(&q->epoch, __ATOMIC_ACQUIRE);
 	/* an odd epoch is mid-iteration: wait for the next start, else one full pass */
 	do {
 		rte_pause();
-		e = __atomic_load_n(&dev->epoch, __ATOMIC_ACQUIRE);
+		e = __atomic_load_n(&q->epoch, __ATOMIC_ACQUIRE);
 	} while (e - e0 < 2 + (e0 & 1) &&
 		 !__atomic_load_n(&dev->engine->stop, __ATOMIC_ACQUIRE));
 }

@@ -241,15 +241,16 @@ roce_port_revive_stop(struct roce_dev *dev)
 
 /* A burst on a guarded port (@tx: transmit, else receive); none while it restarts. */
 uint16_t
-roce_port_burst_guarded(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool tx)
+roce_port_burst_guarded(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, bool tx)
 {
+	struct roce_dev *dev = q->dev;
 	uint16_t done;
 
 	if (__atomic_load_n(&dev->port_paused, __ATOMIC_ACQUIRE))
 		return 0;
 	roce_spin_lock(dev->port_guard);	/* memif's own lock: its control thread takes it too */
-	done = tx ? rte_eth_tx_burst(dev->port_id, 0, pkts, n) :
-		    rte_eth_rx_burst(dev->port_id, 0, pkts, n);
+	done = tx ? rte_eth_tx_burst(dev->port_id, q->id, pkts, n) :
+		    rte_eth_rx_burst(dev->port_id, q->id, pkts, n);
 	roce_spin_unlock(dev->port_guard);
 	return done;
 }

@@ -241,6 +241,27 @@ roce_qp_reset_engine(struct roce_qp *qp)
 
 /* --- QP objects (the interface's qp_* ops) --- */
 /*
+ * The queue that moves a new QP (struct roce_q). An RC or UC QP takes the
+ * calling lcore's own queue (the application's lcores each own one, as
+ * SPDK's reactors own their qpairs), or the queues in turn when the caller
+ * is no lcore. Every other QP is queue 0's: UD QPs take multicast, QP1 the
+ * CM's datagrams, and XRC and tag matching keep state across QPs there.
+ */
+static struct roce_q *
+qp_queue(struct roce_dev *dev, enum ibv_qp_type type, bool gsi, const struct roce_srq *srq)
+{
+	struct roce_q *q;
+
+	if (dev->nb_q == 1 || gsi || (type != IBV_QPT_RC && type != IBV_QPT_UC) ||
+	    (srq != NULL && srq->tm != NULL))
+		return dev->q[0];
+	q = roce_q_self(dev);
+	if (q == NULL)
+		q = dev->q[__atomic_fetch_add(&dev->q_next, 1, __ATOMIC_RELAXED) % dev->nb_q];
+	return q;
+}
+
+/*
  * A QP of a tag-matching SRQ gets ROCE_TM_QP_WQES send slots more than it
  * asked for, kept apart for the engine's rendezvous READs and FINs.
  */
@@ -326,9 +347,10 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	pthread_mutex_unlock(&dev->lock);
 
 	qp->dev = dev;
+	qp->q = qp_queue(dev, init->type, init->gsi, srq);
 	qp->owner = roce_share_owner();
-	qp->fp.db = dev->db;
-	qp->fp.db_lock = &dev->db_lock;
+	qp->fp.db = qp->q->db;
+	qp->fp.db_lock = &qp->q->db_lock;
 	qp->pd = xrc_recv ? NULL : pd;
 	qp->xrcd = xrc_recv ? init->xrcd : NULL;
 	qp->idx = idx;
@@ -646,7 +668,7 @@ roce_qp_to_err(struct roce_dev *dev, struct roce_qp *qp)
 
 				roce_async_raise(dev, &ev);
 			}
-			roce_qp_activate(dev, qp);	/* flush it (engine context) */
+			roce_qp_activate(qp);	/* flush it (engine context) */
 			return true;
 		}
 	}

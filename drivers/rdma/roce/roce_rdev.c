@@ -56,18 +56,43 @@ rdev_objects_get(struct droce_rdev *rdev, struct droce_dev_objects *o)
 	pthread_mutex_unlock(&dev->lock);
 	/* inline progress: no iteration (nor the waker's) holds frames while we look */
 	if (dev->lcore < 0)
-		roce_inline_lock(dev);
+		roce_dev_lock_all(dev);
 	o->mbufs_in_use = rte_mempool_in_use_count(dev->mp);
-	o->mbufs_staged = __atomic_load_n(&dev->nb_tx, __ATOMIC_RELAXED);
+	o->mbufs_staged = 0;
+	for (uint16_t k = 0; k < dev->nb_q; k++)
+		o->mbufs_staged += __atomic_load_n(&dev->q[k]->nb_tx, __ATOMIC_RELAXED);
 	if (dev->lcore < 0)
-		roce_inline_unlock(dev);
+		roce_dev_unlock_all(dev);
 	return 0;
+}
+
+/* A counter the engine is writing meanwhile: as it is now. */
+static inline uint64_t
+cnt_at(const void *base, size_t off)
+{
+	return __atomic_load_n((const uint64_t *)((const uint8_t *)base + off), __ATOMIC_RELAXED);
+}
+
+/* The device's counters: the sum of its queues'. */
+void
+roce_dev_stats_sum(const struct roce_dev *dev, struct roce_stats *sum)
+{
+	uint64_t *out = (uint64_t *)sum;
+
+	RTE_BUILD_BUG_ON(sizeof(*sum) % sizeof(uint64_t) != 0);
+	memset(sum, 0, sizeof(*sum));
+	for (uint16_t k = 0; k < dev->nb_q; k++)
+		for (size_t i = 0; i < sizeof(*sum) / sizeof(uint64_t); i++)
+			out[i] += cnt_at(&dev->q[k]->stats, i * sizeof(uint64_t));
 }
 
 static int
 rdev_stats_get(struct droce_rdev *rdev, struct droce_dev_stats *st)
 {
-	const struct roce_stats *s = &to_roce_dev(rdev)->stats;
+	struct roce_stats sum;
+	const struct roce_stats *s = &sum;
+
+	roce_dev_stats_sum(to_roce_dev(rdev), &sum);
 
 	st->rx_pkts = s->rx_pkts;
 	st->tx_pkts = s->tx_pkts;
@@ -99,6 +124,7 @@ static const struct {
 	XS(tx_drop_full), XS(tx_busy), XS(tx_no_neigh), XS(cq_overflow), XS(retransmits),
 	XS(rnr_naks_sent), XS(naks_sent), XS(naks_rcvd), XS(rx_drop_mcast), XS(rx_mcast),
 	XS(timeouts), XS(rnr_naks_rcvd), XS(rx_ethdev), XS(tx_ethdev), XS(share_fwd), XS(share_drop),
+	XS(q_handoff), XS(q_handoff_drop),
 	{ "naks_sent_seq_err", offsetof(struct roce_stats, naks_sent_kind[0]) },
 	{ "naks_sent_inv_req", offsetof(struct roce_stats, naks_sent_kind[1]) },
 	{ "naks_sent_rem_access", offsetof(struct roce_stats, naks_sent_kind[2]) },
@@ -110,13 +136,6 @@ static const struct {
 };
 #undef XS
 
-/* A counter the engine is writing meanwhile: as it is now. */
-static inline uint64_t
-cnt_at(const void *base, size_t off)
-{
-	return __atomic_load_n((const uint64_t *)((const uint8_t *)base + off), __ATOMIC_RELAXED);
-}
-
 /*
  * The device's counters: up to @n names and values (either array may be
  * NULL), and how many there are. droce_dev_xstats and the device's ethdev
@@ -125,8 +144,10 @@ cnt_at(const void *base, size_t off)
 int
 roce_dev_xstats_get(struct roce_dev *dev, const char **names, uint64_t *values, int n)
 {
-	const struct roce_stats *s = &dev->stats;
+	struct roce_stats sum;
+	const struct roce_stats *s = &sum;
 
+	roce_dev_stats_sum(dev, &sum);
 	for (int i = 0; i < n && i < (int)RTE_DIM(xstats); i++) {
 		if (names != NULL)
 			names[i] = xstats[i].name;

@@ -10,7 +10,7 @@
 
 /* Headers must be contiguous: copy a chained frame into one segment. */
 static struct rte_mbuf *
-linearize(struct roce_dev *dev, struct rte_mbuf *m)
+linearize(struct roce_q *q, struct rte_mbuf *m)
 {
 	struct rte_mbuf *n;
 	const void *src;
@@ -18,12 +18,12 @@ linearize(struct roce_dev *dev, struct rte_mbuf *m)
 
 	if (likely(m->nb_segs == 1))
 		return m;
-	n = rte_pktmbuf_alloc(dev->mp);
+	n = rte_pktmbuf_alloc(q->dev->mp);
 	roce_mbuf_takeover(n);
 	if (n == NULL || rte_pktmbuf_tailroom(n) < m->pkt_len) {
 		roce_mbuf_free(n);
 		roce_mbuf_free(m);
-		dev->stats.rx_drop_truncated++;
+		q->stats.rx_drop_truncated++;
 		return NULL;
 	}
 	dst = rte_pktmbuf_append(n, m->pkt_len);
@@ -78,12 +78,37 @@ is_roce(const struct roce_dev *dev, struct rte_mbuf *m, struct rte_ether_hdr *et
 	       (ip->dst_addr == dev->ip || roce_ip_is_mcast(ip->dst_addr));
 }
 
-/* @src: the port, the device's loopback ring (frames it sent itself), or another process */
-static void
-rx_one(struct roce_dev *dev, struct rte_mbuf *m, enum roce_rx_src src)
+/*
+ * @m, which @q received, to the queue @to that owns what it is for: true if
+ * that queue took it; else it is freed and counted.
+ */
+static bool
+q_handoff(struct roce_q *q, struct roce_q *to, struct rte_mbuf *m)
 {
-	bool loop = src != ROCE_RX_PORT;
-	struct roce_stats *st = &dev->stats;
+	roce_mbuf_handoff(m);
+	if (likely(rte_ring_enqueue(to->in, m) == 0)) {
+		q->stats.q_handoff++;
+		return true;
+	}
+	roce_mbuf_takeover(m);
+	q->stats.q_handoff_drop++;
+	roce_mbuf_free(m);
+	return false;
+}
+
+/*
+ * @src: the port, the device's loopback ring (frames it sent itself),
+ * another process, or another queue of the device (struct roce_q): a frame
+ * from the port that queue received, checked up to its QP when that QP is
+ * @q's; queue 0 also takes what is not for a QP, unchecked.
+ */
+static void
+rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
+{
+	struct roce_dev *dev = q->dev;
+	bool loop = src == ROCE_RX_LOOP || src == ROCE_RX_SHARE;
+	bool q0 = q->id == 0;
+	struct roce_stats *st = &q->stats;
 	struct rte_ether_hdr *eth;
 	struct rte_ipv4_hdr *ip;
 	struct rte_udp_hdr *udp;
@@ -93,18 +118,27 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m, enum roce_rx_src src)
 	uint32_t iplen, udplen, qpn, blen, pad;
 	bool mc;
 
-	st->rx_pkts++;
-	st->rx_bytes += m->pkt_len;
+	if (src != ROCE_RX_QUEUE) {	/* counted where it arrived */
+		st->rx_pkts++;
+		st->rx_bytes += m->pkt_len;
+	}
 	if (m->pkt_len < RTE_ETHER_HDR_LEN) {
 		st->rx_drop_truncated++;
 		goto drop;
 	}
-	m = linearize(dev, m);
+	m = linearize(q, m);
 	if (m == NULL)
 		return;
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	/* what is not a RoCEv2 frame to a QP is queue 0's: ARP, the ethdev port, multicast */
+	if (unlikely(!q0) && (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+			      (roce_eth_running(dev) && !is_roce(dev, m, eth)) ||
+			      rte_is_multicast_ether_addr(&eth->dst_addr))) {
+		q_handoff(q, dev->q[0], m);
+		return;
+	}
 	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
-		enum roce_arp_verdict v = roce_arp_input(dev, m);
+		enum roce_arp_verdict v = roce_arp_input(q, m);
 
 		if (v == ROCE_ARP_MINE || (!loop && roce_eth_rx(dev, m)))
 			return;
@@ -182,7 +216,9 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m, enum roce_rx_src src)
 	}
 	/* trim Ethernet padding */
 	rte_pktmbuf_trim(m, m->pkt_len - (iplen + RTE_ETHER_HDR_LEN));
-	if (roce_icrc_ipv4(ip, iplen - ROCE_ICRC_LEN) != icrc_get(ipv4_icrc(ip))) {
+	/* a frame for one of its QPs was checked by the queue that received it; queue 0 takes others too */
+	if ((src != ROCE_RX_QUEUE || q0) &&
+	    roce_icrc_ipv4(ip, iplen - ROCE_ICRC_LEN) != icrc_get(ipv4_icrc(ip))) {
 		st->rx_drop_bad_icrc++;
 		goto drop;
 	}
@@ -213,7 +249,7 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m, enum roce_rx_src src)
 	}
 
 	if (unlikely(mc)) {
-		roce_mcast_rcv(dev, &pkt, src != ROCE_RX_SHARE);
+		roce_mcast_rcv(q, &pkt, src != ROCE_RX_SHARE);
 		goto drop;
 	}
 	qpn = bth_qpn(pkt.bth);
@@ -240,11 +276,15 @@ rx_one(struct roce_dev *dev, struct rte_mbuf *m, enum roce_rx_src src)
 			return;
 		goto drop;
 	}
+	if (unlikely(qp->q != q)) {	/* another queue's QP: the port did not steer it there */
+		q_handoff(q, qp->q, m);
+		return;
+	}
 	roce_qp_cnt_rx(qp, m);
-	if (unlikely(dev->neigh_pending != 0))
+	if (unlikely(dev->neigh_pending != 0) && q0)
 		roce_neigh_learn(dev, ip->src_addr, &eth->src_addr);
 	/* what it may owe now (an ACK, READ responses, the next sends) runs this iteration */
-	roce_qp_activate(dev, qp);
+	roce_qp_activate(qp);
 	if (pkt.opf & ROCE_OPF_RESP)
 		roce_comp_rcv(dev, qp, &pkt);
 	else
@@ -277,8 +317,10 @@ rx_prefetch_qp(struct roce_dev *dev, const struct rte_mbuf *m)
 }
 
 void
-roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src src)
+roce_rx(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src src)
 {
+	struct roce_dev *dev = q->dev;
+
 	/* two frames ahead, their first line; one ahead, its QP (its line is there by then) */
 	if (n > 0)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[0], void *));
@@ -291,6 +333,6 @@ roce_rx(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_s
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
 		if (i + 1 < n)
 			rx_prefetch_qp(dev, pkts[i + 1]);
-		rx_one(dev, pkts[i], src);
+		rx_one(q, pkts[i], src);
 	}
 }

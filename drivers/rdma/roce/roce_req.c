@@ -92,7 +92,7 @@ send_rd_atomic(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *
 		 wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? IBV_OPCODE_COMPARE_SWAP :
 		 IBV_OPCODE_FETCH_ADD);
 	const struct roce_opcode_info *oi = &roce_opcode_tbl[op];
-	struct rte_mbuf *m = roce_pkt_alloc(dev);
+	struct rte_mbuf *m = roce_pkt_alloc(qp->q);
 	struct roce_bth *bth;
 
 	if (m == NULL)
@@ -112,8 +112,8 @@ send_rd_atomic(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *
 			    wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? wqe->wr.atomic.swap :
 			    wqe->wr.atomic.compare_add, wqe->wr.atomic.compare_add);
 	}
-	roce_qp_cnt_tx(dev, qp);
-	if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl) != 0)
+	roce_qp_cnt_tx(qp);
+	if (roce_ip_xmit(qp->q, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl) != 0)
 		return -EAGAIN;
 	e->pkts_since_ackreq = 0;
 	e->psn = psn_add(wqe->last_psn, 1);
@@ -162,7 +162,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 		return send_rd_atomic(dev, qp, wqe);
 	if (roce_qp_reliable(qp))
 		ackreq = last || ++e->pkts_since_ackreq >= DROCE_ACK_EVERY;
-	m = roce_pkt_alloc(dev);
+	m = roce_pkt_alloc(qp->q);
 	if (m == NULL)
 		return -ENOBUFS;
 	bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len + pay + pad + ROCE_ICRC_LEN);
@@ -194,8 +194,8 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 		return -EFAULT;
 	}
 	memset(p + pay, 0, pad);
-	roce_qp_cnt_tx(dev, qp);
-	if (roce_ip_xmit_mc(dev, m, av->dip, qp->sport, av->tos, av->ttl, qp->mc_noloop) != 0)
+	roce_qp_cnt_tx(qp);
+	if (roce_ip_xmit_mc(qp->q, m, av->dip, qp->sport, av->tos, av->ttl, qp->mc_noloop) != 0)
 		return -EAGAIN;
 	if (ackreq)
 		e->pkts_since_ackreq = 0;
@@ -308,7 +308,7 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 	ROCE_QP_CNT(dev, qp, retransmits);
 	/* a second timeout in a row: maybe the peer came back with another MAC */
 	if (e->retry_left + 1 < qp->attr.retry_cnt)
-		roce_neigh_confirm(dev, qp->av.dip);
+		roce_neigh_confirm(qp->q, qp->av.dip);
 	roce_req_rewind(qp, e->una);
 	if (e->tx_stalled)
 		arm_stall(qp, now);
@@ -409,7 +409,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 		pull_posted(qp);
 	if (e->win_cur == e->win_tail && e->win_head == e->win_cur)
 		return;
-	now = roce_clock(dev);
+	now = roce_clock(qp->q);
 	if (roce_qp_reliable(qp)) {
 		/* waiting out an RNR NAK's delay is not waiting for an ACK */
 		if (now < e->rnr_tsc)
@@ -444,7 +444,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 			return;
 		}
 		/* the port is full: wait, do not drop; else no mbuf or no neighbour yet */
-		ret = roce_tx_room_data(dev) ? send_pkt(dev, qp, wqe) : -ENOBUFS;
+		ret = roce_tx_room_data(qp->q) ? send_pkt(dev, qp, wqe) : -ENOBUFS;
 		if (unlikely(ret == -EFAULT)) {
 			/*
 			 * Its local memory is not there (an ODP page): the WR

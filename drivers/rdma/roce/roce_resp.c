@@ -91,7 +91,7 @@ static struct rte_mbuf *
 ack_alloc(struct roce_dev *dev, struct roce_qp *qp, uint8_t opcode, uint32_t psn,
 	  uint8_t syn, uint32_t msn, uint32_t extra)
 {
-	struct rte_mbuf *m = roce_pkt_alloc(dev);
+	struct rte_mbuf *m = roce_pkt_alloc(qp->q);
 	struct roce_bth *bth;
 
 	if (m == NULL)
@@ -112,8 +112,8 @@ send_aeth(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, uint8_t syn)
 
 	if (m == NULL)
 		return false;
-	roce_qp_cnt_tx(dev, qp);
-	roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl);
+	roce_qp_cnt_tx(qp);
+	roce_ip_xmit(qp->q, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl);
 	return true;
 }
 
@@ -125,7 +125,7 @@ roce_resp_send_ack(struct roce_dev *dev, struct roce_qp *qp)
 	if (!qp->e.ack_pending || qp->e.rd_head != qp->e.rd_tail)
 		return;
 	/* the port is full: still owed, roce_resp_run tries again */
-	if (!roce_tx_room(dev, 1))
+	if (!roce_tx_room(qp->q, 1))
 		return;
 	/*
 	 * No mbuf: still owed too. Dropped, it would cost the requester a
@@ -141,13 +141,13 @@ owe_ack(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn)
 	qp->e.ack_syn = AETH_ACK | AETH_CREDIT_INVALID;
 	if (qp->e.ack_pending)
 		return;
-	if (dev->nb_ack == RTE_DIM(dev->ack_qp)) {
+	if (qp->q->nb_ack == RTE_DIM(qp->q->ack_qp)) {
 		qp->e.ack_pending = 1;
 		roce_resp_send_ack(dev, qp);
 		return;
 	}
 	qp->e.ack_pending = 1;
-	dev->ack_qp[dev->nb_ack++] = qp;
+	qp->q->ack_qp[qp->q->nb_ack++] = qp;
 }
 
 /*
@@ -438,7 +438,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 		struct rte_mbuf *m;
 		struct roce_bth *bth;
 
-		if (!roce_tx_room_data(dev))
+		if (!roce_tx_room_data(qp->q))
 			return;
 		if (j->atomic) {
 			m = ack_alloc(dev, qp, resp_transport(qp) | IBV_OPCODE_ATOMIC_ACKNOWLEDGE, j->psn,
@@ -446,8 +446,8 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			if (m == NULL)
 				return;
 			atmack_init(bth_atmack(rte_pktmbuf_mtod(m, struct roce_bth *)), j->orig);
-			roce_qp_cnt_tx(dev, qp);
-			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
+			roce_qp_cnt_tx(qp);
+			if (roce_ip_xmit(qp->q, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
 				return;
 			rd_pop(e);
 			budget--;
@@ -470,9 +470,9 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 				read_access_error(dev, qp, j);
 				return;
 			}
-			if (!roce_tx_room_data(dev))
+			if (!roce_tx_room_data(qp->q))
 				return;
-			m = roce_pkt_alloc(dev);
+			m = roce_pkt_alloc(qp->q);
 			if (m == NULL)
 				return;
 			bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len + pay + pad +
@@ -487,8 +487,8 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 				return;
 			}
 			memset(bth_payload(bth) + pay, 0, pad);
-			roce_qp_cnt_tx(dev, qp);
-			if (roce_ip_xmit(dev, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
+			roce_qp_cnt_tx(qp);
+			if (roce_ip_xmit(qp->q, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
 				return;
 			budget--;
 			if (pay != 0)

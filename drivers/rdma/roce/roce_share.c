@@ -170,10 +170,10 @@ roce_share_fwd(struct roce_dev *dev, uint32_t k, struct rte_mbuf *m)
 {
 	if (!owner_alive(k) || dev->share_in[k] == NULL ||
 	    rte_ring_enqueue(dev->share_in[k], m) != 0) {
-		dev->stats.share_drop++;
+		dev->q0.stats.share_drop++;
 		return false;
 	}
-	dev->stats.share_fwd++;
+	dev->q0.stats.share_fwd++;
 	return true;
 }
 
@@ -188,7 +188,7 @@ roce_share_poll(struct roce_dev *dev)
 		return;
 	n = rte_ring_dequeue_burst(dev->share_in[share_me], (void **)pkts, DROCE_BURST, NULL);
 	if (n)
-		roce_rx(dev, pkts, (uint16_t)n, ROCE_RX_SHARE);
+		roce_rx(dev->q[0], pkts, (uint16_t)n, ROCE_RX_SHARE);
 }
 
 static uint32_t
@@ -296,8 +296,8 @@ roce_share_lock_check(struct roce_dev *dev)
 		 dev->name, (int)pid);
 	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
 	/* its iteration ends here: the epoch is even between iterations (roce_dev_quiesce) */
-	if (__atomic_load_n(&dev->epoch, __ATOMIC_RELAXED) & 1)
-		__atomic_store_n(&dev->epoch, dev->epoch + 1, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&dev->q0.epoch, __ATOMIC_RELAXED) & 1)
+		__atomic_store_n(&dev->q0.epoch, dev->q0.epoch + 1, __ATOMIC_RELEASE);
 	return true;
 }
 
@@ -332,7 +332,7 @@ atfork_parent(void)
 
 		/* (one on an engine lcore is not the children's: the lcore is a thread of this process) */
 		if (dev != NULL && dev->share_in[0] != NULL && !dev->share_on &&
-		    roce_engine_lcore(dev) < 0)
+		    roce_engine_lcore(dev) < 0 && dev->nb_q == 1)
 			__atomic_store_n(&dev->share_on, true, __ATOMIC_RELEASE);
 	}
 }
@@ -425,6 +425,8 @@ roce_share_child_start(void)
 			why = "no rings to share it";
 		else if (roce_engine_lcore(dev) >= 0)
 			why = "it progresses on an engine lcore of the parent";
+		else if (dev->nb_q > 1)
+			why = "it has several queues, which the parent's lcores own";
 		if (why == NULL) {
 			/* (the parent sets it too, after fork() returns there) */
 			__atomic_store_n(&dev->share_on, true, __ATOMIC_RELEASE);

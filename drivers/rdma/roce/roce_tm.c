@@ -206,7 +206,7 @@ rndv_start(struct roce_qp *qp, struct roce_tm_tag *t)
 	w->tm = ROCE_TMW_READ;
 	w->tm_handle = handle_of(qp->srq->tm, t);
 	rte_ring_enqueue(qp->fp.sq.posted, w);	/* sized for every slot */
-	roce_qp_activate(qp->dev, qp);
+	roce_qp_activate(qp);
 }
 
 /*
@@ -259,7 +259,7 @@ roce_tm_wqe_done(struct roce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_statu
 		tmh_init((struct roce_tmh *)w->inline_data, IBV_TMH_FIN, t->msg_ctx, t->msg_tag);
 		w->tm = ROCE_TMW_FIN;
 		rte_ring_enqueue(qp->fp.sq.posted, w);
-		roce_qp_activate(qp->dev, qp);
+		roce_qp_activate(qp);
 	} else {
 		rte_ring_enqueue(qp->tm_pool, w);
 	}

@@ -2,7 +2,7 @@
 /*
  * Transmit: mbufs for outgoing packets, the Ethernet, IPv4 and UDP headers
  * and ICRC in front of a built RoCE packet, and the device's staging area,
- * flushed to the port's one tx queue at the end of each iteration of
+ * flushed to the queue's own tx queue of the port at the end of each iteration of
  * roce_dev_poll() or when a sender needs room.
  */
 #include <rte_ethdev.h>
@@ -10,12 +10,12 @@
 #include "roce_loc.h"
 
 struct rte_mbuf *
-roce_pkt_alloc(struct roce_dev *dev)
+roce_pkt_alloc(struct roce_q *q)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(dev->mp);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(q->dev->mp);
 
 	if (unlikely(m == NULL))
-		dev->stats.tx_drop_no_mbuf++;
+		q->stats.tx_drop_no_mbuf++;
 	else
 		roce_mbuf_takeover(m);
 	return m;
@@ -28,30 +28,30 @@ roce_pkt_alloc(struct roce_dev *dev)
  * after a timeout, each resend overflowing the queue again.
  */
 void
-roce_tx_flush(struct roce_dev *dev)
+roce_tx_flush(struct roce_q *q)
 {
-	uint16_t n = dev->nb_tx, sent;
+	uint16_t n = q->nb_tx, sent;
 
 	for (uint16_t i = 0; i < n; i++)
-		roce_mbuf_handoff(dev->tx[i]);
-	sent = roce_port_tx(dev, dev->tx, n);
+		roce_mbuf_handoff(q->tx[i]);
+	sent = roce_port_tx(q, q->tx, n);
 
 	if (unlikely(sent < n))
-		memmove(dev->tx, dev->tx + sent, (n - sent) * sizeof(dev->tx[0]));
+		memmove(q->tx, q->tx + sent, (n - sent) * sizeof(q->tx[0]));
 	/* atomic: droce_dev_objects_get reads it from another thread */
-	__atomic_store_n(&dev->nb_tx, n - sent, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->nb_tx, n - sent, __ATOMIC_RELAXED);
 }
 
 /* Room for @n more frames in the staging area, after a flush if needed. */
 bool
-roce_tx_room(struct roce_dev *dev, uint16_t n)
+roce_tx_room(struct roce_q *q, uint16_t n)
 {
-	if (likely(RTE_DIM(dev->tx) - dev->nb_tx >= n))
+	if (likely(RTE_DIM(q->tx) - q->nb_tx >= n))
 		return true;
-	roce_tx_flush(dev);
-	if (likely(RTE_DIM(dev->tx) - dev->nb_tx >= n))
+	roce_tx_flush(q);
+	if (likely(RTE_DIM(q->tx) - q->nb_tx >= n))
 		return true;
-	dev->stats.tx_busy++;
+	q->stats.tx_busy++;
 	return false;
 }
 
@@ -62,26 +62,26 @@ roce_tx_room(struct roce_dev *dev, uint16_t n)
  * ARP answer, a NAK) is dropped and counted.
  */
 static bool
-xmit(struct roce_dev *dev, struct rte_mbuf *m)
+xmit(struct roce_q *q, struct rte_mbuf *m)
 {
-	if (unlikely(!roce_tx_room(dev, 1))) {
-		dev->stats.tx_drop_full++;
+	if (unlikely(!roce_tx_room(q, 1))) {
+		q->stats.tx_drop_full++;
 		roce_mbuf_free(m);
 		return false;
 	}
-	dev->stats.tx_pkts++;
-	dev->stats.tx_bytes += m->pkt_len;
-	if (unlikely(dev->cap != NULL))
-		roce_capture_burst(dev, &m, 1, true);
-	dev->tx[dev->nb_tx] = m;
-	__atomic_store_n(&dev->nb_tx, dev->nb_tx + 1, __ATOMIC_RELAXED);
+	q->stats.tx_pkts++;
+	q->stats.tx_bytes += m->pkt_len;
+	if (unlikely(q->dev->cap != NULL))
+		roce_capture_burst(q->dev, &m, 1, true);
+	q->tx[q->nb_tx] = m;
+	__atomic_store_n(&q->nb_tx, q->nb_tx + 1, __ATOMIC_RELAXED);
 	return true;
 }
 
 void
-roce_xmit(struct roce_dev *dev, struct rte_mbuf *m)
+roce_xmit(struct roce_q *q, struct rte_mbuf *m)
 {
-	xmit(dev, m);
+	xmit(q, m);
 }
 
 /* A frame of @qp's queued for the port (roce_qp_cnt_tx): its counters too. */
@@ -100,20 +100,21 @@ qp_sent(struct roce_qp *qp, uint32_t len)
  * loopback ring (the port does not return our own frames).
  */
 static void
-mcast_loop(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t group)
+mcast_loop(struct roce_q *q, struct rte_mbuf *m, rte_be32_t group)
 {
+	struct roce_dev *dev = q->dev;
 	struct rte_mbuf *c;
 
 	if (roce_mcg_find(dev, group) == NULL)
 		return;
 	c = rte_pktmbuf_copy(m, dev->mp, 0, UINT32_MAX);
 	if (c == NULL) {
-		dev->stats.tx_drop_no_mbuf++;
+		q->stats.tx_drop_no_mbuf++;
 		return;
 	}
 	roce_mbuf_takeover(c);
 	if (rte_ring_enqueue(dev->loop, c) != 0) {
-		dev->stats.tx_drop_full++;
+		q->stats.tx_drop_full++;
 		roce_mbuf_free(c);
 	}
 }
@@ -128,9 +129,10 @@ mcast_loop(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t group)
  * way.
  */
 int
-roce_ip_xmit_mc(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
+roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 		uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop)
 {
+	struct roce_dev *dev = q->dev;
 	struct rte_ether_hdr *eth;
 	struct rte_ipv4_hdr *ip;
 	struct rte_udp_hdr *udp;
@@ -138,15 +140,15 @@ roce_ip_xmit_mc(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 	struct rte_ether_addr dmac;
 	bool local = dip == dev->ip;
 	bool mc = roce_ip_is_mcast(dip);
-	struct roce_qp *qp = dev->tx_qp;
+	struct roce_qp *qp = q->tx_qp;
 	uint32_t len;
 
-	dev->tx_qp = NULL;
+	q->tx_qp = NULL;
 	if (mc)
 		roce_mcast_mac(dip, &dmac);
-	else if (!local && roce_neigh_resolve(dev, dip, &dmac) != 0) {
+	else if (!local && roce_neigh_resolve(q, dip, &dmac) != 0) {
 		roce_mbuf_free(m);
-		dev->stats.tx_no_neigh++;
+		q->stats.tx_no_neigh++;
 		return -EAGAIN;
 	}
 	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, ROCE_L2L4_LEN);
@@ -174,10 +176,10 @@ roce_ip_xmit_mc(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 	icrc_set(ipv4_icrc(ip), roce_icrc_ipv4(ip, m->pkt_len - RTE_ETHER_HDR_LEN - ROCE_ICRC_LEN));
 	len = m->pkt_len;
 	if (local) {
-		dev->stats.tx_pkts++;
-		dev->stats.tx_bytes += len;
+		q->stats.tx_pkts++;
+		q->stats.tx_bytes += len;
 		if (rte_ring_enqueue(dev->loop, m) != 0) {
-			dev->stats.tx_drop_full++;
+			q->stats.tx_drop_full++;
 			roce_mbuf_free(m);
 		} else {
 			qp_sent(qp, len);
@@ -185,15 +187,15 @@ roce_ip_xmit_mc(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
 		return 0;
 	}
 	if (unlikely(mc) && !mc_noloop)
-		mcast_loop(dev, m, dip);
-	if (xmit(dev, m))
+		mcast_loop(q, m, dip);
+	if (xmit(q, m))
 		qp_sent(qp, len);
 	return 0;
 }
 
 int
-roce_ip_xmit(struct roce_dev *dev, struct rte_mbuf *m, rte_be32_t dip,
+roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 	     uint16_t sport, uint8_t tos, uint8_t ttl)
 {
-	return roce_ip_xmit_mc(dev, m, dip, sport, tos, ttl, false);
+	return roce_ip_xmit_mc(q, m, dip, sport, tos, ttl, false);
 }
