@@ -154,6 +154,35 @@ threads_topology(unsigned int n)
 	       "droce<2i+1> (10.0.<i>.2) for i < %u, lcore=thread, pair i on lcore i\n", n, n);
 }
 
+/*
+ * --threads N --queues: one net_ring pair of N queue pairs, joining droce0
+ * (10.0.0.1) and droce1 (10.0.0.2), each with queues=N and lcore=thread.
+ * Lcore i makes its QPs on both devices, which puts them on queue i; droce0's
+ * tx queue i is droce1's rx queue i, so each lcore moves its own queue of
+ * each device and nothing of another's, as RSS or a flow rule would steer
+ * on a NIC.
+ */
+static void
+queues_topology(unsigned int n)
+{
+	char args[128];
+
+	if (droce_ring_pair_create_queues("net_ring_a", "net_ring_b", n))
+		die("cannot create the net_ring pair of %u queues", n);
+	for (unsigned int k = 0; k < 2; k++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "droce%u", k);
+		snprintf(args, sizeof(args), "ethdev=net_ring_%c,ip=10.0.0.%u,mtu=4200,lcore=thread,"
+			 "queues=%u", k ? 'b' : 'a', k + 1, n);
+		if (droce_dev_create(name, args))
+			die("cannot create %s", name);
+	}
+	printf("embedded default, --threads %u --queues: droce0 (10.0.0.1) <-> net_ring pair of "
+	       "%u queues <-> droce1 (10.0.0.2), lcore=thread, queues=%u, lcore i on queue i\n",
+	       n, n, n);
+}
+
 static void
 connect_qp(struct side *s, const struct side *peer)
 {
@@ -1045,10 +1074,12 @@ main(int argc, char **argv)
 		{ "client", required_argument, NULL, 'C' },
 		{ "port", required_argument, NULL, 'o' },
 		{ "threads", required_argument, NULL, 'H' },
+		{ "queues", no_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool sweep = false, dur_set = false, server = false;
 	unsigned int nthreads = 0;	/* --threads: pairs of devices, one lcore each */
+	bool queues = false;		/* --queues: one pair of devices, a queue per lcore */
 	char lcores[16];
 	const char *peer_host = NULL, *port = "18515";
 	char tests_buf[512] = "";
@@ -1114,12 +1145,13 @@ main(int argc, char **argv)
 		case 'C': peer_host = optarg; break;
 		case 'o': port = optarg; break;
 		case 'H': nthreads = strtoul(optarg, NULL, 0); break;
+		case 'U': queues = true; break;
 		default:
 			die("usage: droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S|--sweep] "
 			    "[-n iters] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline] "
 			    "[-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss] [-t timeout] "
 			    "[-j|--json] [--odp] [--pcapng file] [--eager-limit bytes]\n"
-			    "       droce-perf --threads N [bandwidth test ...] [options]\n"
+			    "       droce-perf --threads N [--queues] [bandwidth test ...] [options]\n"
 			    "       droce-perf EAL args -- --server [--port port]\n"
 			    "       droce-perf EAL args -- --client host [--port port] [test ...] [options]\n"
 			    "       droce-perf [EAL args --] -m reg [-s bytes]\n"
@@ -1158,6 +1190,8 @@ main(int argc, char **argv)
 			      strcmp(mode, "tests") != 0 || server || peer_host))
 		die("--threads 1..%d: the embedded default's tests, without -m, -L, --pcapng",
 		    DROCE_PERF_MAX_THREADS);
+	if (queues && nthreads == 0)
+		die("--queues goes with --threads N: one pair of devices with N queues");
 	if (server || peer_host) {
 		if (server && peer_host)
 			die("--server or --client, not both");
@@ -1186,7 +1220,10 @@ main(int argc, char **argv)
 		if (rte_eal_init(nd, dflt) < 0)
 			die("EAL init failed");
 		if (nthreads != 0) {
-			threads_topology(nthreads);
+			if (queues)
+				queues_topology(nthreads);
+			else
+				threads_topology(nthreads);
 			goto devices;
 		}
 		if (droce_ring_pair_create("net_ring_a", "net_ring_b"))
@@ -1224,7 +1261,8 @@ devices:
 		for (unsigned int i = 0; i < 2 * nthreads; i++) {
 			char name[16];
 
-			snprintf(name, sizeof(name), "droce%u", i);
+			/* --queues: every lcore's pair is droce0 and droce1, on its own queues */
+			snprintf(name, sizeof(name), "droce%u", queues ? i % 2 : i);
 			d[i] = NULL;
 			for (int k = 0; list != NULL && k < ndev; k++)
 				if (strcmp(ibv_get_device_name(list[k]), name) == 0)
@@ -1232,7 +1270,9 @@ devices:
 			if (d[i] == NULL)
 				die("--threads: no device %s", name);
 		}
-		po.progress = "inline (lcore=thread: each pair moved by its own lcore)";
+		po.progress = queues ? "inline (lcore=thread, queues=N: each lcore moves its own queue "
+				       "of both devices)" :
+				       "inline (lcore=thread: each pair moved by its own lcore)";
 		perf_tests_run_threads(d, nthreads, &po);
 		ibv_free_device_list(list);
 		return 0;

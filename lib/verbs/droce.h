@@ -24,6 +24,18 @@ extern "C" {
 int droce_ring_pair_create(const char *name_a, const char *name_b);
 
 /**
+ * droce_ring_pair_create() with @nb_queues rx/tx queue pairs on each port
+ * (1 to 16): what @name_a's tx queue i transmits, @name_b's rx queue i
+ * receives, and the other way round, as a NIC's RSS or flow rule would
+ * steer a flow to the queue of the lcore that owns it. For devices with
+ * queues= (a queue per lcore).
+ *
+ * @return as droce_ring_pair_create(); -EINVAL also for @nb_queues out of range.
+ */
+int droce_ring_pair_create_queues(const char *name_a, const char *name_b,
+				  unsigned int nb_queues);
+
+/**
  * Probe a droce device at run time, as --vdev=@name,@args would have.
  *
  * @return 0, or a negative errno from the probe (-EINVAL for bad devargs,

@@ -16,28 +16,50 @@
 int
 droce_ring_pair_create(const char *name_a, const char *name_b)
 {
+	return droce_ring_pair_create_queues(name_a, name_b, 1);
+}
+
+#define RING_PAIR_MAX_QUEUES	16	/* the ring PMD's RTE_PMD_RING_MAX_{RX,TX}_RINGS */
+
+int
+droce_ring_pair_create_queues(const char *name_a, const char *name_b, unsigned int nb_queues)
+{
 	static const char pfx[] = "net_ring_";
 	char n[RTE_RING_NAMESIZE];
-	struct rte_ring *ab, *ba;
+	struct rte_ring *ab[RING_PAIR_MAX_QUEUES] = { NULL }, *ba[RING_PAIR_MAX_QUEUES] = { NULL };
+	unsigned int i;
 
 	/* the ring PMD names its ports "net_ring_<name>" */
 	if (strncmp(name_a, pfx, sizeof(pfx) - 1) || strncmp(name_b, pfx, sizeof(pfx) - 1) ||
-	    strcmp(name_a, name_b) == 0)
+	    strcmp(name_a, name_b) == 0 || nb_queues < 1 || nb_queues > RING_PAIR_MAX_QUEUES)
 		return -EINVAL;
 
-	snprintf(n, sizeof(n), "drp_%.24s", name_a);
-	ab = rte_ring_create(n, 4096, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-	snprintf(n, sizeof(n), "drp_%.24s", name_b);
-	ba = rte_ring_create(n, 4096, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (ab == NULL || ba == NULL)
-		goto err;
-	if (rte_eth_from_rings(name_a + sizeof(pfx) - 1, &ba, 1, &ab, 1, rte_socket_id()) < 0 ||
-	    rte_eth_from_rings(name_b + sizeof(pfx) - 1, &ab, 1, &ba, 1, rte_socket_id()) < 0)
+	/* each ring has one producer (a tx queue) and one consumer (an rx queue) */
+	for (i = 0; i < nb_queues; i++) {
+		if (i == 0)
+			snprintf(n, sizeof(n), "drp_%.24s", name_a);
+		else
+			snprintf(n, sizeof(n), "drp%u_%.22s", i, name_a);
+		ab[i] = rte_ring_create(n, 4096, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (i == 0)
+			snprintf(n, sizeof(n), "drp_%.24s", name_b);
+		else
+			snprintf(n, sizeof(n), "drp%u_%.22s", i, name_b);
+		ba[i] = rte_ring_create(n, 4096, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (ab[i] == NULL || ba[i] == NULL)
+			goto err;
+	}
+	if (rte_eth_from_rings(name_a + sizeof(pfx) - 1, ba, nb_queues, ab, nb_queues,
+			       rte_socket_id()) < 0 ||
+	    rte_eth_from_rings(name_b + sizeof(pfx) - 1, ab, nb_queues, ba, nb_queues,
+			       rte_socket_id()) < 0)
 		goto err;
 	return 0;
 err:
-	rte_ring_free(ab);
-	rte_ring_free(ba);
+	for (i = 0; i < nb_queues; i++) {
+		rte_ring_free(ab[i]);
+		rte_ring_free(ba[i]);
+	}
 	return rte_errno == EEXIST ? -EEXIST : -ENOMEM;
 }
 
