@@ -25,7 +25,7 @@
 #define RD_LEN	(64 * 1024)
 
 static bool thread_mode;
-static struct ibv_device *dev_a, *dev_b;
+static struct ibv_device **devs, *dev_a, *dev_b;	/* the list stays for the devices */
 static const struct h_qp_opts rc = { .type = IBV_QPT_RC, .max_send_wr = 128, .max_recv_wr = 128 };
 
 /* --- running things on lcore 1 --- */
@@ -402,7 +402,6 @@ static const struct droce_test_case cases[] = {
 int
 main(int argc, char **argv)
 {
-	struct ibv_device **list;
 	char args[128];
 	int n;
 
@@ -420,12 +419,12 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	list = ibv_get_device_list(&n);
-	for (int i = 0; list != NULL && i < n; i++) {
-		if (strcmp(ibv_get_device_name(list[i]), "droce0") == 0)
-			dev_a = list[i];
-		if (strcmp(ibv_get_device_name(list[i]), "droce1") == 0)
-			dev_b = list[i];
+	devs = ibv_get_device_list(&n);
+	for (int i = 0; devs != NULL && i < n; i++) {
+		if (strcmp(ibv_get_device_name(devs[i]), "droce0") == 0)
+			dev_a = devs[i];
+		if (strcmp(ibv_get_device_name(devs[i]), "droce1") == 0)
+			dev_b = devs[i];
 	}
 	if (dev_a == NULL || dev_b == NULL)
 		return 1;
