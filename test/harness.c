@@ -41,7 +41,8 @@ h_eal_init(const char *argv0, const char *tag, const char *lcores, const char *c
 	eal[n++] = "--no-telemetry";
 	eal[n++] = prefix;
 	eal[n++] = "--log-level=lib.eal:error";
-	eal[n++] = "-l";
+	/* a list with CPU sets (lcore@cpu) is --lcores' */
+	eal[n++] = strchr(lcores, '@') != NULL ? "--lcores" : "-l";
 	eal[n++] = (char *)(uintptr_t)lcores;
 	for (int i = 0; extra != NULL && extra[i] != NULL && n < (int)RTE_DIM(eal) - 1; i++)
 		eal[n++] = (char *)(uintptr_t)extra[i];

@@ -7,8 +7,9 @@
  * each lcore moving its own (no frame handed between queues); QPs whose
  * ends are on different queues (every frame handed to the owner, none
  * lost); one CQ taking the completions of QPs on both queues; and the
- * devarg's errors. Modes: --inline (any call moves every queue) and --thread
- * (lcore=thread: a call moves the caller's queue only).
+ * devarg's errors. Modes: --inline (any call moves every queue), --thread
+ * (lcore=thread: a call moves the caller's queue only) and --lcore (an
+ * engine lcore a queue, lcore=1:2; QPs take the queues in turn).
  */
 #include <rte_common.h>
 #include <rte_eal.h>
@@ -24,7 +25,7 @@
 #define RD_OFF	(256 * 1024)
 #define RD_LEN	(64 * 1024)
 
-static bool thread_mode;
+static bool thread_mode, engine_mode;
 static struct ibv_device **devs, *dev_a, *dev_b;	/* the list stays for the devices */
 static const struct h_qp_opts rc = { .type = IBV_QPT_RC, .max_send_wr = 128, .max_recv_wr = 128 };
 
@@ -78,7 +79,8 @@ side_on(struct h_side *s, struct ibv_device *d, unsigned int lc)
 {
 	struct side_job j = { .s = s, .d = d };
 
-	return lc == 0 ? side_create(&j) : on_lcore1(side_create, &j);
+	/* engine lcores: the queues in turn, whoever makes the QP (and lcore 1 is an engine) */
+	return lc == 0 || engine_mode ? side_create(&j) : on_lcore1(side_create, &j);
 }
 
 static void
@@ -234,9 +236,14 @@ test_queues_two_lcores_own_queues(void)
 	CHECK(side_on(&b1, dev_b, 1));
 	CHECK(connect_pair(&a0, &b0));
 	CHECK(connect_pair(&a1, &b1));
-	TEST_ASSERT(rte_eal_remote_launch(on_lcore_main, &o1, 1) == 0, "launch");
-	rc0 = traffic_rounds(&j0);
-	rte_eal_wait_lcore(1);
+	if (engine_mode) {	/* the engines move both queues at once */
+		rc0 = traffic_rounds(&j0);
+		on_lcore_main(&o1);
+	} else {
+		TEST_ASSERT(rte_eal_remote_launch(on_lcore_main, &o1, 1) == 0, "launch");
+		rc0 = traffic_rounds(&j0);
+		rte_eal_wait_lcore(1);
+	}
 	TEST_ASSERT_EQ(rc0, 0);
 	TEST_ASSERT_EQ(o1.rc, 0);
 	/* each lcore's QPs on its own queue, steered by the port: nothing handed over */
@@ -259,12 +266,15 @@ test_queues_two_lcores_own_queues(void)
 static int
 test_queues_handoff_to_owner(void)
 {
-	struct h_side a, b;
+	struct h_side a, b, pad = { 0 };
 	struct traffic_job j = { &a, &b, 37, 4 };
 	uint64_t h0 = xs("droce0", "q_handoff"), h1 = xs("droce1", "q_handoff");
 
 	if (thread_mode)	/* droce1's queue 1 would have no lcore moving it here */
 		return TEST_SKIPPED;
+	/* engine lcores: both devices' next QPs are on queue 0; one more on droce0 first */
+	if (engine_mode)
+		CHECK(side_on(&pad, dev_a, 0));
 	CHECK(side_on(&a, dev_a, 1));
 	CHECK(side_on(&b, dev_b, 0));
 	CHECK(connect_pair(&a, &b));
@@ -278,6 +288,8 @@ test_queues_handoff_to_owner(void)
 	TEST_ASSERT_EQ(xs("droce1", "q_handoff_drop"), 0);
 	side_close(&a);
 	side_close(&b);
+	if (engine_mode)
+		side_close(&pad);
 	return TEST_SUCCESS;
 }
 
@@ -297,7 +309,8 @@ qp_on_cq(void *p)
 /*
  * One CQ of droce0 for two QPs, one on each queue (made on lcores 0 and 1),
  * both sending to droce1 and receiving from it: every completion, of both
- * queues, is in the CQ once, with its QP's number and length.
+ * queues, is in the CQ once, with its QP's number and length, across a
+ * resize of the CQ midway.
  */
 static int
 test_queues_one_cq_two_queues(void)
@@ -306,6 +319,7 @@ test_queues_one_cq_two_queues(void)
 	struct side_job j = { .s = &a0 };
 	struct ibv_wc wc[4 * NMSG];
 	int got = 0, sends[2] = { 0 }, recvs[2] = { 0 };
+	bool resized = false;
 	uint64_t t0;
 
 	if (thread_mode)	/* one poller of the shared CQ moves one queue only */
@@ -315,7 +329,7 @@ test_queues_one_cq_two_queues(void)
 	CHECK(side_on(&b1, dev_b, 1));
 	/* a1: a0's PD, MR and buffer, its QP on lcore 1, completing into a0's send CQ */
 	j.cq = a0.scq;
-	CHECK(on_lcore1(qp_on_cq, &j));
+	CHECK(engine_mode ? qp_on_cq(&j) : on_lcore1(qp_on_cq, &j));
 	a1 = a0;
 	a1.qp = j.qp;
 	a1.rcq = a0.scq;
@@ -336,7 +350,12 @@ test_queues_one_cq_two_queues(void)
 	}
 	t0 = h_now_ms();
 	while (got < 3 * NMSG && h_now_ms() - t0 < 10000) {
-		int k = ibv_poll_cq(a0.scq, 3 * NMSG - got, wc + got);
+		/* midway, while both queues complete into it: a resize keeps every completion */
+		if (!resized && got >= NMSG) {
+			TEST_ASSERT_EQ(ibv_resize_cq(a0.scq, 1024), 0);
+			resized = true;
+		}
+		int k = ibv_poll_cq(a0.scq, RTE_MIN(NMSG, 3 * NMSG - got), wc + got);
 		struct ibv_wc w;
 
 		got += k > 0 ? k : 0;
@@ -346,6 +365,7 @@ test_queues_one_cq_two_queues(void)
 			;
 	}
 	TEST_ASSERT_EQ(got, 3 * NMSG);
+	TEST_ASSERT(resized, "no resize");
 	for (int i = 0; i < got; i++) {
 		TEST_ASSERT_EQ(wc[i].status, IBV_WC_SUCCESS);
 		if (wc[i].opcode == IBV_WC_SEND) {
@@ -405,15 +425,18 @@ main(int argc, char **argv)
 	char args[128];
 	int n;
 
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		thread_mode |= strcmp(argv[i], "--thread") == 0;
-	if (h_eal_init(argv[0], "tq", "0-1", NULL))
+		engine_mode |= strcmp(argv[i], "--lcore") == 0;
+	}
+	/* engine lcores 1 and 2, one a queue: three lcores on two CPUs (slower, as correct) */
+	if (h_eal_init(argv[0], "tq", engine_mode ? "0@0,1@1,2@(0-1)" : "0-1", NULL))
 		return 1;
 	if (droce_ring_pair_create_queues("net_ring_a", "net_ring_b", 2))
 		return 1;
 	for (int k = 0; k < 2; k++) {
 		snprintf(args, sizeof(args), "ethdev=net_ring_%c,ip=10.0.0.%d,mtu=4200,queues=2,lcore=%s",
-			 k ? 'b' : 'a', k + 1, thread_mode ? "thread" : "inline");
+			 k ? 'b' : 'a', k + 1, thread_mode ? "thread" : engine_mode ? "1:2" : "inline");
 		if (droce_dev_create(k ? "droce1" : "droce0", args)) {
 			fprintf(stderr, "cannot create droce%d (%s)\n", k, args);
 			return 1;
@@ -428,6 +451,7 @@ main(int argc, char **argv)
 	}
 	if (dev_a == NULL || dev_b == NULL)
 		return 1;
-	printf("# queues=2, %s progress\n", thread_mode ? "lcore=thread" : "inline");
+	printf("# queues=2, %s progress\n", thread_mode ? "lcore=thread" :
+	       engine_mode ? "engine lcores 1 and 2" : "inline");
 	return droce_test_run("queues", cases, RTE_DIM(cases), NULL, NULL);
 }

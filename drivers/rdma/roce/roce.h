@@ -509,6 +509,7 @@ struct roce_q {
 	rte_spinlock_t *lock;		/* inline progress: one caller at a time (q0: dev->inline_lock) */
 	rte_spinlock_t own_lock;	/* the lock of a queue other than 0 */
 	struct rte_ring *in;		/* frames other queues received for its QPs (MP/SC) */
+	struct roce_engine *engine;	/* the engine lcore that moves it, or NULL: inline */
 	uint64_t epoch __rte_cache_aligned;	/* odd while an iteration runs */
 	/*
 	 * The QPs with work, which each iteration visits (roce_poll.c), as
@@ -545,6 +546,8 @@ struct roce_dev {
 	uint16_t mtu;			/* ethdev MTU (IP packet) */
 	uint16_t ib_mtu;		/* largest IB MTU that fits, bytes */
 	int lcore;			/* engine lcore, -1 = inline progress */
+	uint16_t nb_lcores;		/* lcore=a:b:...: the engine lcores of the queues, in turn */
+	int16_t q_lcore[DROCE_MAX_QUEUES];
 	/*
 	 * lcore=thread: inline, and an application's call moves it only when
 	 * the call is about it (its CQ, its QP): the devices of an application
@@ -625,6 +628,7 @@ struct roce_dev {
 	uint16_t nb_q;			/* devarg queues=: 1 unless given */
 	struct roce_q *q[DROCE_MAX_QUEUES];	/* q[0] is &q0 */
 	uint32_t q_next;		/* control path: the queue the next spread QP takes */
+	uint32_t q_hold;		/* set: only queue 0 moves (roce_dev_hold) */
 	/*
 	 * A port whose PMD may unmap its rings from another thread (net_memif,
 	 * when the peer leaves): its own lock, held around each burst

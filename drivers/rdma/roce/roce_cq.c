@@ -179,10 +179,13 @@ cq_job(struct roce_cq *cq)
 			cq_purge_apply(cq);
 		roce_dev_unlock_all(dev);
 	} else {
+		/* queue 0's engine runs it while the other queues are held */
+		roce_dev_hold(dev, true);
 		dev->cq_resize_owner = roce_share_owner();	/* its ring may be this process's memory */
 		__atomic_store_n(&dev->cq_resize, cq, __ATOMIC_RELEASE);
 		while (__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL)
 			rte_pause();
+		roce_dev_hold(dev, false);
 	}
 	return cq->resize_ret;
 }

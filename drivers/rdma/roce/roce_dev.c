@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The droce vdev: "--vdev=droce0,ethdev=<port>,ip=<IPv4>[,mac=][,mtu=]
- * [,lcore=<id>|auto|inline|thread][,neigh=<ip>@<mac>]...[,link_wait=<ms>][,pcapng=<file>]
- * [,own=0|1][,ethport=0|1]". Probing takes over the ethdev port: one rx and one
- * tx queue, a mempool sized for the MTU, started, owned (unless own=0); with
+ * [,lcore=<id>[:<id>...]|auto|inline|thread][,neigh=<ip>@<mac>]...[,link_wait=<ms>]
+ * [,pcapng=<file>][,own=0|1][,ethport=0|1][,queues=<n>]". Probing takes over the
+ * ethdev port: n rx and tx queues (1 unless given; the engine's struct roce_q
+ * each), a mempool sized for the MTU, started, owned (unless own=0); with
  * link_wait, probing then waits (bounded) for link up. Unless ethport=0, the
  * device registers an ethdev port of its own, named as the device, for the
  * frames that are not droce's (roce_ethdev.c).
@@ -149,11 +150,18 @@ arg_lcore(const char *key, const char *val, void *opaque)
 		a->progress_own = true;
 		return 0;
 	}
-	errno = 0;
-	v = strtoul(val, &end, 10);
-	if (errno || *end != '\0' || v >= RTE_MAX_LCORE)
-		return -EINVAL;
-	a->lcore = (int)v;
+	/* an lcore id, or a list a:b:... of them for the queues (queues=), in turn */
+	a->nb_lcores = 0;
+	do {
+		errno = 0;
+		v = strtoul(val, &end, 10);
+		if (errno || end == val || (*end != '\0' && *end != ':') || v >= RTE_MAX_LCORE ||
+		    a->nb_lcores == DROCE_MAX_QUEUES)
+			return -EINVAL;
+		a->q_lcore[a->nb_lcores++] = (int16_t)v;
+		val = end + 1;
+	} while (*end == ':');
+	a->lcore = a->q_lcore[0];
 	return 0;
 }
 
@@ -553,6 +561,8 @@ roce_probe(struct rte_vdev_device *vdev)
 	dev->tsc_hz = rte_get_timer_hz();
 	dev->clock_gap_max = dev->tsc_hz * DROCE_CLOCK_GAP_US / 1000000;
 	dev->nb_q = a.nb_q;
+	dev->nb_lcores = a.nb_lcores;
+	memcpy(dev->q_lcore, a.q_lcore, sizeof(dev->q_lcore));
 	rte_spinlock_init(&dev->inline_lock);
 	/*
 	 * DPDK's memory is mapped shared, so processes forked later use these

@@ -462,6 +462,8 @@ struct roce_dev_args {
 	bool unowned;		/* own=0: the port is not made the device's own */
 	bool ethport;		/* register the device's own ethdev port (default) */
 	uint16_t nb_q;		/* queues=: rx/tx queue pairs (struct roce_q) */
+	uint16_t nb_lcores;	/* lcore=a:b:...: how many */
+	int16_t q_lcore[DROCE_MAX_QUEUES];
 	unsigned int nb_neigh;
 	struct {
 		rte_be32_t ip;
@@ -489,6 +491,7 @@ void roce_engine_forked(void);
 int roce_engine_join(struct roce_dev *dev);
 void roce_engine_detach(struct roce_dev *dev);
 void roce_dev_quiesce(struct roce_dev *dev);
+void roce_dev_hold(struct roce_dev *dev, bool on);
 
 /*
  * The engine clock now, for RC deadlines: the time since the iteration

@@ -16,11 +16,12 @@
 
 #include "roce_loc.h"
 
+/* An engine lcore: the queues of devices it moves, in turn (struct roce_q). */
 struct roce_engine {
 	unsigned int lcore;
 	uint32_t stop;
-	uint32_t nb_devs;
-	struct roce_dev *devs[DROCE_MAX_DEVS];
+	uint32_t nb_qs;
+	struct roce_q *qs[DROCE_MAX_DEVS * DROCE_MAX_QUEUES];
 };
 
 static struct roce_engine *engines[RTE_MAX_LCORE];
@@ -242,6 +243,10 @@ roce_q_poll(struct roce_q *q)
 	uint16_t n;
 
 	iteration_begin(q);
+	if (unlikely(__atomic_load_n(&dev->q_hold, __ATOMIC_RELAXED)) && !q0) {
+		iteration_end(q);	/* held (roce_dev_hold): nothing done */
+		return;
+	}
 	/*
 	 * Before anything completes in this iteration: it goes to the new
 	 * ring. Queue 0 runs it while the others are held (roce_dev_hold).
@@ -304,14 +309,10 @@ engine_main(void *arg)
 	struct roce_engine *eng = arg;
 
 	while (!__atomic_load_n(&eng->stop, __ATOMIC_ACQUIRE)) {
-		uint32_t n = __atomic_load_n(&eng->nb_devs, __ATOMIC_ACQUIRE);
+		uint32_t n = __atomic_load_n(&eng->nb_qs, __ATOMIC_ACQUIRE);
 
-		for (uint32_t i = 0; i < n; i++) {
-			struct roce_dev *dev = eng->devs[i];
-
-			for (uint16_t k = 0; k < dev->nb_q; k++)
-				roce_q_poll(dev->q[k]);
-		}
+		for (uint32_t i = 0; i < n; i++)
+			roce_q_poll(eng->qs[i]);
 	}
 	/* rte_eal_wait_lcore, which roce_engine_detach waits in, is not instrumented */
 	ROCE_TSAN_RELEASE(eng);
@@ -340,7 +341,6 @@ roce_dev_quiesce(struct roce_dev *dev)
 static void
 q_quiesce(struct roce_q *q)
 {
-	struct roce_dev *dev = q->dev;
 	uint64_t e0, e;
 
 	/*
@@ -358,7 +358,26 @@ q_quiesce(struct roce_q *q)
 		rte_pause();
 		e = __atomic_load_n(&q->epoch, __ATOMIC_ACQUIRE);
 	} while (e - e0 < 2 + (e0 & 1) &&
-		 !__atomic_load_n(&dev->engine->stop, __ATOMIC_ACQUIRE));
+		 !__atomic_load_n(&q->engine->stop, __ATOMIC_ACQUIRE));
+}
+
+/*
+ * With engine lcores: hold (@on) every queue but queue 0, which then alone
+ * moves the device, until released. Returns once no iteration of those
+ * queues runs that began before the hold (their iterations meanwhile do
+ * nothing). For the control path's jobs that queue 0's engine runs on
+ * state all queues write (a CQ resize or purge).
+ */
+void
+roce_dev_hold(struct roce_dev *dev, bool on)
+{
+	if (dev->nb_q == 1)
+		return;
+	__atomic_store_n(&dev->q_hold, on, __ATOMIC_SEQ_CST);
+	if (!on)
+		return;
+	for (uint16_t k = 1; k < dev->nb_q; k++)
+		q_quiesce(dev->q[k]);
 }
 
 /* The lcore whose engine progresses @dev, or -1 (inline, or no context open yet). */
@@ -370,8 +389,9 @@ roce_engine_lcore(const struct roce_dev *dev)
 	return eng != NULL ? (int)eng->lcore : -1;
 }
 
+/* The engine lcore for queue @k of @dev, or -1: inline */
 static int
-pick_lcore(const struct roce_dev *dev)
+pick_lcore(const struct roce_dev *dev, uint16_t k)
 {
 	unsigned int lc;
 
@@ -381,6 +401,8 @@ pick_lcore(const struct roce_dev *dev)
 	 */
 	if (roce_share_is_child() || dev->share_on)
 		return -1;
+	if (dev->nb_lcores > 1)		/* lcore=a:b:...: queue k on the k-th, round */
+		return dev->q_lcore[k % dev->nb_lcores];
 	if (dev->lcore >= 0)
 		return dev->lcore;
 	if (dev->lcore == -1)
@@ -396,14 +418,80 @@ pick_lcore(const struct roce_dev *dev)
 	return -1;
 }
 
+/* Under engine_lock: @q joins the engine on lcore @lc, which starts if it is new. */
+static int
+engine_add(struct roce_q *q, int lc)
+{
+	struct roce_engine *eng;
+	int ret;
+
+	if (!rte_lcore_is_enabled(lc) || (unsigned int)lc == rte_get_main_lcore()) {
+		ROCE_LOG(ERR, "%s: lcore %d is not an enabled worker lcore", q->dev->name, lc);
+		return -EINVAL;
+	}
+	eng = engines[lc];
+	if (eng != NULL) {
+		q->engine = eng;
+		eng->qs[eng->nb_qs] = q;
+		__atomic_store_n(&eng->nb_qs, eng->nb_qs + 1, __ATOMIC_RELEASE);
+		return 0;
+	}
+	if (rte_eal_get_lcore_state(lc) != WAIT) {
+		ROCE_LOG(ERR, "%s: lcore %d is busy", q->dev->name, lc);
+		return -EBUSY;
+	}
+	eng = rte_zmalloc("droce_engine", sizeof(*eng), RTE_CACHE_LINE_SIZE);
+	if (eng == NULL)
+		return -ENOMEM;
+	eng->lcore = lc;
+	eng->qs[0] = q;
+	eng->nb_qs = 1;
+	q->engine = eng;
+	ret = rte_eal_remote_launch(engine_main, eng, lc);
+	if (ret) {
+		q->engine = NULL;
+		rte_free(eng);
+		return ret;
+	}
+	engines[lc] = eng;
+	return 0;
+}
+
+/* Under engine_lock: @q leaves its engine, which stops if it moves nothing more. */
+static void
+engine_remove(struct roce_q *q)
+{
+	struct roce_engine *eng = q->engine;
+	uint32_t j = 0;
+
+	if (eng == NULL)
+		return;
+	/* stop, edit the list, restart if other queues remain */
+	__atomic_store_n(&eng->stop, 1, __ATOMIC_RELEASE);
+	rte_eal_wait_lcore(eng->lcore);
+	/* everything the engine wrote is before what follows (a removed device is freed) */
+	ROCE_TSAN_ACQUIRE(eng);
+	for (uint32_t i = 0; i < eng->nb_qs; i++)
+		if (eng->qs[i] != q)
+			eng->qs[j++] = eng->qs[i];
+	eng->nb_qs = j;
+	q->engine = NULL;
+	if (j == 0) {
+		engines[eng->lcore] = NULL;
+		rte_free(eng);
+	} else {
+		eng->stop = 0;
+		rte_eal_remote_launch(engine_main, eng, eng->lcore);
+	}
+}
+
 int
 roce_engine_attach(struct roce_dev *dev)
 {
-	struct roce_engine *eng;
 	int lc, ret = 0;
 
 	pthread_mutex_lock(&engine_lock);
-	lc = pick_lcore(dev);
+	lc = pick_lcore(dev, 0);
 	if (lc < 0) {
 		dev->engine = NULL;
 		ret = roce_inline_attach(dev);
@@ -414,40 +502,19 @@ roce_engine_attach(struct roce_dev *dev)
 			ROCE_LOG(INFO, "%s: inline progress", dev->name);
 		goto out;
 	}
-	if (!rte_lcore_is_enabled(lc) || (unsigned int)lc == rte_get_main_lcore()) {
-		ROCE_LOG(ERR, "%s: lcore %d is not an enabled worker lcore", dev->name, lc);
-		ret = -EINVAL;
+	for (uint16_t k = 0; k < dev->nb_q && ret == 0; k++) {
+		lc = pick_lcore(dev, k);
+		ret = lc < 0 ? -EINVAL : engine_add(dev->q[k], lc);
+		if (ret == 0)
+			ROCE_LOG(INFO, "%s: queue %u: engine on lcore %d", dev->name, k, lc);
+	}
+	if (ret) {
+		for (uint16_t k = 0; k < dev->nb_q; k++)
+			engine_remove(dev->q[k]);
 		goto out;
 	}
-	eng = engines[lc];
-	if (eng == NULL) {
-		if (rte_eal_get_lcore_state(lc) != WAIT) {
-			ROCE_LOG(ERR, "%s: lcore %d is busy", dev->name, lc);
-			ret = -EBUSY;
-			goto out;
-		}
-		eng = rte_zmalloc("droce_engine", sizeof(*eng), RTE_CACHE_LINE_SIZE);
-		if (eng == NULL) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		eng->lcore = lc;
-		eng->devs[0] = dev;
-		eng->nb_devs = 1;
-		dev->engine = eng;
-		ret = rte_eal_remote_launch(engine_main, eng, lc);
-		if (ret) {
-			dev->engine = NULL;
-			rte_free(eng);
-			goto out;
-		}
-		engines[lc] = eng;
-	} else {
-		dev->engine = eng;
-		eng->devs[eng->nb_devs] = dev;
-		__atomic_store_n(&eng->nb_devs, eng->nb_devs + 1, __ATOMIC_RELEASE);
-	}
-	ROCE_LOG(INFO, "%s: engine on lcore %d", dev->name, lc);
+	/* published last: the device is an engine's once every queue is */
+	dev->engine = dev->q[0]->engine;
 out:
 	pthread_mutex_unlock(&engine_lock);
 	return ret;
@@ -456,31 +523,14 @@ out:
 void
 roce_engine_detach(struct roce_dev *dev)
 {
-	struct roce_engine *eng = dev->engine;
-	uint32_t j = 0;
-
 	pthread_mutex_lock(&engine_lock);
-	if (eng == NULL) {
+	if (dev->engine == NULL) {
 		roce_inline_detach(dev);
 		goto out;
 	}
-	/* stop, edit the list, restart if other devices remain */
-	__atomic_store_n(&eng->stop, 1, __ATOMIC_RELEASE);
-	rte_eal_wait_lcore(eng->lcore);
-	/* everything the engine wrote is before what follows (a removed device is freed) */
-	ROCE_TSAN_ACQUIRE(eng);
-	for (uint32_t i = 0; i < eng->nb_devs; i++)
-		if (eng->devs[i] != dev)
-			eng->devs[j++] = eng->devs[i];
-	eng->nb_devs = j;
+	for (uint16_t k = 0; k < dev->nb_q; k++)
+		engine_remove(dev->q[k]);
 	dev->engine = NULL;
-	if (j == 0) {
-		engines[eng->lcore] = NULL;
-		rte_free(eng);
-	} else {
-		eng->stop = 0;
-		rte_eal_remote_launch(engine_main, eng, eng->lcore);
-	}
 out:
 	pthread_mutex_unlock(&engine_lock);
 }

@@ -244,7 +244,7 @@ roce_qp_reset_engine(struct roce_qp *qp)
  * The queue that moves a new QP (struct roce_q). An RC or UC QP takes the
  * calling lcore's own queue (the application's lcores each own one, as
  * SPDK's reactors own their qpairs), or the queues in turn when the caller
- * is no lcore. Every other QP is queue 0's: UD QPs take multicast, QP1 the
+ * is no lcore or engine lcores move the queues. Every other QP is queue 0's: UD QPs take multicast, QP1 the
  * CM's datagrams, and XRC and tag matching keep state across QPs there.
  */
 static struct roce_q *
@@ -255,7 +255,8 @@ qp_queue(struct roce_dev *dev, enum ibv_qp_type type, bool gsi, const struct roc
 	if (dev->nb_q == 1 || gsi || (type != IBV_QPT_RC && type != IBV_QPT_UC) ||
 	    (srq != NULL && srq->tm != NULL))
 		return dev->q[0];
-	q = roce_q_self(dev);
+	/* with engine lcores the creator's lcore does not matter: in turn */
+	q = dev->engine == NULL ? roce_q_self(dev) : NULL;
 	if (q == NULL)
 		q = dev->q[__atomic_fetch_add(&dev->q_next, 1, __ATOMIC_RELAXED) % dev->nb_q];
 	return q;
