@@ -120,6 +120,35 @@ mcast_loop(struct roce_q *q, struct rte_mbuf *m, rte_be32_t group)
 }
 
 /*
+ * A frame @q sends to a QP of its own device, with several queues: straight
+ * to the queue that owns that QP, as the port would have taken it there,
+ * rather than through the loopback ring, which queue 0 empties (and which
+ * nothing might move soon, with lcore=thread, if lcore 0 does not use the
+ * device). 1 if taken, -1 if dropped (the ring full: freed, counted), 0
+ * if the QP is not found; the caller then sends it through the ring, and
+ * rx_one counts it as a frame for no QP.
+ */
+static int
+loop_to_owner(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth)
+{
+	struct roce_qp *qp = roce_qp_by_qpn(q->dev, bth_qpn(bth));
+
+	if (qp == NULL || qp->q->in == NULL)
+		return 0;
+	/* arrived at the device: counted here, as rx_one does for the port's frames */
+	q->stats.rx_pkts++;
+	q->stats.rx_bytes += m->pkt_len;
+	roce_mbuf_handoff(m);
+	if (rte_ring_enqueue(qp->q->in, m) != 0) {
+		roce_mbuf_takeover(m);
+		q->stats.q_handoff_drop++;
+		roce_mbuf_free(m);
+		return -1;	/* as the port would drop it */
+	}
+	return 1;
+}
+
+/*
  * Fill in Ethernet, IPv4 and UDP in front of the RoCE packet already in @m
  * (BTH at the start of the data) and queue it. Frames to our own IP go to the
  * loopback ring; frames to a multicast group to the group's MAC, without
@@ -176,12 +205,14 @@ roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 	icrc_set(ipv4_icrc(ip), roce_icrc_ipv4(ip, m->pkt_len - RTE_ETHER_HDR_LEN - ROCE_ICRC_LEN));
 	len = m->pkt_len;
 	if (local) {
+		int to = dev->nb_q > 1 ? loop_to_owner(q, m, udp_bth(udp)) : 0;
+
 		q->stats.tx_pkts++;
 		q->stats.tx_bytes += len;
-		if (rte_ring_enqueue(dev->loop, m) != 0) {
+		if (to == 0 && rte_ring_enqueue(dev->loop, m) != 0) {
 			q->stats.tx_drop_full++;
 			roce_mbuf_free(m);
-		} else {
+		} else if (to >= 0) {
 			qp_sent(qp, len);
 		}
 		return 0;
