@@ -80,30 +80,34 @@ capture_exit_register(void)
 	atexit(capture_exit);
 }
 
-/* The engine, on a burst of frames taken in, or (@out) one queued out: copies onto the ring. */
+/*
+ * The engine, on a burst of frames queue @q took in, or (@out) one it queued
+ * out: copies onto the ring, which the device's queues share (multi-producer).
+ */
 void
-roce_capture_burst(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool out)
+roce_capture_burst(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, bool out)
 {
+	struct roce_dev *dev = q->dev;
 	struct roce_capture *c = __atomic_load_n(&dev->cap, __ATOMIC_ACQUIRE);
 	struct rte_mbuf *cp[DROCE_BURST];
 	uint64_t now;
-	unsigned int k = 0, q;
+	unsigned int k = 0, done;
 
 	if (unlikely(c == NULL))	/* stopped since the caller looked (roce_capture_set) */
 		return;
 	now = rte_get_tsc_cycles();
 
 	for (uint16_t i = 0; i < n && k < RTE_DIM(cp); i++) {
-		cp[k] = rte_pcapng_copy(dev->port_id, 0, pkts[i], c->mp, UINT32_MAX, now,
+		cp[k] = rte_pcapng_copy(dev->port_id, q->id, pkts[i], c->mp, UINT32_MAX, now,
 					out ? RTE_PCAPNG_DIRECTION_OUT : RTE_PCAPNG_DIRECTION_IN);
 		if (cp[k] != NULL)
 			k++;
 	}
-	q = rte_ring_enqueue_burst(c->ring, (void **)cp, k, NULL);
-	if (unlikely(q < k))
-		rte_pktmbuf_free_bulk(&cp[q], k - q);
-	if (unlikely(q < n))
-		__atomic_store_n(&c->dropped, c->dropped + (n - q), __ATOMIC_RELAXED);
+	done = rte_ring_enqueue_burst(c->ring, (void **)cp, k, NULL);
+	if (unlikely(done < k))
+		rte_pktmbuf_free_bulk(&cp[done], k - done);
+	if (unlikely(done < n))
+		__atomic_fetch_add(&c->dropped, n - done, __ATOMIC_RELAXED);
 }
 
 /* Write what the ring holds; true if it held anything. */

@@ -297,10 +297,6 @@ roce_dev_args_parse(struct roce_dev_args *a, const char *params)
 	} else if (a->ip == 0) {
 		ROCE_LOG(ERR, "%s: missing required argument 'ip'", a->dev);
 		ret = -EINVAL;
-	} else if (a->nb_q > 1 && a->pcapng[0] != '\0') {
-		ROCE_LOG(ERR, "%s: 'pcapng' takes one queue: it cannot go with 'queues' %u",
-			 a->dev, a->nb_q);
-		ret = -EINVAL;
 	}
 out:
 	rte_kvargs_free(kv);

@@ -102,7 +102,7 @@ roce_eth_tx_run(struct roce_dev *dev)
 		q->tx[q->nb_tx + i] = pkts[i];
 	}
 	if (unlikely(dev->cap != NULL))
-		roce_capture_burst(dev, pkts, n, true);
+		roce_capture_burst(q, pkts, n, true);
 	ROCE_CNT_ADD(q->stats.tx_ethdev, n);
 	/* atomic: droce_dev_objects_get reads it from another thread */
 	__atomic_store_n(&q->nb_tx, q->nb_tx + n, __ATOMIC_RELAXED);

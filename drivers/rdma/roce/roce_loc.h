@@ -604,7 +604,7 @@ struct roce_capture;
 int roce_capture_start(struct roce_dev *dev, const char *path);
 void roce_capture_stop(struct roce_dev *dev);
 int roce_capture_set(struct roce_dev *dev, const char *path);
-void roce_capture_burst(struct roce_dev *dev, struct rte_mbuf **pkts, uint16_t n, bool out);
+void roce_capture_burst(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, bool out);
 bool roce_capture_info(const struct roce_dev *dev, const char **path, uint64_t *written,
 		       uint64_t *dropped, int *write_err);
 

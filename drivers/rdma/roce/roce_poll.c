@@ -265,7 +265,7 @@ roce_q_poll(struct roce_q *q)
 		for (uint16_t i = 0; i < n; i++)
 			roce_mbuf_takeover(pkts[i]);
 		if (unlikely(dev->cap != NULL) && n)
-			roce_capture_burst(dev, pkts, n, false);
+			roce_capture_burst(q, pkts, n, false);
 		if (n)
 			roce_rx(q, pkts, n, ROCE_RX_PORT);
 		if (n < DROCE_BURST)
