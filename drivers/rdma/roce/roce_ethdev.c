@@ -101,7 +101,7 @@ roce_eth_tx_run(struct roce_dev *dev)
 		roce_mbuf_takeover(pkts[i]);
 		q->tx[q->nb_tx + i] = pkts[i];
 	}
-	if (unlikely(dev->cap != NULL))
+	if (unlikely(__atomic_load_n(&dev->cap, __ATOMIC_RELAXED) != NULL))
 		roce_capture_burst(q, pkts, n, true);
 	ROCE_CNT_ADD(q->stats.tx_ethdev, n);
 	/* atomic: droce_dev_objects_get reads it from another thread */

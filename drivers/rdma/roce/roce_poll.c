@@ -264,7 +264,7 @@ roce_q_poll(struct roce_q *q)
 		n = roce_port_rx(q, pkts, DROCE_BURST);
 		for (uint16_t i = 0; i < n; i++)
 			roce_mbuf_takeover(pkts[i]);
-		if (unlikely(dev->cap != NULL) && n)
+		if (unlikely(__atomic_load_n(&dev->cap, __ATOMIC_RELAXED) != NULL) && n)
 			roce_capture_burst(q, pkts, n, false);
 		if (n)
 			roce_rx(q, pkts, n, ROCE_RX_PORT);

@@ -71,7 +71,7 @@ xmit(struct roce_q *q, struct rte_mbuf *m)
 	}
 	q->stats.tx_pkts++;
 	q->stats.tx_bytes += m->pkt_len;
-	if (unlikely(q->dev->cap != NULL))
+	if (unlikely(__atomic_load_n(&q->dev->cap, __ATOMIC_RELAXED) != NULL))
 		roce_capture_burst(q, &m, 1, true);
 	q->tx[q->nb_tx] = m;
 	__atomic_store_n(&q->nb_tx, q->nb_tx + 1, __ATOMIC_RELAXED);
