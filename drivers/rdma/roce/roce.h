@@ -588,6 +588,7 @@ struct roce_dev {
 	bool port_lsc;			/* the ethdev interrupts link changes; else polled */
 	bool port_revive;		/* a memif client: restarted while its link is down */
 	bool port_reviving;		/* the restart alarm is armed */
+	bool port_warm;			/* memif: this connection's pages are mapped */
 	/* inline progress while the application sleeps (the waker, roce_inline.c) */
 	uint32_t wake_armed;		/* CQs with a channel, armed and not fired */
 	uint32_t wake_waiters;		/* threads blocked in a verbs wait */

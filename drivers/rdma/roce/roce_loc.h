@@ -675,6 +675,7 @@ roce_mem_store64(uint64_t *dst, const uint8_t *src)
 
 /* roce_port.c */
 bool roce_port_check(struct roce_dev *dev);
+void roce_port_warm(struct roce_dev *dev);
 void roce_port_monitor_start(struct roce_dev *dev);
 void roce_port_monitor_stop(struct roce_dev *dev);
 bool roce_port_guard_init(struct roce_dev *dev);

@@ -487,6 +487,8 @@ roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mas
 	if ((mask & IBV_QP_AV) &&
 	    (roce_av_from_ah_attr(&attr->ah_attr, &av) != 0 || roce_ip_is_mcast(av.dip)))
 		return -EINVAL;
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR)
+		roce_port_warm(dev);	/* its traffic is about to start */
 	pthread_mutex_lock(&dev->lock);
 	cur = roce_qp_state(qp);
 	next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
