@@ -710,7 +710,7 @@ fz_ready(void)
 		snapshot(fz.qps[i]);
 	fz.dev_pool_avail = rte_mempool_avail_count(fz.dev->mp);
 	fz.raw_pool_avail = rte_mempool_avail_count(fz.pool);
-	rx_base = fz.dev->stats.rx_pkts - injected;
+	rx_base = fz.dev->q0.stats.rx_pkts - injected;
 }
 
 /* ------------------------------------------------------------------ */
@@ -727,7 +727,7 @@ fz_poll(void)
 	for (int i = 0; i < fz.nqp; i++)
 		if (fz.qps[i]->rqp->e.rnr_tsc > 1)
 			fz.qps[i]->rqp->e.rnr_tsc = UINT64_MAX;
-	roce_dev_poll(fz.dev);
+	roce_q_poll(&fz.dev->q0, false);
 	pending = 0;
 }
 
@@ -1352,9 +1352,9 @@ settle(void)
 	uint64_t want = rx_base + injected;
 
 	/* droce0 takes every frame of the rx ring in one or two iterations */
-	for (int i = 0; i < 4 && fz.dev->stats.rx_pkts < want; i++)
+	for (int i = 0; i < 4 && fz.dev->q0.stats.rx_pkts < want; i++)
 		fz_poll();
-	FZ_CHECK(fz.dev->stats.rx_pkts >= want);
+	FZ_CHECK(fz.dev->q0.stats.rx_pkts >= want);
 	fz_poll();	/* owed ACKs, READ responses, what the requester may send now */
 	fz_drain();
 }
