@@ -236,9 +236,9 @@ q0_jobs(struct roce_q *q)
 
 /*
  * One iteration of @q. @app: run by the application's own call (inline
- * progress, roce_progress). Such an iteration that completed received
- * messages keeps the coalesced ACKs it owes them staged, unsent, when
- * nothing else waits to go: the application is about to see those
+ * progress, roce_progress). Such an iteration that completed one received
+ * message keeps the coalesced ACKs it owes staged, unsent, when nothing
+ * else waits to go: the application is about to see that
  * completions and, in a request/response exchange, to post the answer,
  * whose roce_dev_send_qp then sends ACKs and answer in one burst. Sent at
  * once, the ACKs took a burst of their own ahead of the answer, and the
@@ -250,7 +250,9 @@ q0_jobs(struct roce_q *q)
  * no later than the frames still waiting in the port would be read. Never
  * on an engine lcore, nor in the waker's iterations, which no call of the
  * application's follows, nor for a QP whose own ACK timeout is short
- * (ROCE_ACK_HOLD_MIN_TIMEOUT).
+ * (ROCE_ACK_HOLD_MIN_TIMEOUT). Nor after several receives: a stream, whose
+ * sender waits for the ACKs to go on (holding them cost a 64 B send_bw in
+ * one process a sixth of its rate), not a request awaiting its answer.
  */
 void
 roce_q_poll(struct roce_q *q, bool app)
@@ -320,7 +322,7 @@ roce_q_poll(struct roce_q *q, bool app)
 	if (q->nb_tx == 0) {
 		if (dev->port_tx_kick)	/* lets a wrapping port (net_impair) release frames it holds */
 			roce_port_tx(q, q->tx, 0);
-	} else if (app && q->tx_acks == q->nb_tx && q->rx_done != rx_done && !q->ack_nohold &&
+	} else if (app && q->tx_acks == q->nb_tx && q->rx_done - rx_done == 1 && !q->ack_nohold &&
 		   likely(!dev->share_on)) {
 		__atomic_store_n(&q->tx_held, 1, __ATOMIC_RELAXED);
 	} else {
