@@ -221,6 +221,7 @@ struct roce_cq {
 	struct droce_rdev_cq fp;	/* what the facade sees */
 	struct roce_dev *dev;
 	bool has_channel;		/* completion events may be asked for */
+	bool multi_q;			/* its device has several queues: several producers */
 	/*
 	 * A job the engine runs on the CQ between two iterations, under the
 	 * device's cq_resize_lock (cq_job): ibv_resize_cq, or the purge of a

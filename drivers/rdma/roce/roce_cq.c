@@ -48,7 +48,7 @@ roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, const struct droce_cqe
 		return;
 	}
 	/* the queues of a device whose QPs complete into one CQ each add theirs */
-	if (likely(cq->dev->nb_q == 1))
+	if (likely(!cq->multi_q))
 		__atomic_store_n(&cq->fp.produced, cq->fp.produced + 1, __ATOMIC_RELEASE);
 	else
 		__atomic_fetch_add(&cq->fp.produced, 1, __ATOMIC_RELEASE);
@@ -247,6 +247,7 @@ roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
 	cq->fp.user = user;
 	cq->dev = dev;
 	cq->has_channel = events;
+	cq->multi_q = dev->nb_q > 1;
 	*out = &cq->fp;
 	return 0;
 
