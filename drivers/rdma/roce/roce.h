@@ -221,7 +221,13 @@ struct roce_cq {
 	struct droce_rdev_cq fp;	/* what the facade sees */
 	struct roce_dev *dev;
 	bool has_channel;		/* completion events may be asked for */
-	bool multi_q;			/* its device has several queues: several producers */
+	/*
+	 * Which queues complete into it (struct roce_q), under dev->lock
+	 * (roce_cq_bind): prod_q the first, and multi_q once a second one
+	 * does, from when on its produced count is an atomic add
+	 */
+	int16_t prod_q;
+	bool multi_q;
 	/*
 	 * A job the engine runs on the CQ between two iterations, under the
 	 * device's cq_resize_lock (cq_job): ibv_resize_cq, or the purge of a
@@ -565,9 +571,14 @@ struct roce_dev {
 	struct rte_mempool *mp;
 	struct rte_ring *loop;		/* frames addressed to ourselves */
 	struct roce_engine *engine;
-	rte_spinlock_t inline_lock;	/* inline progress: one caller at a time */
+	/*
+	 * Inline progress: one caller at a time (queue 0's lock). Its own
+	 * line: every iteration of queue 0 writes it, and the other queues'
+	 * lcores read the fields around it for every packet.
+	 */
+	rte_spinlock_t inline_lock __rte_cache_aligned;
 	int32_t inline_pid;		/* the holder's process (roce_share.c) */
-	struct roce_capture *cap;	/* devarg pcapng=: the capture, or NULL (roce_capture.c) */
+	struct roce_capture *cap __rte_cache_aligned;	/* devarg pcapng=: the capture, or NULL (roce_capture.c) */
 
 	/* control path */
 	pthread_mutex_t lock;

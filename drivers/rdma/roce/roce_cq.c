@@ -48,7 +48,7 @@ roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, const struct droce_cqe
 		return;
 	}
 	/* the queues of a device whose QPs complete into one CQ each add theirs */
-	if (likely(!cq->multi_q))
+	if (likely(!__atomic_load_n(&cq->multi_q, __ATOMIC_RELAXED)))
 		__atomic_store_n(&cq->fp.produced, cq->fp.produced + 1, __ATOMIC_RELEASE);
 	else
 		__atomic_fetch_add(&cq->fp.produced, 1, __ATOMIC_RELEASE);
@@ -67,6 +67,28 @@ roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, const struct droce_cqe
 		if (cq->dev->rdev.comp_cb)
 			cq->dev->rdev.comp_cb(&cq->fp);
 	}
+}
+
+/*
+ * Under dev->lock: queue @q's QPs (or SRQ) complete into @cq from now on.
+ * True if that makes it a CQ of two queues, whose pushes are then atomic
+ * adds: the caller quiesces the device (after dropping the lock, before the
+ * object can complete anything), so that no push of the first queue still
+ * runs the plain way.
+ */
+bool
+roce_cq_bind(struct roce_cq *cq, const struct roce_q *q)
+{
+	if (cq == NULL || cq->multi_q)
+		return false;
+	if (cq->prod_q < 0) {
+		cq->prod_q = (int16_t)q->id;
+		return false;
+	}
+	if (cq->prod_q == q->id)
+		return false;
+	__atomic_store_n(&cq->multi_q, true, __ATOMIC_RELEASE);
+	return true;
 }
 
 /*
@@ -247,7 +269,7 @@ roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
 	cq->fp.user = user;
 	cq->dev = dev;
 	cq->has_channel = events;
-	cq->multi_q = dev->nb_q > 1;
+	cq->prod_q = -1;
 	*out = &cq->fp;
 	return 0;
 

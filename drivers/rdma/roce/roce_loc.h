@@ -602,6 +602,7 @@ int roce_cq_destroy(struct droce_rdev_cq *fp);
 void roce_cq_arm(struct droce_rdev_cq *fp, uint32_t how);
 int roce_cq_resize(struct droce_rdev_cq *fp, uint32_t cqe);
 void roce_cq_resize_run(struct roce_dev *dev);
+bool roce_cq_bind(struct roce_cq *cq, const struct roce_q *q);
 void roce_cq_purge_qp(struct roce_cq *cq, uint32_t qpn, bool recv);
 
 /* roce_capture.c */

@@ -295,6 +295,7 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	char name[RTE_RING_NAMESIZE];
 	struct roce_qp *qp;
 	uint32_t idx;
+	bool shared_cq;
 	int ret;
 
 	if ((tm && init->type != IBV_QPT_RC) ||	/* tag matching is defined for RC */
@@ -407,11 +408,14 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	qp->attr.cap = *cap;
 
 	pthread_mutex_lock(&dev->lock);
+	shared_cq = roce_cq_bind(qp->scq, qp->q) | roce_cq_bind(qp->rcq, qp->q);
 	__atomic_store_n(&dev->qp_tbl[idx], qp, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&dev->nb_qp, 1, __ATOMIC_RELAXED);	/* the waker reads it */
 	if (idx + 1 > dev->qp_hi)
 		__atomic_store_n(&dev->qp_hi, idx + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
+	if (shared_cq)	/* its other queue's pushes are atomic adds from here on */
+		roce_dev_quiesce(dev);
 	roce_wake_kick(dev);	/* its async events may be waited for */
 	*out = &qp->fp;
 	return 0;

@@ -90,6 +90,7 @@ roce_srq_xrc_enable(struct droce_rdev_srq *fp, struct droce_rdev_xrcd *xrcd,
 	struct roce_srq *srq = to_roce_srq(fp);
 	struct roce_dev *dev = srq->dev;
 	uint32_t idx, gen;
+	bool shared_cq;
 
 	if (xrcd->dev != dev || to_roce_cq(cqfp)->dev != dev || srq->tm != NULL)
 		return -EINVAL;
@@ -107,10 +108,13 @@ roce_srq_xrc_enable(struct droce_rdev_srq *fp, struct droce_rdev_xrcd *xrcd,
 		gen = dev->srq_gen[idx] = 1;
 	srq->xrcd = xrcd;
 	srq->cq = to_roce_cq(cqfp);
+	shared_cq = roce_cq_bind(srq->cq, dev->q[0]);	/* XRC is queue 0's */
 	srq->fp.srqn = gen << ROCE_SRQN_IDX_BITS | idx;
 	__atomic_fetch_add(&cqfp->tm_users, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&dev->srq_tbl[idx], srq, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
+	if (shared_cq)
+		roce_dev_quiesce(dev);
 	return 0;
 }
 

@@ -484,6 +484,7 @@ roce_srq_tm_enable(struct droce_rdev_srq *fp, struct droce_rdev_cq *cqfp, uint32
 	struct roce_dev *dev = srq->dev;
 	struct roce_tm *tm;
 	uint32_t idx;
+	bool shared_cq;
 
 	if (cq->dev != dev)
 		return -EINVAL;
@@ -504,10 +505,13 @@ roce_srq_tm_enable(struct droce_rdev_srq *fp, struct droce_rdev_cq *cqfp, uint32
 	srq->fp.tm_free = tm->free;
 	srq->fp.tm_max_tags = max_tags;
 	__atomic_fetch_add(&cq->fp.tm_users, 1, __ATOMIC_RELAXED);
+	shared_cq = roce_cq_bind(cq, dev->q[0]);	/* tag matching is queue 0's */
 	__atomic_store_n(&dev->tm_tbl[idx], srq, __ATOMIC_RELEASE);
 	if (idx + 1 > dev->tm_hi)
 		__atomic_store_n(&dev->tm_hi, idx + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dev->lock);
+	if (shared_cq)
+		roce_dev_quiesce(dev);
 	return 0;
 }
 
