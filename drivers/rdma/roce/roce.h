@@ -436,7 +436,7 @@ struct roce_qp {
 	uint16_t sport;			/* UDP source port */
 	bool mc_noloop;			/* UD: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 
-	/* the engine's, kept across roce_qp_reset_engine: on dev->active */
+	/* the engine's, kept across roce_qp_reset_engine: on its queue's active list */
 	bool on_active;
 
 	/* written by the engine */
@@ -512,7 +512,6 @@ struct roce_eth {
 struct roce_q {
 	struct roce_dev *dev;
 	uint16_t id;			/* index in dev->q, and its queue on the port */
-	bool port_rx;			/* the port has an rx queue for it */
 	rte_spinlock_t *lock;		/* inline progress: one caller at a time (q0: dev->inline_lock) */
 	rte_spinlock_t own_lock;	/* the lock of a queue other than 0 */
 	struct rte_ring *in;		/* frames other queues received for its QPs (MP/SC) */

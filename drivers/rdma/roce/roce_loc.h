@@ -430,7 +430,7 @@ roce_mcast_mac(rte_be32_t ip, struct rte_ether_addr *mac)
 
 /*
  * The engine's view of group @ip on @dev, or NULL: valid until the end of
- * the current iteration of roce_dev_poll (struct roce_mcg).
+ * the current iteration of roce_q_poll (struct roce_mcg).
  */
 static inline const struct roce_mcg *
 roce_mcg_find(struct roce_dev *dev, rte_be32_t ip)

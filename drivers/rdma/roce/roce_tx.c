@@ -3,7 +3,7 @@
  * Transmit: mbufs for outgoing packets, the Ethernet, IPv4 and UDP headers
  * and ICRC in front of a built RoCE packet, and the device's staging area,
  * flushed to the queue's own tx queue of the port at the end of each iteration of
- * roce_dev_poll() or when a sender needs room.
+ * roce_q_poll() or when a sender needs room.
  */
 #include <rte_ethdev.h>
 
