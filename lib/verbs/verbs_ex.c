@@ -46,8 +46,7 @@ cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 
 	if (attr && attr->comp_mask)
 		return EINVAL;
-	if (droce_rdev_cq_empty(cq->fp))	/* else as ibv_poll_cq: these first */
-		verbs_progress(cq->dev);
+	verbs_progress(cq->dev);
 	if (droce_rdev_cq_empty(cq->fp))
 		return ENOENT;
 	if (!cq->single_threaded)

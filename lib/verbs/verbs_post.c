@@ -372,14 +372,7 @@ droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 
 	if (n < 0)
 		return -EINVAL;
-	/*
-	 * Completions already there are returned without moving the device
-	 * (inline progress), as a NIC's CQ gives them: the caller acts on them
-	 * first, e.g. answers the message just received, whose ACK the driver
-	 * then sends with the answer. n == 0 asks for progress alone.
-	 */
-	if (n == 0 || droce_rdev_cq_empty(cq->fp))
-		verbs_progress(cq->dev);
+	verbs_progress(cq->dev);
 	if (droce_rdev_cq_empty(cq->fp))
 		return 0;	/* no lock taken for nothing: pollers loop on an empty CQ */
 	/* one poller at a time, sleeping (not spinning) behind a preempted one */
