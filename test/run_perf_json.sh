@@ -49,6 +49,9 @@ check "UC" send_lat,write_lat,send_bw,write_bw -c uc -n 300 -s 64
 check "4 QPs, post lists of 8, CQ moderation 16, inline 64" send_bw,write_bw -q 4 -l 8 -Q 16 -I 64 -n 4000 -s 64
 check "ODP buffers" write_bw,read_lat,atomic_lat --odp -n 300 -s 64
 check "a duration (-D)" send_bw -D 0.3 -s 64
+# 10,000 QPs, each CQ never empty for long: every poll must still move the
+# devices, or the receivers starve and RC runs out of retries
+check "10,000 QPs at depth 4, a duration" send_bw -q 10000 -d 4 -D 1 -s 64
 # --threads 2 [--queues]: each lcore its pair of devices (lcore=thread), or
 # its queue of one pair (queues=2); a table (no JSON): per test and size, one
 # line per lcore with every message, then the sum
@@ -86,6 +89,9 @@ check "UC" send_lat,write_lat,send_bw,write_bw -c uc -n 300 -s 64
 check "4 QPs, post lists of 8, CQ moderation 16, inline 64" send_bw,write_bw -q 4 -l 8 -Q 16 -I 64 -n 4000 -s 64
 check "ODP buffers" write_bw,read_lat,atomic_lat --odp -n 300 -s 64
 check "a duration (-D)" send_bw -D 0.3 -s 64
+# 10,000 QPs, each CQ never empty for long: every poll must still move the
+# devices, or the receivers starve and RC runs out of retries
+check "10,000 QPs at depth 4, a duration" send_bw -q 10000 -d 4 -D 1 -s 64
 # --threads 2: each lcore its pair of devices (lcore=thread), a table (no JSON):
 # per test and size, one line per lcore with every message, then the sum
 if ! timeout -k 5 120 "$PERF" --threads 2 send_bw,write_bw -n 3000 -s 64,65536 >"$OUT" 2>"$OUT.err"; then
