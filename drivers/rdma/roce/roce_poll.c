@@ -82,18 +82,46 @@ qp_idle(struct roce_qp *qp, uint32_t st)
 	return qp->fp.rq.posted == NULL || roce_ring_empty(qp->fp.rq.posted);
 }
 
+static void
+tokens_reverse(uint64_t *a, uint32_t lo, uint32_t hi)
+{
+	while (lo + 1 < hi) {
+		uint64_t t = a[lo];
+
+		a[lo++] = a[--hi];
+		a[hi] = t;
+	}
+}
+
+/* @a[0..@n) rotated left by @k, in place: a[k] first */
+static void
+active_rotate(uint64_t *a, uint32_t n, uint32_t k)
+{
+	tokens_reverse(a, 0, k);
+	tokens_reverse(a, k, n);
+	tokens_reverse(a, 0, n);
+}
+
 /*
  * One visit to each QP with work: responder, then requester. A QP without
  * work leaves the list: its doorbell is cleared, then it is looked at once
  * more, as a post may have come in between (it found the doorbell still set
  * and did not ring: the full barrier of the exchange pairs with the one of
  * droce_rdev_qp_doorbell).
+ *
+ * The port may fill during the visits (roce_tx_room fails: tx_full): the
+ * QPs after that point got no room. The list is then rotated so that the
+ * first of them is visited first next time: with thousands of QPs on a
+ * full port, those at the end of the list would otherwise never send, and
+ * their retry budgets ran out on a live peer.
  */
 static void
 active_run(struct roce_q *q)
 {
 	struct roce_dev *dev = q->dev;
+	uint32_t full_at = UINT32_MAX;
 
+	q->tx_full = false;
 	for (uint32_t i = 0; i < q->nb_active;) {
 		struct roce_qp *qp = roce_qp_by_token(dev, q->active[i]);
 		uint32_t st;
@@ -127,6 +155,8 @@ active_run(struct roce_q *q)
 				roce_resp_run(dev, qp);
 			roce_req_run(dev, qp);
 			st = roce_qp_state(qp);
+			if (unlikely(q->tx_full) && full_at == UINT32_MAX)
+				full_at = i;
 		}
 		if (!qp_idle(qp, st)) {
 			i++;
@@ -142,6 +172,8 @@ active_run(struct roce_q *q)
 		qp->on_active = false;
 		q->active[i] = q->active[--q->nb_active];
 	}
+	if (unlikely(full_at != UINT32_MAX) && full_at > 0 && full_at < q->nb_active)
+		active_rotate(q->active, q->nb_active, full_at);
 }
 
 static inline void

@@ -56,6 +56,7 @@ roce_tx_room(struct roce_q *q, uint16_t n)
 	if (likely(RTE_DIM(q->tx) - q->nb_tx >= n))
 		return true;
 	q->stats.tx_busy++;
+	q->tx_full = true;	/* for active_run (roce_poll.c) */
 	return false;
 }
 
