@@ -3,9 +3,8 @@
  * Data path through the verbs API: RC, UC and UD SEND / SEND_WITH_IMM across
  * message sizes, gather and scatter lists, inline sends, RDMA WRITE (with and
  * without immediate), a long streaming run, loopback on one device, PSN wrap
- * and RNR, and when an inline receiver's ACK leaves. Every payload is compared
- * byte for byte at the receiver, and the bytes around each receive buffer are
- * checked for overruns.
+ * and RNR. Every payload is compared byte for byte at the receiver, and the
+ * bytes around each receive buffer are checked for overruns.
  *
  * Run with --inline (progress made by post/poll) or --lcore (engine lcore).
  */
@@ -19,7 +18,6 @@
 #include <time.h>
 
 #include <infiniband/verbs.h>
-#include <rte_ethdev.h>
 
 #include "droce.h"
 #include "droce_test.h"
@@ -128,18 +126,6 @@ check_send_wcs(const struct h_side *a, const struct h_side *b, const struct ibv_
 		TEST_ASSERT_EQ(rw->src_qp, a->qp->qp_num);
 	}
 	return TEST_SUCCESS;
-}
-
-/* Frames the ethdev @name has sent (UINT64_MAX: no such port). */
-static uint64_t
-port_out(const char *name)
-{
-	struct rte_eth_stats st;
-	uint16_t port;
-
-	if (rte_eth_dev_get_port_by_name(name, &port) != 0 || rte_eth_stats_get(port, &st) != 0)
-		return UINT64_MAX;
-	return st.opackets;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -962,99 +948,6 @@ test_rc_posts_answered_in_bursts(void)
 
 /* ------------------------------------------------------------------------- */
 
-/* ------------------------------------------------------------------------- */
-/* The ACK of an inline receiver: held by the poll that returns the receive */
-
-/*
- * A pair whose first exchange is done (a SEND each way, every completion
- * polled): no frame of an earlier case, nor an ARP, is still to come.
- */
-static int
-held_ack_pair(struct h_side **a, struct h_side **b, uint32_t psn)
-{
-	struct h_qp_opts o = { .type = IBV_QPT_RC, .sq_sig_all = 1, .psn = psn };
-	struct ibv_wc wc;
-
-	TEST_ASSERT_EQ(h_res_pair(a, b, &o, false), 0);
-	TEST_ASSERT_EQ(h_post_recv(*b, 0, 64, 1), 0);
-	TEST_ASSERT_EQ(h_post_recv(*a, 0, 64, 2), 0);
-	TEST_ASSERT_EQ(h_post_send(*a, IBV_WR_SEND, 4096, 64, 3, 0), 0);
-	TEST_ASSERT_EQ(h_poll((*b)->rcq, &wc, 1, WC_MS), 1);
-	TEST_ASSERT_EQ(h_post_send(*b, IBV_WR_SEND, 4096, 64, 4, 0), 0);
-	TEST_ASSERT_EQ(h_poll((*a)->rcq, &wc, 1, WC_MS), 1);
-	TEST_ASSERT_EQ(h_poll((*a)->scq, &wc, 1, WC_MS), 1);
-	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
-	TEST_ASSERT_EQ(h_poll((*b)->scq, &wc, 1, WC_MS), 1);
-	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
-	return TEST_SUCCESS;
-}
-
-/* b has received a's SEND (wr_id 11) and polled its receive. */
-static int
-held_ack_receive(struct h_side *a, struct h_side *b, uint64_t *out0)
-{
-	struct ibv_wc wc;
-
-	h_pattern(a->buf + 4096, 64, 10);
-	TEST_ASSERT_EQ(h_post_recv(b, 0, 64, 10), 0);
-	TEST_ASSERT_EQ(h_post_recv(a, 0, 64, 20), 0);
-	*out0 = port_out("net_ring_b");
-	TEST_ASSERT(*out0 != UINT64_MAX, "no stats for net_ring_b");
-	TEST_ASSERT_EQ(h_post_send(a, IBV_WR_SEND, 4096, 64, 11, 0), 0);
-	TEST_ASSERT_EQ(h_poll(b->rcq, &wc, 1, WC_MS), 1);
-	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
-	TEST_ASSERT_EQ(wc.wr_id, 10);
-	TEST_ASSERT_EQ(wc.byte_len, 64);
-	ASSERT_BYTES(b->buf, a->buf + 4096, 64);
-	if (h_inline())		/* the poll that returned the receive sent no ACK */
-		TEST_ASSERT_EQ(port_out("net_ring_b"), *out0);
-	return TEST_SUCCESS;
-}
-
-static int
-test_rc_inline_answer_carries_the_ack(void)
-{
-	struct h_side *a, *b;
-	struct ibv_wc wc;
-	uint64_t out0;
-
-	TEST_ASSERT_EQ(held_ack_pair(&a, &b, 0x6000), TEST_SUCCESS);
-	TEST_ASSERT_EQ(held_ack_receive(a, b, &out0), TEST_SUCCESS);
-	h_pattern(b->buf + 4096, 64, 12);
-	TEST_ASSERT_EQ(h_post_send(b, IBV_WR_SEND, 4096, 64, 12, 0), 0);
-	if (h_inline())		/* the answer's post sent the ACK and the answer */
-		TEST_ASSERT_EQ(port_out("net_ring_b"), out0 + 2);
-	TEST_ASSERT_EQ(h_poll(a->rcq, &wc, 1, WC_MS), 1);
-	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
-	TEST_ASSERT_EQ(wc.wr_id, 20);
-	ASSERT_BYTES(a->buf, b->buf + 4096, 64);
-	TEST_ASSERT_EQ(h_poll(a->scq, &wc, 1, WC_MS), 1);
-	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
-	TEST_ASSERT_EQ(wc.wr_id, 11);
-	TEST_ASSERT_EQ(h_poll(b->scq, &wc, 1, WC_MS), 1);
-	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
-	TEST_ASSERT_EQ(wc.wr_id, 12);
-	return TEST_SUCCESS;
-}
-
-static int
-test_rc_inline_held_ack_leaves_with_next_poll(void)
-{
-	struct h_side *a, *b;
-	struct ibv_wc wc;
-	uint64_t out0;
-
-	TEST_ASSERT_EQ(held_ack_pair(&a, &b, 0x7000), TEST_SUCCESS);
-	TEST_ASSERT_EQ(held_ack_receive(a, b, &out0), TEST_SUCCESS);
-	/* b's next poll, on an empty CQ, moves the device: the ACK leaves */
-	TEST_ASSERT_EQ(ibv_poll_cq(b->rcq, 1, &wc), 0);
-	TEST_ASSERT_EQ(port_out("net_ring_b"), out0 + 1);
-	TEST_ASSERT_EQ(h_poll(a->scq, &wc, 1, WC_MS), 1);
-	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
-	TEST_ASSERT_EQ(wc.wr_id, 11);
-	return TEST_SUCCESS;
-}
-
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_rc_send_sizes),
 	TEST_CASE(test_uc_send_sizes),
@@ -1080,8 +973,6 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_uc_aborted_message_reuses_wqe_iova_mr),
 	TEST_CASE(test_rc_mr_iova),
 	TEST_CASE(test_rc_posts_answered_in_bursts),
-	TEST_CASE(test_rc_inline_answer_carries_the_ack),
-	TEST_CASE(test_rc_inline_held_ack_leaves_with_next_poll),
 };
 
 int

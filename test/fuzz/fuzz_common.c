@@ -727,7 +727,7 @@ fz_poll(void)
 	for (int i = 0; i < fz.nqp; i++)
 		if (fz.qps[i]->rqp->e.rnr_tsc > 1)
 			fz.qps[i]->rqp->e.rnr_tsc = UINT64_MAX;
-	roce_q_poll(&fz.dev->q0, false);
+	roce_q_poll(&fz.dev->q0);
 	pending = 0;
 }
 

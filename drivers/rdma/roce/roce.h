@@ -527,11 +527,7 @@ struct roce_q {
 	pthread_mutex_t db_lock;	/* its producers' (droce_rdev_qp_doorbell) */
 	uint16_t nb_tx;
 	uint16_t nb_ack;
-	uint16_t tx_acks;		/* of the nb_tx frames staged, the coalesced ACKs */
-	bool ack_nohold;		/* one of them is a QP's whose ACKs are never held */
 	bool tx_full;			/* the port took no more in this visit of the QPs */
-	uint32_t tx_held;		/* they wait for the application's next call (roce_poll.c) */
-	uint64_t rx_done;		/* receives completed, by the iterations (complete_recv) */
 	struct roce_qp *tx_qp;		/* whose packet roce_ip_xmit sends (roce_qp_cnt_tx), or NULL */
 	struct roce_qp *ack_qp[DROCE_BURST];	/* QPs owing a coalesced ACK */
 	struct rte_mbuf *tx[DROCE_BURST * 2];

@@ -115,7 +115,7 @@ static inline void
 eth_progress(struct roce_dev *dev)
 {
 	if (roce_engine_lcore(dev) < 0 && roce_inline_trylock(dev)) {
-		roce_q_poll(&dev->q0, false);	/* the application's frames are queue 0's */
+		roce_q_poll(&dev->q0);	/* the application's frames are queue 0's */
 		roce_inline_unlock(dev);
 	}
 }

@@ -43,7 +43,7 @@ roce_progress(struct droce_rdev *hint)
 		own = dev->progress_own ? roce_q_self(dev) : NULL;
 		if (own != NULL) {
 			if (roce_q_trylock(own)) {
-				roce_q_poll(own, true);
+				roce_q_poll(own);
 				roce_q_unlock(own);
 			}
 			continue;
@@ -52,7 +52,7 @@ roce_progress(struct droce_rdev *hint)
 			struct roce_q *q = dev->q[k];
 
 			if (roce_q_trylock(q)) {
-				roce_q_poll(q, true);
+				roce_q_poll(q);
 				roce_q_unlock(q);
 			}
 		}
@@ -116,10 +116,6 @@ wake_need(const struct roce_dev *dev)
 	if (__atomic_load_n(&dev->wake_armed, __ATOMIC_SEQ_CST) != 0 ||
 	    __atomic_load_n(&dev->wake_waiters, __ATOMIC_SEQ_CST) != 0)
 		return WAKE_FAST;
-	/* ACKs held for the application's next call: soon, if it does not come */
-	for (uint16_t k = 0; k < dev->nb_q; k++)
-		if (__atomic_load_n(&dev->q[k]->tx_held, __ATOMIC_RELAXED))
-			return WAKE_FAST;
 	/* shared by forked processes: the others' frames may wait in its box */
 	return __atomic_load_n(&dev->nb_qp, __ATOMIC_SEQ_CST) != 0 || dev->share_on ?
 	       WAKE_SLOW : WAKE_NONE;
@@ -135,11 +131,9 @@ waker_poll_q(struct roce_q *q)
 
 	/*
 	 * Shared by forked processes (roce_share.c), the device moves for the
-	 * others' QPs too, never for this process's: it looks every time. ACKs
-	 * the application's last iteration held (roce_q_poll) are sent.
+	 * others' QPs too, never for this process's: it looks every time
 	 */
-	if (epoch != q->wake_epoch && !dev->share_on &&
-	    !__atomic_load_n(&q->tx_held, __ATOMIC_RELAXED)) {
+	if (epoch != q->wake_epoch && !dev->share_on) {
 		q->wake_epoch = epoch;	/* the application moves it */
 		return false;
 	}
@@ -151,7 +145,7 @@ waker_poll_q(struct roce_q *q)
 		return false;
 	}
 	before = q->stats.rx_pkts + q->stats.tx_pkts;
-	roce_q_poll(q, false);
+	roce_q_poll(q);
 	moved = q->stats.rx_pkts + q->stats.tx_pkts != before;
 	q->wake_epoch = __atomic_load_n(&q->epoch, __ATOMIC_RELAXED);
 	roce_q_unlock(q);

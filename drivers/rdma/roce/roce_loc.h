@@ -483,12 +483,7 @@ void roce_dev_progress_put(struct roce_dev *dev);
 int roce_dev_link_up(struct roce_dev *dev);
 
 /* roce_poll.c */
-void roce_q_poll(struct roce_q *q, bool app);
-/*
- * The ACK timeout (IBA exponent: 4.096 us << t; 14 is 67 ms) below which a
- * QP's coalesced ACKs are never held for the application's next call
- */
-#define ROCE_ACK_HOLD_MIN_TIMEOUT	14
+void roce_q_poll(struct roce_q *q);
 int roce_engine_lcore(const struct roce_dev *dev);
 int roce_engine_attach(struct roce_dev *dev);
 /* in a forked child (roce_share.c): the parent's engine lcores are not there */

@@ -266,38 +266,15 @@ q0_jobs(struct roce_q *q)
 	}
 }
 
-/*
- * One iteration of @q. @app: run by the application's own call (inline
- * progress, roce_progress). Such an iteration that completed one received
- * message keeps the coalesced ACKs it owes staged, unsent, when nothing
- * else waits to go: the application is about to see that
- * completions and, in a request/response exchange, to post the answer,
- * whose roce_dev_send_qp then sends ACKs and answer in one burst. Sent at
- * once, the ACKs took a burst of their own ahead of the answer, and the
- * peer a receive burst of its own for them: over net_memif, each burst
- * costs a few cache-line transfers between the cores, a good part of a
- * message's latency. Held ACKs leave at the start of the next iteration
- * otherwise, the application's or the waker's (which does not skip a queue
- * holding them, and looks within DROCE_WAKE_FAST_US once it has seen one):
- * no later than the frames still waiting in the port would be read. Never
- * on an engine lcore, nor in the waker's iterations, which no call of the
- * application's follows, nor for a QP whose own ACK timeout is short
- * (ROCE_ACK_HOLD_MIN_TIMEOUT). Nor after several receives: a stream, whose
- * sender waits for the ACKs to go on (holding them cost a 64 B send_bw in
- * one process a sixth of its rate), not a request awaiting its answer.
- */
 void
-roce_q_poll(struct roce_q *q, bool app)
+roce_q_poll(struct roce_q *q)
 {
 	struct roce_dev *dev = q->dev;
 	struct rte_mbuf *pkts[DROCE_BURST];
-	uint64_t rx_done = q->rx_done;
 	bool q0 = q->id == 0;
 	uint16_t n;
 
 	iteration_begin(q);
-	if (unlikely(q->tx_held) && q->nb_tx)
-		roce_tx_flush(q);
 	if (unlikely(__atomic_load_n(&dev->q_hold, __ATOMIC_RELAXED)) && !q0) {
 		iteration_end(q);	/* held (roce_dev_hold): nothing done */
 		return;
@@ -351,15 +328,10 @@ roce_q_poll(struct roce_q *q, bool app)
 	/* the application's frames on the device's ethdev port: after droce's own */
 	if (q0 && roce_eth_running(dev))
 		roce_eth_tx_run(dev);
-	if (q->nb_tx == 0) {
-		if (dev->port_tx_kick)	/* lets a wrapping port (net_impair) release frames it holds */
-			roce_port_tx(q, q->tx, 0);
-	} else if (app && q->tx_acks == q->nb_tx && q->rx_done - rx_done == 1 && !q->ack_nohold &&
-		   likely(!dev->share_on)) {
-		__atomic_store_n(&q->tx_held, 1, __ATOMIC_RELAXED);
-	} else {
+	if (q->nb_tx)
 		roce_tx_flush(q);
-	}
+	else if (dev->port_tx_kick)	/* lets a wrapping port (net_impair) release frames it holds */
+		roce_port_tx(q, q->tx, 0);
 	iteration_end(q);
 }
 
@@ -372,7 +344,7 @@ engine_main(void *arg)
 		uint32_t n = __atomic_load_n(&eng->nb_qs, __ATOMIC_ACQUIRE);
 
 		for (uint32_t i = 0; i < n; i++)
-			roce_q_poll(eng->qs[i], false);
+			roce_q_poll(eng->qs[i]);
 	}
 	/* rte_eal_wait_lcore, which roce_engine_detach waits in, is not instrumented */
 	ROCE_TSAN_RELEASE(eng);

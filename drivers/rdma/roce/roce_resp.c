@@ -82,7 +82,6 @@ complete_recv(struct roce_qp *qp, struct droce_recv_wqe *w, enum ibv_wc_status s
 		return;
 	}
 	put_rwqe(qp, w);
-	qp->q->rx_done++;
 	/* XRC: the SRQ's CQ, with the target QP's number (as mlx5 reports it) */
 	roce_cq_push(unlikely(qp->fp.type == IBV_QPT_XRC_RECV) ? qp->e.xsrq->cq : qp->rcq,
 		     &wc, NULL, solicited);
@@ -133,16 +132,6 @@ roce_resp_send_ack(struct roce_dev *dev, struct roce_qp *qp)
 	 * timeout, and one without a timer (timeout 0) would wait forever.
 	 */
 	qp->e.ack_pending = !send_aeth(dev, qp, qp->e.ack_psn, qp->e.ack_syn);
-	if (!qp->e.ack_pending) {
-		qp->q->tx_acks++;
-		/*
-		 * A peer whose local ACK timeout is short must not wait for the
-		 * application's next call (roce_poll.c): its timeout is not known
-		 * here, the QP's own is, and the two ends are most often alike
-		 */
-		if (qp->tmo_tsc != 0 && qp->attr.timeout < ROCE_ACK_HOLD_MIN_TIMEOUT)
-			qp->q->ack_nohold = true;
-	}
 }
 
 static void

@@ -40,10 +40,6 @@ roce_tx_flush(struct roce_q *q)
 		memmove(q->tx, q->tx + sent, (n - sent) * sizeof(q->tx[0]));
 	/* atomic: droce_dev_objects_get reads it from another thread */
 	__atomic_store_n(&q->nb_tx, n - sent, __ATOMIC_RELAXED);
-	q->tx_acks = 0;		/* what a partial burst left is counted as anything */
-	q->ack_nohold = false;
-	if (q->tx_held)
-		__atomic_store_n(&q->tx_held, 0, __ATOMIC_RELAXED);
 }
 
 /* Room for @n more frames in the staging area, after a flush if needed. */
