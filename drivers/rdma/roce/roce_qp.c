@@ -408,7 +408,8 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	qp->attr.cap = *cap;
 
 	pthread_mutex_lock(&dev->lock);
-	shared_cq = roce_cq_bind(qp->scq, qp->q) | roce_cq_bind(qp->rcq, qp->q);
+	shared_cq = roce_cq_bind(qp->scq, qp->q);
+	shared_cq |= roce_cq_bind(qp->rcq, qp->q);	/* both bound, whatever the first says */
 	__atomic_store_n(&dev->qp_tbl[idx], qp, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&dev->nb_qp, 1, __ATOMIC_RELAXED);	/* the waker reads it */
 	if (idx + 1 > dev->qp_hi)
