@@ -18,6 +18,16 @@ static uint32_t nb_inline;
 static uint32_t quitting;	/* the process exits: no more iterations from it (roce_share.c) */
 static uint32_t forked_idle;	/* a forked process that opened no device yet: none from it */
 
+/* One iteration of @q unless another caller is running one. */
+static inline void
+q_try_poll(struct roce_q *q)
+{
+	if (roce_q_trylock(q)) {
+		roce_q_poll(q);
+		roce_q_unlock(q);
+	}
+}
+
 /*
  * The application's calls, about @hint: every inline device of the process,
  * one caller at a time each; of the devices with lcore=thread (progress_own),
@@ -34,7 +44,6 @@ roce_progress(struct droce_rdev *hint)
 		return;
 	for (uint32_t i = 0; i < n; i++) {
 		struct roce_dev *dev = __atomic_load_n(&inline_devs[i], __ATOMIC_ACQUIRE);
-
 		struct roce_q *own;
 
 		if (dev == NULL || (dev->progress_own && &dev->rdev != hint))
@@ -42,20 +51,11 @@ roce_progress(struct droce_rdev *hint)
 		/* lcore=thread: the caller's own queue, if it is an lcore */
 		own = dev->progress_own ? roce_q_self(dev) : NULL;
 		if (own != NULL) {
-			if (roce_q_trylock(own)) {
-				roce_q_poll(own);
-				roce_q_unlock(own);
-			}
+			q_try_poll(own);
 			continue;
 		}
-		for (uint16_t k = 0; k < dev->nb_q; k++) {
-			struct roce_q *q = dev->q[k];
-
-			if (roce_q_trylock(q)) {
-				roce_q_poll(q);
-				roce_q_unlock(q);
-			}
-		}
+		for (uint16_t k = 0; k < dev->nb_q; k++)
+			q_try_poll(dev->q[k]);
 	}
 }
 
