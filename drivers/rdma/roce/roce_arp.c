@@ -182,17 +182,13 @@ roce_arp_input(struct roce_q *q, struct rte_mbuf *m)
 }
 
 /*
- * The control path's question (rdev op neigh_resolve): the table is the
- * engine's, so read an entry twice and take it only if it did not change
- * in between; otherwise leave the IP for the engine to resolve.
+ * The table read by a thread other than queue 0's, which writes it: an
+ * entry is read twice and taken only if it did not change in between;
+ * otherwise the IP is left for queue 0 to resolve (neigh_want).
  */
-int
-roce_neigh_query(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac)
+static int
+neigh_read(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac)
 {
-	if (ip == dev->ip) {
-		rte_eth_macaddr_get(dev->port_id, mac);
-		return 0;
-	}
 	for (unsigned int i = 0; i < DROCE_NEIGH_MAX; i++) {
 		struct roce_neigh *n = &dev->neigh[i];
 
@@ -205,14 +201,28 @@ roce_neigh_query(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac
 			return 0;
 	}
 	__atomic_store_n(&dev->neigh_want, ip, __ATOMIC_RELEASE);
-	roce_wake_kick(dev);
+	return -EAGAIN;
+}
+
+/* The control path's question (rdev op neigh_resolve). */
+int
+roce_neigh_query(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac)
+{
+	if (ip == dev->ip) {
+		rte_eth_macaddr_get(dev->port_id, mac);
+		return 0;
+	}
+	if (neigh_read(dev, ip, mac) == 0)
+		return 0;
+	roce_wake_kick(dev);	/* the control path's: queue 0 may sleep in the waker */
 	return -EAGAIN;
 }
 
 /*
  * 0 with @mac filled, or -EAGAIN after (rate-limited) sending a request.
  * Another queue than 0 reads the table as the control path does and leaves
- * what it misses to queue 0.
+ * what it misses to queue 0's next iteration (no wake-up: no syscall from
+ * an lcore).
  */
 int
 roce_neigh_resolve(struct roce_q *q, rte_be32_t ip, struct rte_ether_addr *mac)
@@ -222,7 +232,7 @@ roce_neigh_resolve(struct roce_q *q, rte_be32_t ip, struct rte_ether_addr *mac)
 	uint64_t now;
 
 	if (q->id != 0)
-		return roce_neigh_query(dev, ip, mac);
+		return neigh_read(dev, ip, mac);
 	n = neigh_find(dev, ip);
 	if (likely(n != NULL && n->valid)) {
 		*mac = n->mac;

@@ -244,8 +244,9 @@ roce_qp_reset_engine(struct roce_qp *qp)
  * The queue that moves a new QP (struct roce_q). An RC or UC QP takes the
  * calling lcore's own queue (the application's lcores each own one, as
  * SPDK's reactors own their qpairs), or the queues in turn when the caller
- * is no lcore or engine lcores move the queues. Every other QP is queue 0's: UD QPs take multicast, QP1 the
- * CM's datagrams, and XRC and tag matching keep state across QPs there.
+ * is no lcore or engine lcores move the queues. Every other QP is queue
+ * 0's: UD QPs take multicast, QP1 the CM's datagrams, and XRC and tag
+ * matching keep state across QPs there.
  */
 static struct roce_q *
 qp_queue(struct roce_dev *dev, enum ibv_qp_type type, bool gsi, const struct roce_srq *srq)
