@@ -273,6 +273,33 @@ test_queues_two_lcores_own_queues(void)
 }
 
 /*
+ * Traffic between droce0's QP on queue 1 (@a) and @db's on queue 0 (@b).
+ * With engine lcores the QPs take the queues in turn, and the cases before
+ * leave both devices' next one on queue 0: @pad takes droce0's first.
+ */
+static int
+cross_queue_traffic(struct h_side *a, struct h_side *b, struct h_side *pad,
+		    struct ibv_device *db, uint32_t seed)
+{
+	struct traffic_job j = { a, b, seed, 4 };
+
+	if (engine_mode && side_on(pad, dev_a, 0))
+		return -1;
+	if (side_on(a, dev_a, 1) || side_on(b, db, 0) || connect_pair(a, b))
+		return -1;
+	return traffic_rounds(&j);
+}
+
+static void
+cross_queue_close(struct h_side *a, struct h_side *b, struct h_side *pad)
+{
+	side_close(a);
+	side_close(b);
+	if (engine_mode)
+		side_close(pad);
+}
+
+/*
  * The ends of a connection on different queues (droce0's QP on queue 1,
  * droce1's on queue 0): each frame reaches the other device on the queue
  * it was sent on, which hands it to the owner. Nothing is lost.
@@ -281,18 +308,11 @@ static int
 test_queues_handoff_to_owner(void)
 {
 	struct h_side a, b, pad = { 0 };
-	struct traffic_job j = { &a, &b, 37, 4 };
 	uint64_t h0 = xs("droce0", "q_handoff"), h1 = xs("droce1", "q_handoff");
 
 	if (thread_mode)	/* droce1's queue 1 would have no lcore moving it here */
 		return TEST_SKIPPED;
-	/* engine lcores: both devices' next QPs are on queue 0; one more on droce0 first */
-	if (engine_mode)
-		CHECK(side_on(&pad, dev_a, 0));
-	CHECK(side_on(&a, dev_a, 1));
-	CHECK(side_on(&b, dev_b, 0));
-	CHECK(connect_pair(&a, &b));
-	CHECK(traffic_rounds(&j));
+	CHECK(cross_queue_traffic(&a, &b, &pad, dev_b, 37));
 	/* requests a(q1) -> droce1 rx queue 1 -> queue 0; responses b(q0) -> droce0 rx 0 -> 1 */
 	TEST_ASSERT(xs("droce1", "q_handoff") - h1 >= NMSG, "droce1 handed %" PRIu64,
 		    xs("droce1", "q_handoff") - h1);
@@ -300,10 +320,7 @@ test_queues_handoff_to_owner(void)
 		    xs("droce0", "q_handoff") - h0);
 	TEST_ASSERT_EQ(xs("droce0", "q_handoff_drop"), 0);
 	TEST_ASSERT_EQ(xs("droce1", "q_handoff_drop"), 0);
-	side_close(&a);
-	side_close(&b);
-	if (engine_mode)
-		side_close(&pad);
+	cross_queue_close(&a, &b, &pad);
 	return TEST_SUCCESS;
 }
 
@@ -315,24 +332,15 @@ static int
 test_queues_loopback_across_queues(void)
 {
 	struct h_side a, b, pad = { 0 };
-	struct traffic_job j = { &a, &b, 53, 4 };
 	uint64_t h = xs("droce0", "q_handoff_drop"), h0 = xs("droce0", "q_handoff");
 
 	if (thread_mode)	/* one thread polls both ends: it would move one queue */
 		return TEST_SKIPPED;
-	if (engine_mode)	/* the queues in turn: the next is 0 after the case before */
-		CHECK(side_on(&pad, dev_a, 0));
-	CHECK(side_on(&a, dev_a, 1));
-	CHECK(side_on(&b, dev_a, 0));
-	CHECK(connect_pair(&a, &b));
-	CHECK(traffic_rounds(&j));
+	CHECK(cross_queue_traffic(&a, &b, &pad, dev_a, 53));
 	TEST_ASSERT_EQ(xs("droce0", "q_handoff_drop"), h);
 	/* straight to the owner: not through queue 0's loopback ring and a hand-off */
 	TEST_ASSERT_EQ(xs("droce0", "q_handoff"), h0);
-	side_close(&a);
-	side_close(&b);
-	if (engine_mode)
-		side_close(&pad);
+	cross_queue_close(&a, &b, &pad);
 	return TEST_SUCCESS;
 }
 
