@@ -26,7 +26,9 @@
  * (IBV_ACCESS_ON_DEMAND: every access of the engine to them is guarded);
  * --pcapng FILE: droce0 of the embedded default writes its frames there
  * (its devarg pcapng=); --eager-limit: tag_lat and tag_bw send messages
- * up to that many bytes eager, larger ones by rendezvous (8192).
+ * up to that many bytes eager, larger ones by rendezvous (8192);
+ * --xstats: the embedded devices' non-zero counters, after the tests, on
+ * standard error (retransmits, fast_retransmits, NAKs... under -L).
  *
  * --server and --client run the tests between two processes, each with the
  * one droce device its EAL arguments give (memif, net_shm, af_packet on a
@@ -1075,11 +1077,13 @@ main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'o' },
 		{ "threads", required_argument, NULL, 'H' },
 		{ "queues", no_argument, NULL, 'U' },
+		{ "xstats", no_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool sweep = false, dur_set = false, server = false;
 	unsigned int nthreads = 0;	/* --threads: pairs of devices, one lcore each */
 	bool queues = false;		/* --queues: one pair of devices, a queue per lcore */
+	bool xstats = false;		/* --xstats: the devices' counters after the tests */
 	char lcores[16];
 	const char *peer_host = NULL, *port = "18515";
 	char tests_buf[512] = "";
@@ -1146,11 +1150,12 @@ main(int argc, char **argv)
 		case 'o': port = optarg; break;
 		case 'H': nthreads = strtoul(optarg, NULL, 0); break;
 		case 'U': queues = true; break;
+		case 'X': xstats = true; break;
 		default:
 			die("usage: droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S|--sweep] "
 			    "[-n iters] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline] "
 			    "[-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss] [-t timeout] "
-			    "[-j|--json] [--odp] [--pcapng file] [--eager-limit bytes]\n"
+			    "[-j|--json] [--odp] [--pcapng file] [--eager-limit bytes] [--xstats]\n"
 			    "       droce-perf --threads N [--queues] [bandwidth test ...] [options]\n"
 			    "       droce-perf EAL args -- --server [--port port]\n"
 			    "       droce-perf EAL args -- --client host [--port port] [test ...] [options]\n"
@@ -1305,6 +1310,8 @@ devices:
 	}
 	po.progress = !embedded ? "the devargs'" : inl ? "inline" : "engine lcore";
 	perf_tests_run(list[0], list[1], &po);
+	if (xstats)
+		dump_stats();
 	ibv_free_device_list(list);
 	return 0;
 }

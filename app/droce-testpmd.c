@@ -1137,8 +1137,9 @@ cmd_poll(int argc, char **argv)
 			return fail(EIO, "ibv_poll_cq");
 		got += n;
 		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((uint64_t)got >= max || (want == UINT64_MAX && got > 0) ||
-		    (want != UINT64_MAX && (uint64_t)got >= want) ||
+		/* expect 0: the whole wait, for a completion that must not come */
+		if ((uint64_t)got >= max || ((want == UINT64_MAX || want == 0) && got > 0) ||
+		    (want != UINT64_MAX && want != 0 && (uint64_t)got >= want) ||
 		    (uint64_t)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000) >=
 		    wait_ms)
 			break;

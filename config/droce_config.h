@@ -70,6 +70,16 @@
  * time off the CPU (roce_poll.c).
  */
 #define DROCE_CLOCK_GAP_US	25000
+/*
+ * Adaptive retransmission (roce_req.c): an RC requester whose peer is late
+ * by its measured round trip (smoothed + 4 deviations, at least
+ * DROCE_RTO_MIN_US) resends from the oldest unacknowledged PSN, then again
+ * after twice that delay, and so on while the delay stays within the cap:
+ * DROCE_RTO_MAX_US and an eighth of the local ACK timeout. Early resends do
+ * not count against retry_cnt.
+ */
+#define DROCE_RTO_MIN_US	50
+#define DROCE_RTO_MAX_US	10000
 
 #define DROCE_MIN_MTU		256
 #define DROCE_MAX_MTU		4096

@@ -519,6 +519,74 @@ out:
 }
 
 /*
+ * A request lost with nothing after it, so that no later packet makes the
+ * responder NAK (the tail of a burst), under a long local ACK timeout
+ * (timeout 20: 4.3 s): once the link is back the requester resends it on
+ * its measured round trip (an early resend, xstat fast_retransmits), well
+ * before the ACK timer, which never fires; the message arrives once, with
+ * its bytes. Nothing here is timed: the counters say which mechanism
+ * brought it, and the wait for the completion is long enough for either.
+ */
+static int
+test_tail_loss_resent_before_ack_timeout(void)
+{
+	static const struct h_qp_opts o = { .type = IBV_QPT_RC, .timeout = 20,
+					    .retry_cnt_p1 = 7 + 1 };
+	const uint32_t len = 3000, warm = 32;
+	uint64_t fast0, tmo0, rtx0, drop0, end;
+	struct ibv_wc wc;
+
+	if (!clean_link) {
+		printf("# a frame lost on purpose: not on a link with impairments\n");
+		return TEST_SKIPPED;
+	}
+	TEST_ASSERT_EQ(pair(&o), TEST_SUCCESS);
+	/* answered requests: the requester's round-trip estimate */
+	for (uint32_t i = 0; i < warm; i++) {
+		TEST_ASSERT_EQ(h_post_recv(&R.b, 0, len, i), 0);
+		TEST_ASSERT_EQ(h_post_send(&R.a, IBV_WR_SEND, 0, len, i, IBV_SEND_SIGNALED), 0);
+		TEST_ASSERT_EQ(h_poll(R.a.scq, &wc, 1, WC_MS), 1);
+		ASSERT_STATUS(wc, IBV_WC_SUCCESS);
+		TEST_ASSERT_EQ(h_poll(R.b.rcq, &wc, 1, WC_MS), 1);
+		ASSERT_STATUS(wc, IBV_WC_SUCCESS);
+	}
+	fast0 = h_xstat("droce0", "fast_retransmits");
+	tmo0 = h_xstat("droce0", "timeouts");
+	rtx0 = h_xstat("droce0", "retransmits");
+	h_pattern(R.a.buf + len, len, 77);
+	memset(R.b.buf + len, 0, len);
+	TEST_ASSERT_EQ(h_post_recv(&R.b, len, len, 100), 0);
+
+	TEST_ASSERT_EQ(link_move(false), TEST_SUCCESS);
+	drop0 = impair_xstat(0, "impair_link_dropped");
+	TEST_ASSERT_EQ(h_post_send(&R.a, IBV_WR_SEND, len, len, 100, IBV_SEND_SIGNALED), 0);
+	end = h_now_ms() + WC_MS;
+	while (impair_xstat(0, "impair_link_dropped") == drop0 && h_now_ms() < end)
+		ibv_poll_cq(R.a.scq, 0, &wc);
+	TEST_ASSERT(impair_xstat(0, "impair_link_dropped") > drop0, "the request was not dropped");
+	/* back at once: the early resends double from the round trip, up to 10 ms */
+	TEST_ASSERT_EQ(link_set(true), 0);
+	TEST_ASSERT_EQ(h_poll(R.a.scq, &wc, 1, 3 * WC_MS), 1);
+	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
+	TEST_ASSERT_EQ(wc.wr_id, 100);
+	TEST_ASSERT_EQ(h_poll(R.b.rcq, &wc, 1, WC_MS), 1);
+	ASSERT_STATUS(wc, IBV_WC_SUCCESS);
+	TEST_ASSERT_EQ(wc.wr_id, 100);
+	TEST_ASSERT_EQ(wc.byte_len, len);
+	ASSERT_BYTES(R.b.buf + len, R.a.buf + len, len);
+	printf("# fast_retransmits +%" PRIu64 ", timeouts +%" PRIu64 ", retransmits +%" PRIu64 "\n",
+	       h_xstat("droce0", "fast_retransmits") - fast0, h_xstat("droce0", "timeouts") - tmo0,
+	       h_xstat("droce0", "retransmits") - rtx0);
+	TEST_ASSERT(h_xstat("droce0", "fast_retransmits") > fast0, "no early resend");
+	TEST_ASSERT_EQ(h_xstat("droce0", "timeouts"), tmo0);
+	TEST_ASSERT_EQ(h_xstat("droce0", "retransmits"), rtx0);
+	TEST_ASSERT_EQ(port_event_both(R.a.ctx, R.b.ctx, IBV_EVENT_PORT_ACTIVE, IBV_PORT_ACTIVE),
+		       TEST_SUCCESS);
+	ASSERT_QUIET(R.b.rcq, 20);
+	return TEST_SUCCESS;
+}
+
+/*
  * Eight flaps of 100 ms (timeout 14 = 67 ms, retry_cnt 7: 537 ms) in a
  * stream of 1200 ops, the link back up each time until an op completes:
  * PORT_ERR, PORT_ACTIVE, PORT_ERR, ... in order on both devices, and the
@@ -1066,6 +1134,26 @@ test_ud_datagrams_while_down_are_lost_after_up_arrive(void)
 	return TEST_SUCCESS;
 }
 
+/* rto_min_us=: 0 (no early resends) to 10000; anything else refused, the port left free */
+static int
+test_rto_min_us_devarg(void)
+{
+	static const char *const bad[] = { "-1", "10001", "x", "", "5us" };
+	char args[128];
+
+	TEST_ASSERT_EQ(droce_ring_pair_create("net_ring_rto_a", "net_ring_rto_b"), 0);
+	for (unsigned int i = 0; i < RTE_DIM(bad); i++) {
+		snprintf(args, sizeof(args), "ethdev=net_ring_rto_a,ip=10.0.6.1,rto_min_us=%s", bad[i]);
+		TEST_ASSERT(droce_dev_create("droce6", args) < 0, "rto_min_us=%s taken", bad[i]);
+	}
+	TEST_ASSERT_EQ(droce_dev_create("droce6", "ethdev=net_ring_rto_a,ip=10.0.6.1,rto_min_us=0"), 0);
+	TEST_ASSERT_EQ(droce_dev_destroy("droce6"), 0);
+	TEST_ASSERT_EQ(droce_dev_create("droce6",
+					"ethdev=net_ring_rto_a,ip=10.0.6.1,rto_min_us=10000"), 0);
+	TEST_ASSERT_EQ(droce_dev_destroy("droce6"), 0);
+	return TEST_SUCCESS;
+}
+
 /* ------------------------------------------------------------------------- */
 /* The port's ownership (devarg own=) */
 
@@ -1114,6 +1202,8 @@ test_port_owned_by_device_unless_own_0(void)
 
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_link_flap_within_budget_loses_nothing),
+	TEST_CASE(test_tail_loss_resent_before_ack_timeout),
+	TEST_CASE(test_rto_min_us_devarg),
 	TEST_CASE(test_link_repeated_flaps_lose_nothing),
 	TEST_CASE(test_link_down_past_budget_fails_then_reconnects),
 	TEST_CASE(test_peer_not_draining_port_full_retry_exc_err_then_new_pair_works),

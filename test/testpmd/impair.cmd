@@ -27,8 +27,9 @@ post send 0 0 0 64 id 0x3f
 poll cq 0 expect 1
 poll cq 1 expect 1
 check qp 0 timeouts == 0
-# everything droce0 sends is lost: the SEND is resent at each local ACK
-# timeout (67 ms) while the CQ is polled, then gets through once it passes
+# everything droce0 sends is lost for 250 ms: the SEND is resent early
+# (on the measured round trip, doubling up to an eighth of the timeout),
+# then at each local ACK timeout (67 ms), and gets through once it passes
 impair net_impair0 set drop=1
 post recv 1 1 0 4096 count 2
 post send 0 0 0 64 id 0x40
@@ -36,6 +37,7 @@ poll cq 0 wait 250 expect 0
 impair net_impair0 set drop=0
 poll cq 0 wait 2000 expect 1
 poll cq 1 expect 1
+check qp 0 fast_retransmits >= 1
 check qp 0 timeouts >= 1
 check qp 0 retransmits >= 1
 check dev 0 timeouts >= 1

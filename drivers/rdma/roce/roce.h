@@ -115,6 +115,7 @@ struct roce_stats {
 	uint64_t share_drop;		/* frames for such a process that found no room or no process */
 	uint64_t q_handoff;		/* frames handed to the queue that owns their QP (struct roce_q) */
 	uint64_t q_handoff_drop;	/* ... that found its ring full */
+	uint64_t fast_retransmits;	/* early resends on the measured round trip (roce_req.c) */
 };
 
 /*
@@ -129,6 +130,7 @@ struct roce_qp_stats {
 	uint64_t tx_bytes;
 	uint64_t retransmits;		/* go-back-N restarts: a timeout, a READ response gap */
 	uint64_t timeouts;		/* local ACK timeouts that fired */
+	uint64_t fast_retransmits;	/* early resends on the measured round trip */
 	uint64_t naks_sent_kind[ROCE_NAK_KINDS];
 	uint64_t naks_rcvd_kind[ROCE_NAK_KINDS];
 	uint64_t rnr_naks_sent;
@@ -351,10 +353,21 @@ struct roce_qp_eng {
 	uint32_t pkts_since_ackreq;
 	uint64_t retry_tsc;		/* retransmit deadline (engine clock), 0 = none */
 	uint64_t rnr_tsc;		/* do not send before (engine clock) */
+	/*
+	 * Adaptive retransmission (roce_req.c, "early resends"): a resend
+	 * from the oldest unacknowledged PSN once the measured round trip
+	 * says the answer is late, long before the local ACK timeout.
+	 */
+	uint64_t fast_tsc;		/* early resend deadline (engine clock), 0 = none */
+	uint32_t rto_fast;		/* its delay in timer cycles, 0 = no estimate (yet) */
+	uint32_t rtt_start;		/* low bits of the clock when rtt_psn left, 0 = none timed */
+	uint32_t rtt_psn;		/* the request being timed */
 	uint8_t retry_left;
 	uint8_t rnr_left;
 	uint8_t tx_stalled;		/* RC: the next packet found no mbuf or neighbour */
 	uint8_t last_wqe_raised;	/* IBV_EVENT_QP_LAST_WQE_REACHED sent */
+	uint8_t fast_shift;		/* each doubles the next one's delay */
+	uint8_t fast_resend;		/* resending after one: the ACK timer keeps its deadline */
 	/* responder */
 	uint32_t epsn;			/* expected PSN */
 	uint32_t msn;
@@ -367,13 +380,6 @@ struct roce_qp_eng {
 	uint32_t ack_psn;
 	struct droce_recv_wqe *rwqe;	/* receive WQE being filled */
 	uint32_t roff;			/* bytes written into it */
-	/*
-	 * XRC_RECV: the XRC SRQ of the message in progress (its number; rwqe
-	 * is its WQE), and that of the packet being handled (valid only while
-	 * roce_resp_rcv runs)
-	 */
-	uint32_t xsrqn;
-	struct roce_srq *xsrq;
 	/* tag matching: what the message in progress is, for a TM SRQ */
 	uint8_t tm_kind;		/* enum roce_tm_kind */
 	struct roce_tm_tag *tm_tag;	/* ROCE_TM_EXPECTED: the matched tag */
@@ -412,6 +418,17 @@ struct roce_qp_eng {
 		uint8_t valid;
 		uint64_t orig;
 	} atm[DROCE_MAX_RD_ATOMIC];
+	/* the round trip's smoothed value and mean deviation, in timer cycles */
+	uint32_t srtt, rttvar;
+	uint32_t fast_round;		/* q->rx_rounds when the early resend fell due */
+	uint8_t fast_due;		/* ... and it did */
+	/*
+	 * XRC_RECV: the XRC SRQ of the message in progress (its number; rwqe
+	 * is its WQE), and that of the packet being handled (valid only while
+	 * roce_resp_rcv runs)
+	 */
+	uint32_t xsrqn;
+	struct roce_srq *xsrq;
 };
 
 struct roce_qp {
@@ -538,6 +555,7 @@ struct roce_q {
 	 */
 	uint64_t clock;			/* at the start of the last iteration */
 	uint64_t clock_tsc;		/* timer cycles then */
+	uint32_t rx_rounds;		/* iterations that read the port (roce_q_poll) */
 	struct roce_stats stats;	/* the device's are the sum of its queues' */
 	uint64_t wake_epoch;		/* the waker's: epoch after its last look (roce_inline.c) */
 	uint32_t nb_active;
@@ -664,6 +682,7 @@ struct roce_dev {
 	uint32_t neigh_recheck;		/* an IP (be) for queue 0 to confirm (roce_neigh_confirm) */
 	uint64_t tsc_hz;
 	uint64_t clock_gap_max;		/* see roce_q's clock */
+	uint64_t rto_min;		/* early resends' shortest delay, timer cycles; 0 none */
 	struct roce_eth eth;		/* the device's own ethdev port (devarg ethport=) */
 	struct roce_q q0;		/* queue 0: the device's default queue */
 };

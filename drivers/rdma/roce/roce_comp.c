@@ -212,8 +212,8 @@ rnr_delay_tsc(const struct roce_dev *dev, uint8_t t)
 	return (uint64_t)us[t & 31] * dev->tsc_hz / 1000000;
 }
 
-void
-roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+static void
+comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
 	struct roce_qp_eng *e = &qp->e;
 	uint32_t st = roce_qp_state(qp), una = e->una;
@@ -310,4 +310,14 @@ roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	default:
 		qp->q->stats.rx_drop_bad_bth++;
 	}
+}
+
+void
+roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	uint32_t una = qp->e.una;
+
+	comp_rcv(dev, qp, pkt);
+	if (qp->e.una != una)
+		roce_req_rtt(dev, qp);	/* the peer moved on: adaptive retransmission */
 }

@@ -37,11 +37,12 @@ RTE_LOG_REGISTER(roce_logtype, pmd.rdma.roce, NOTICE);
 #define ARG_OWN		"own"
 #define ARG_ETHPORT	"ethport"
 #define ARG_QUEUES	"queues"
+#define ARG_RTO_MIN	"rto_min_us"
 #define LINK_WAIT_MAX_MS	60000
 
 static const char *const valid_args[] = {
 	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, ARG_LINK_WAIT, ARG_PCAPNG,
-	ARG_OWN, ARG_ETHPORT, ARG_QUEUES, NULL
+	ARG_OWN, ARG_ETHPORT, ARG_QUEUES, ARG_RTO_MIN, NULL
 };
 
 static struct roce_dev *devs[DROCE_MAX_DEVS];
@@ -165,21 +166,40 @@ arg_lcore(const char *key, const char *val, void *opaque)
 	return 0;
 }
 
+/* A decimal integer from @min to @max: 0, or -EINVAL. */
+static int
+arg_uint(const char *val, unsigned long min, unsigned long max, uint32_t *v)
+{
+	char *end;
+	unsigned long n;
+
+	if (val == NULL || *val == '\0' || *val == '-')
+		return -EINVAL;
+	errno = 0;
+	n = strtoul(val, &end, 10);
+	if (errno || *end != '\0' || n < min || n > max)
+		return -EINVAL;
+	*v = (uint32_t)n;
+	return 0;
+}
+
 static int
 arg_link_wait(const char *key, const char *val, void *opaque)
 {
 	struct roce_dev_args *a = opaque;
-	char *end;
-	unsigned long v;
 
-	if (val == NULL || *val == '\0')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(val, &end, 10);
-	if (errno || *end != '\0' || v > LINK_WAIT_MAX_MS)
-		return -EINVAL;
-	a->link_wait_ms = v;
-	return 0;
+	RTE_SET_USED(key);
+	return arg_uint(val, 0, LINK_WAIT_MAX_MS, &a->link_wait_ms);
+}
+
+/* rto_min_us=: the shortest early resend delay (roce_req.c); 0: none */
+static int
+arg_rto_min(const char *key, const char *val, void *opaque)
+{
+	struct roce_dev_args *a = opaque;
+
+	RTE_SET_USED(key);
+	return arg_uint(val, 0, DROCE_RTO_MAX_US, &a->rto_min_us);
 }
 
 static int
@@ -227,15 +247,10 @@ static int
 arg_queues(const char *key, const char *val, void *opaque)
 {
 	struct roce_dev_args *a = opaque;
-	char *end;
-	unsigned long v;
+	uint32_t v;
 
 	RTE_SET_USED(key);
-	if (val == NULL || *val == '\0')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(val, &end, 10);
-	if (errno || *end != '\0' || v < 1 || v > DROCE_MAX_QUEUES)
+	if (arg_uint(val, 1, DROCE_MAX_QUEUES, &v) != 0)
 		return -EINVAL;
 	a->nb_q = v;
 	return 0;
@@ -274,13 +289,14 @@ roce_dev_args_parse(struct roce_dev_args *a, const char *params)
 		{ ARG_MTU, arg_mtu }, { ARG_LCORE, arg_lcore }, { ARG_NEIGH, arg_neigh },
 		{ ARG_LINK_WAIT, arg_link_wait }, { ARG_PCAPNG, arg_pcapng },
 		{ ARG_OWN, arg_own }, { ARG_ETHPORT, arg_ethport }, { ARG_QUEUES, arg_queues },
+		{ ARG_RTO_MIN, arg_rto_min },
 	};
 	struct rte_kvargs *kv;
 	int ret = 0;
 
 	kv = rte_kvargs_parse(params ? params : "", valid_args);
 	if (kv == NULL) {
-		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own, ethport, queues)",
+		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own, ethport, queues, rto_min_us)",
 			 a->dev, params ? params : "");
 		return -EINVAL;
 	}
@@ -521,7 +537,8 @@ static int
 roce_probe(struct rte_vdev_device *vdev)
 {
 	const char *name = rte_vdev_device_name(vdev);
-	struct roce_dev_args a = { .dev = name, .lcore = -2, .ethport = true, .nb_q = 1 };
+	struct roce_dev_args a = { .dev = name, .lcore = -2, .ethport = true, .nb_q = 1,
+				   .rto_min_us = DROCE_RTO_MIN_US };
 	struct roce_dev *dev;
 	char rname[RTE_RING_NAMESIZE];
 	int slot = -1, ret;
@@ -556,6 +573,7 @@ roce_probe(struct rte_vdev_device *vdev)
 	dev->progress_own = a.progress_own;
 	dev->tsc_hz = rte_get_timer_hz();
 	dev->clock_gap_max = dev->tsc_hz * DROCE_CLOCK_GAP_US / 1000000;
+	dev->rto_min = dev->tsc_hz / 1000000 * a.rto_min_us;
 	dev->nb_q = a.nb_q;
 	dev->nb_lcores = a.nb_lcores;
 	memcpy(dev->q_lcore, a.q_lcore, sizeof(dev->q_lcore));

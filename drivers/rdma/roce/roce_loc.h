@@ -462,6 +462,7 @@ struct roce_dev_args {
 	bool unowned;		/* own=0: the port is not made the device's own */
 	bool ethport;		/* register the device's own ethdev port (default) */
 	uint16_t nb_q;		/* queues=: rx/tx queue pairs (struct roce_q) */
+	uint32_t rto_min_us;	/* rto_min_us=: early resends' shortest delay, 0 none */
 	uint16_t nb_lcores;	/* lcore=a:b:...: how many */
 	int16_t q_lcore[DROCE_MAX_QUEUES];
 	unsigned int nb_neigh;
@@ -571,6 +572,7 @@ void roce_resp_run(struct roce_dev *dev, struct roce_qp *qp);
 
 /* roce_comp.c */
 void roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt);
+void roce_req_rtt(struct roce_dev *dev, struct roce_qp *qp);
 void roce_comp_send_wqe(struct roce_qp *qp, struct droce_send_wqe *wqe, enum ibv_wc_status st);
 
 /* roce_tm.c */

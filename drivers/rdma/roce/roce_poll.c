@@ -303,6 +303,7 @@ roce_q_poll(struct roce_q *q)
 		if (n < DROCE_BURST)
 			break;
 	}
+	q->rx_rounds++;		/* an early resend waits for one (roce_req.c) */
 	/* what the other queues received for this one */
 	if (q->in != NULL) {
 		n = rte_ring_dequeue_burst(q->in, (void **)pkts, DROCE_BURST, NULL);

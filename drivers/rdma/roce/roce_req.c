@@ -206,11 +206,20 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	return last;
 }
 
-/* The local ACK timer runs from the last request sent (0 = infinite). */
+/*
+ * The local ACK timer runs from the last request sent (0 = infinite); so
+ * does the early resend's, unless this is a resend after one: a peer that
+ * is gone then times out as it would without them.
+ */
 static inline void
 arm_retry(struct roce_qp *qp, uint64_t now)
 {
-	qp->e.retry_tsc = qp->tmo_tsc ? now + qp->tmo_tsc : 0;
+	struct roce_qp_eng *e = &qp->e;
+
+	if (e->fast_resend && e->retry_tsc != 0)
+		return;
+	e->retry_tsc = qp->tmo_tsc ? now + qp->tmo_tsc : 0;
+	e->fast_tsc = e->rto_fast ? now + ((uint64_t)e->rto_fast << e->fast_shift) : 0;
 }
 
 /*
@@ -281,6 +290,101 @@ roce_req_rewind(struct roce_qp *qp, uint32_t psn)
 	e->psn = psn;
 }
 
+/* The longest early resend delay of @qp (see roce_req_rtt), in timer cycles. */
+static uint64_t
+rto_cap(const struct roce_dev *dev, const struct roce_qp *qp)
+{
+	uint64_t hi = dev->tsc_hz / 1000000 * DROCE_RTO_MAX_US;
+
+	return qp->tmo_tsc != 0 ? RTE_MIN(hi, qp->tmo_tsc / 8) : hi;
+}
+
+/*
+ * Early resend (adaptive retransmission, as RoCE NICs do it): the peer has
+ * not answered within its measured round trip (roce_req_rtt), so a request
+ * or its answer was probably lost where no later packet could reveal it
+ * with a sequence NAK: the tail of a burst, the NAK itself, or a resent
+ * packet. Go back to the oldest unacknowledged PSN now rather than after
+ * the local ACK timeout (4.096 us x 2^timeout, often tens of milliseconds).
+ * Each waits twice as long as the one before, and they stop once that
+ * would pass rto_cap (an outage longer than a few milliseconds is left to
+ * the local ACK timer); the peer's next answer starts them over. They leave
+ * the local ACK timer's deadline as it was and do not use retry_cnt: a peer
+ * that is gone fails exactly as without them.
+ */
+static void
+fast_resend(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
+{
+	struct roce_qp_eng *e = &qp->e;
+
+	if (e->tx_stalled || ((uint64_t)e->rto_fast << e->fast_shift) > rto_cap(dev, qp)) {
+		e->fast_tsc = 0;
+		return;
+	}
+	/*
+	 * Due: only once an iteration that read the port has passed since it
+	 * fell due. The answer may be waiting there, or the peer may not have
+	 * run: after a pause in the application's polls (inline progress), the
+	 * first iteration finds everything late, its peer in the same thread
+	 * included, and answered a moment later.
+	 */
+	if (!e->fast_due) {
+		e->fast_due = 1;
+		e->fast_round = qp->q->rx_rounds;
+		return;
+	}
+	if (qp->q->rx_rounds == e->fast_round)
+		return;
+	e->fast_due = 0;
+	e->fast_shift++;
+	ROCE_QP_CNT(dev, qp, fast_retransmits);
+	e->rtt_start = 0;	/* Karn: an answer to a resent PSN times nothing */
+	/* re-armed now, as the resend's packets will not */
+	e->fast_tsc = now + ((uint64_t)e->rto_fast << e->fast_shift);
+	e->fast_resend = 1;
+	roce_req_rewind(qp, e->una);
+}
+
+/*
+ * The peer acknowledged up to e->una, beyond what it had before: it is
+ * alive, so early resends start over, from now. If the request being
+ * timed is acknowledged, its round trip updates the estimate (the smoothed
+ * value and mean deviation of RFC 6298, in timer cycles) and the early
+ * resend delay: smoothed + 4 deviations, at least the device's rto_min_us
+ * (DROCE_RTO_MIN_US by default), at most rto_cap; none when that range is
+ * empty (a local ACK timeout too short to gain from them) or rto_min_us=0.
+ */
+void
+roce_req_rtt(struct roce_dev *dev, struct roce_qp *qp)
+{
+	struct roce_qp_eng *e = &qp->e;
+	uint64_t now = roce_clock(qp->q);
+	uint64_t lo, hi, rto;
+	uint32_t s;
+
+	e->fast_shift = 0;
+	e->fast_resend = 0;
+	e->fast_due = 0;
+	if (e->rtt_start != 0 && psn_cmp(e->una, e->rtt_psn) > 0) {
+		s = RTE_MIN((uint32_t)now - e->rtt_start, UINT32_MAX / 16);
+		e->rtt_start = 0;
+		if (e->srtt == 0) {
+			e->srtt = RTE_MAX(s, 1U);
+			e->rttvar = s / 2;
+		} else {
+			uint32_t d = e->srtt > s ? e->srtt - s : s - e->srtt;
+
+			e->rttvar = e->rttvar - e->rttvar / 4 + d / 4;
+			e->srtt = e->srtt - e->srtt / 8 + s / 8;
+		}
+		lo = dev->rto_min;
+		hi = rto_cap(dev, qp);
+		rto = RTE_MAX((uint64_t)e->srtt + 4 * (uint64_t)e->rttvar, lo);
+		e->rto_fast = lo == 0 || hi < lo ? 0 : (uint32_t)RTE_MIN(rto, hi);
+	}
+	e->fast_tsc = e->rto_fast ? now + e->rto_fast : 0;
+}
+
 static void
 check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 {
@@ -289,15 +393,23 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 	/* nothing outstanding, unless the next packet cannot leave (roce_req_run) */
 	if (e->win_head == e->win_cur && e->cur_pkt == 0 && !e->tx_stalled) {
 		e->retry_tsc = 0;
+		e->fast_tsc = 0;
 		return;
 	}
-	if (e->retry_tsc == 0) {
+	if (e->retry_tsc == 0 && qp->tmo_tsc != 0) {
 		arm_retry(qp, now);
 		return;
 	}
-	if (now < e->retry_tsc)
+	if (unlikely(e->fast_tsc != 0) && now >= e->fast_tsc &&
+	    (now < e->retry_tsc || e->retry_tsc == 0)) {
+		fast_resend(dev, qp, now);
+		return;
+	}
+	if (now < e->retry_tsc || e->retry_tsc == 0)
 		return;
 	ROCE_QP_CNT(dev, qp, timeouts);
+	e->fast_resend = 0;
+	e->rtt_start = 0;
 	if (e->retry_left-- == 0) {
 		/* in ERR before the completion that says so: a query after it sees ERR */
 		roce_qp_to_err(dev, qp);
@@ -395,7 +507,9 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 	struct roce_qp_eng *e = &qp->e;
 	uint32_t st = roce_qp_state(qp);
 	unsigned int budget = REQ_BUDGET;
+	uint32_t psn0;
 	uint64_t now;
+	bool fresh;
 
 	if (st == IBV_QPS_ERR) {
 		roce_qp_flush(dev, qp);
@@ -443,6 +557,9 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 			}
 			return;
 		}
+		/* a packet never sent before (not a go-back-N resend) */
+		psn0 = e->psn;
+		fresh = psn_cmp(psn0, e->psn_hi) >= 0;
 		/* the port is full: wait, do not drop; else no mbuf or no neighbour yet */
 		ret = roce_tx_room_data(qp->q) ? send_pkt(dev, qp, wqe) : -ENOBUFS;
 		if (unlikely(ret == -EFAULT)) {
@@ -465,8 +582,17 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp)
 			return;		/* try next loop */
 		}
 		e->tx_stalled = 0;
-		if (roce_qp_reliable(qp))
+		if (roce_qp_reliable(qp)) {
+			if (fresh) {
+				/* one request at a time is timed (roce_req_rtt) */
+				if (e->rtt_start == 0) {
+					e->rtt_psn = psn0;
+					e->rtt_start = (uint32_t)now | 1;
+				}
+				e->fast_resend = 0;	/* past the resend: new requests */
+			}
 			arm_retry(qp, now);
+		}
 		if (ret == 0)
 			continue;
 		/* message fully sent (READ/atomic: its request) */
