@@ -1,0 +1,672 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Steering (drivers/rdma/roce/roce_steer.c): how a frame reaches the queue
+ * that owns its QP on a port with RSS or rte_flow, without the hand-off.
+ *
+ * No NIC here, and no software port with RSS or flow rules in this VM
+ * (net_tap's rules need the kernel's multiq, flower and skbedit), so the
+ * end-to-end cases put droce0 and droce1 (queues=2 each) on net_ring ports
+ * whose rings this test wires itself: what one port sends, an rx callback
+ * of the other hands to the rx queue a NIC would pick, either as droce's
+ * flow rules say (UDP source port & 7, modulo the queues) or as RSS with
+ * droce's key and RETA does (Toeplitz hash of the IPv4/UDP tuple, RETA
+ * entry i = queue (i & 7) % 2). The QPs are paired across queues (droce0's
+ * QP on queue 0 with droce1's on queue 1, and the other way round), the
+ * case that an unsteered port pair hands every frame off. Checked: every
+ * byte arrives, no frame is handed off, both queues of both devices receive,
+ * each RoCEv2 frame lands on the queue owning its destination QP, and the
+ * two conventions agree on every frame. An unsteered wiring (a frame lands
+ * on the queue it was sent from) shows the same pairs do need the hand-off.
+ *
+ * Unit cases: the software Toeplitz hash against Microsoft's verification
+ * vectors; the source port droce picks carries the destination's queue in
+ * its low bits and in its hash, for many addresses and QPNs; the QPN of a
+ * QP names its queue; the steering devarg.
+ *
+ * Modes: --inline, --lcore (engine lcores 1 and 2, one a queue).
+ */
+#include <arpa/inet.h>
+
+#include <rte_common.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_eth_ring.h>
+#include <rte_ip.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_thash.h>
+#include <rte_udp.h>
+
+#include "droce.h"
+#include "droce_test.h"
+#include "harness.h"
+#include "roce_loc.h"
+#include "verbs_loc.h"	/* white box: the QP behind an ibv_qp */
+
+#define NQ		2
+#define NMSG		32
+#define MSG_MAX		2048
+#define SEND_OFF	(128 * 1024)
+#define RD_OFF		(256 * 1024)
+#define RD_LEN		(32 * 1024)
+#define WIRE_RING	4096
+#define NIC_RETA	128
+
+static bool engine_mode;
+static struct ibv_device **devs, *dev_a, *dev_b;
+static const struct h_qp_opts rc = { .type = IBV_QPT_RC, .max_send_wr = 128, .max_recv_wr = 128 };
+static const struct h_qp_opts ud = { .type = IBV_QPT_UD, .max_send_wr = 64, .max_recv_wr = 64 };
+
+/* --- the wire: a NIC's choice of rx queue, emulated --- */
+enum nic_mode {
+	NIC_FLOW,	/* droce's rte_flow rules */
+	NIC_RSS,	/* droce's RSS key and RETA */
+	NIC_SAME,	/* none: the queue it was sent from (a plain net_ring pair) */
+};
+
+struct wire_port {
+	uint16_t port;
+	struct rte_ring *rx[NQ];	/* the port's rx queue k reads rx[k] */
+	struct rte_ring *tx[NQ];	/* its tx queue k writes tx[k] */
+	struct wire_port *peer;
+	/* what the NIC did with the frames to this port (atomic: any lcore moves the wire) */
+	uint64_t rx_q[NQ];		/* frames put on each rx queue */
+	uint64_t roce;			/* RoCEv2 frames */
+	uint64_t misplaced;		/* RoCEv2 frames put on a queue not their QP's */
+	uint64_t disagree;		/* frames the flow rules and RSS put on different queues */
+};
+
+static enum nic_mode nic_mode;
+static struct wire_port wire[2];
+
+/* The queue owning QP @dqpn on a droce device with NQ queues (roce_qpn_queue), QP1 queue 0 */
+static uint16_t
+owner_queue(uint32_t dqpn)
+{
+	return dqpn == 1 ? 0 : (dqpn % DROCE_MAX_QUEUES) % NQ;
+}
+
+/* The rx queue of @w's NIC for @m, sent from the peer's tx queue @from. */
+static uint16_t
+nic_queue(struct wire_port *w, struct rte_mbuf *m, uint16_t from)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eth + 1);
+	const struct rte_udp_hdr *udp;
+	const uint8_t *bth;
+	uint16_t sport, flow_q, rss_q, q;
+	uint32_t hash, dqpn;
+
+	if (eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
+	    ip->next_proto_id != IPPROTO_UDP)
+		return nic_mode == NIC_SAME ? from : 0;	/* ARP: a NIC's default queue */
+	udp = (const struct rte_udp_hdr *)((const uint8_t *)ip + rte_ipv4_hdr_len(ip));
+	if (udp->dst_port != RTE_BE16(DROCE_UDP_PORT))
+		return nic_mode == NIC_SAME ? from : 0;
+	sport = rte_be_to_cpu_16(udp->src_port);
+	bth = (const uint8_t *)(udp + 1);
+	dqpn = (uint32_t)bth[5] << 16 | (uint32_t)bth[6] << 8 | bth[7];
+	flow_q = (sport % DROCE_MAX_QUEUES) % NQ;
+	hash = roce_steer_hash(ip->src_addr, ip->dst_addr, sport, DROCE_UDP_PORT);
+	rss_q = ((hash % NIC_RETA) % DROCE_MAX_QUEUES) % NQ;
+	q = nic_mode == NIC_FLOW ? flow_q : nic_mode == NIC_RSS ? rss_q : from;
+	__atomic_fetch_add(&w->roce, 1, __ATOMIC_RELAXED);
+	if (q != owner_queue(dqpn))
+		__atomic_fetch_add(&w->misplaced, 1, __ATOMIC_RELAXED);
+	if (flow_q != rss_q)
+		__atomic_fetch_add(&w->disagree, 1, __ATOMIC_RELAXED);
+	return q;
+}
+
+/*
+ * Every rx burst of @w's port (empty ones too) moves the wire: what the
+ * peer's tx queues sent goes to the rx ring of the queue the NIC picks,
+ * which a later burst of that queue reads.
+ */
+static uint16_t
+wire_rx_cb(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb, uint16_t max,
+	   void *arg)
+{
+	struct wire_port *w = arg;
+	struct rte_mbuf *m[32];
+
+	RTE_SET_USED(port);
+	RTE_SET_USED(queue);
+	RTE_SET_USED(pkts);
+	RTE_SET_USED(max);
+	for (uint16_t from = 0; from < NQ; from++) {
+		unsigned int n = rte_ring_dequeue_burst(w->peer->tx[from], (void **)m, RTE_DIM(m), NULL);
+
+		for (unsigned int i = 0; i < n; i++) {
+			uint16_t q = nic_queue(w, m[i], from);
+
+			if (rte_ring_enqueue(w->rx[q], m[i]) != 0) {
+				rte_pktmbuf_free(m[i]);
+				continue;
+			}
+			__atomic_fetch_add(&w->rx_q[q], 1, __ATOMIC_RELAXED);
+		}
+	}
+	return nb;
+}
+
+/* The two wired ports, net_ring_stwa and net_ring_stwb; 0 or -1. */
+static int
+wire_create(void)
+{
+	char n[RTE_RING_NAMESIZE];
+	int port;
+
+	for (int p = 0; p < 2; p++) {
+		for (int k = 0; k < NQ; k++) {
+			snprintf(n, sizeof(n), "stw_rx%d_%d", p, k);
+			wire[p].rx[k] = rte_ring_create(n, WIRE_RING, rte_socket_id(), 0);
+			snprintf(n, sizeof(n), "stw_tx%d_%d", p, k);
+			wire[p].tx[k] = rte_ring_create(n, WIRE_RING, rte_socket_id(), 0);
+			if (wire[p].rx[k] == NULL || wire[p].tx[k] == NULL)
+				return -1;
+		}
+		port = rte_eth_from_rings(p ? "stwb" : "stwa", wire[p].rx, NQ, wire[p].tx, NQ,
+					  rte_socket_id());
+		if (port < 0)
+			return -1;
+		wire[p].port = (uint16_t)port;
+		wire[p].peer = &wire[!p];
+	}
+	return 0;
+}
+
+/* After droce configured the ports: the callbacks that move the wire. */
+static int
+wire_start(void)
+{
+	for (int p = 0; p < 2; p++)
+		for (uint16_t k = 0; k < NQ; k++)
+			if (rte_eth_add_rx_callback(wire[p].port, k, wire_rx_cb, &wire[p]) == NULL)
+				return -1;
+	return 0;
+}
+
+static void
+wire_reset(enum nic_mode mode)
+{
+	nic_mode = mode;
+	for (int p = 0; p < 2; p++) {
+		for (int k = 0; k < NQ; k++)
+			__atomic_store_n(&wire[p].rx_q[k], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&wire[p].roce, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&wire[p].misplaced, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&wire[p].disagree, 0, __ATOMIC_RELAXED);
+	}
+}
+
+/* --- sides on a chosen queue --- */
+struct side_job {
+	struct h_side *s;
+	struct ibv_device *d;
+	const struct h_qp_opts *o;
+	int rc;
+};
+
+static int
+side_create_main(void *p)
+{
+	struct side_job *j = p;
+	struct ibv_context *ctx = ibv_open_device(j->d);
+
+	j->rc = ctx == NULL ? -1 : h_side_create(j->s, ctx, j->o);
+	return 0;
+}
+
+/* A side of @d whose QP is made on lcore @lc (inline: its queue; engine lcores: in turn) */
+static int
+side_on(struct h_side *s, struct ibv_device *d, unsigned int lc, const struct h_qp_opts *o)
+{
+	struct side_job j = { s, d, o, -1 };
+
+	if (lc == 0 || engine_mode) {
+		side_create_main(&j);
+	} else {
+		if (rte_eal_remote_launch(side_create_main, &j, lc) != 0)
+			return -1;
+		rte_eal_wait_lcore(lc);
+	}
+	return j.rc;
+}
+
+static void
+side_close(struct h_side *s)
+{
+	struct ibv_context *ctx = s->ctx;
+
+	h_side_destroy(s);
+	if (ctx != NULL)
+		ibv_close_device(ctx);
+}
+
+static struct roce_qp *
+rqp(const struct h_side *s)
+{
+	return to_roce_qp(to_dqp(s->qp)->fp);
+}
+
+/*
+ * Poll until @n[i] completions of each CQ in @cq (4 at most), all
+ * successes; receive completions into @rw when non-NULL.
+ */
+static int
+poll_all(struct ibv_cq **cq, const int *n, int ncq, struct ibv_wc rw[][NMSG])
+{
+	uint64_t t0 = h_now_ms();
+	int got[4] = { 0 };
+	bool more = true;
+
+	while (more && h_now_ms() - t0 < 10000) {
+		more = false;
+		for (int i = 0; i < ncq; i++) {
+			struct ibv_wc w[NMSG], *into = rw != NULL ? rw[i] + got[i] : w;
+			int k;
+
+			if (got[i] >= n[i])
+				continue;
+			k = ibv_poll_cq(cq[i], RTE_MIN(n[i] - got[i], NMSG), into);
+			for (int c = 0; c < k; c++)
+				if (into[c].status != IBV_WC_SUCCESS) {
+					fprintf(stderr, "  completion %s\n", ibv_wc_status_str(into[c].status));
+					return -1;
+				}
+			got[i] += k > 0 ? k : 0;
+			more |= got[i] < n[i];
+		}
+	}
+	for (int i = 0; i < ncq; i++)
+		if (got[i] != n[i]) {
+			fprintf(stderr, "  CQ %d: %d of %d completions\n", i, got[i], n[i]);
+			return -1;
+		}
+	return 0;
+}
+
+static uint32_t
+msg_len(uint32_t seed, uint32_t i)
+{
+	return 1 + (seed * 131 + i * 977) % MSG_MAX;
+}
+
+/*
+ * NMSG SENDs each way between @x and @y (both pairs at once), every byte
+ * checked; then an RDMA WRITE from each x and a READ of it back.
+ */
+static int
+rc_traffic(struct h_side *x0, struct h_side *y0, struct h_side *x1, struct h_side *y1,
+	   uint32_t seed)
+{
+	struct h_side *from[4] = { x0, y0, x1, y1 }, *to[4] = { y0, x0, y1, x1 };
+	static struct ibv_wc rw[4][NMSG];
+	struct ibv_cq *cq[4];
+	int n[4] = { NMSG, NMSG, NMSG, NMSG };
+
+	for (int s = 0; s < 4; s++)
+		for (int i = 0; i < NMSG; i++)
+			if (h_post_recv(to[s], (size_t)i * MSG_MAX, MSG_MAX, i))
+				return -1;
+	for (int s = 0; s < 4; s++)
+		for (uint32_t i = 0; i < NMSG; i++) {
+			uint32_t len = msg_len(seed + (uint32_t)s, i);
+
+			h_pattern(from[s]->buf + SEND_OFF + (size_t)i * MSG_MAX, len,
+				  seed + (uint32_t)s * 1000 + i);
+			if (h_post_send(from[s], IBV_WR_SEND, SEND_OFF + (size_t)i * MSG_MAX, len, i, 0))
+				return -1;
+		}
+	for (int s = 0; s < 4; s++)
+		cq[s] = to[s]->rcq;
+	if (poll_all(cq, n, 4, rw))
+		return -1;
+	for (int s = 0; s < 4; s++)
+		for (int i = 0; i < NMSG; i++) {
+			uint32_t id = (uint32_t)rw[s][i].wr_id, len = msg_len(seed + (uint32_t)s, id);
+
+			if (rw[s][i].wr_id != (uint64_t)i || rw[s][i].byte_len != len ||
+			    memcmp(to[s]->buf + (size_t)id * MSG_MAX,
+				   from[s]->buf + SEND_OFF + (size_t)id * MSG_MAX, len) != 0) {
+				fprintf(stderr, "  side %d message %d: wr_id %" PRIu64 ", %u bytes, want %u\n",
+					s, i, rw[s][i].wr_id, rw[s][i].byte_len, len);
+				return -1;
+			}
+		}
+	/* the SENDs' completions were unsignaled: a WRITE, then a READ, signaled, from x0 and x1 */
+	for (int op = 0; op < 2; op++) {
+		struct h_side *x[2] = { x0, x1 }, *y[2] = { y0, y1 };
+		int one[2] = { 1, 1 };
+
+		for (int s = 0; s < 2; s++) {
+			struct ibv_sge sge = { (uintptr_t)x[s]->buf + RD_OFF * (1 + op), RD_LEN, x[s]->mr->lkey };
+			struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+						  .opcode = op ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
+						  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+			if (op == 0)
+				h_pattern(x[s]->buf + RD_OFF, RD_LEN, seed ^ (0x5a5a + s));
+			wr.wr.rdma.remote_addr = (uintptr_t)y[s]->buf + RD_OFF;
+			wr.wr.rdma.rkey = y[s]->mr->rkey;
+			if (ibv_post_send(x[s]->qp, &wr, &bad))
+				return -1;
+			cq[s] = x[s]->scq;
+		}
+		if (poll_all(cq, one, 2, NULL))
+			return -1;
+		for (int s = 0; s < 2; s++)
+			if (memcmp(y[s]->buf + RD_OFF, x[s]->buf + RD_OFF * (1 + op), RD_LEN) != 0) {
+				fprintf(stderr, "  pair %d: RDMA %s: the bytes differ\n", s,
+					op ? "READ" : "WRITE");
+				return -1;
+			}
+	}
+	return 0;
+}
+
+/* 8 datagrams each way between two UD QPs (queue 0's on both devices). */
+static int
+ud_traffic(struct h_side *u, struct h_side *v)
+{
+	struct h_side *from[2] = { u, v }, *to[2] = { v, u };
+	struct ibv_cq *cq[2] = { v->rcq, u->rcq };
+	struct ibv_ah *ah[2] = { NULL, NULL };
+	int n[2] = { 8, 8 }, ret = -1;
+
+	for (int s = 0; s < 2; s++) {
+		ah[s] = h_ah(from[s], to[s]);
+		if (ah[s] == NULL)
+			goto out;
+		for (int i = 0; i < 8; i++) {
+			struct ibv_sge sge = { (uintptr_t)from[s]->buf, 100 + i, from[s]->mr->lkey };
+			struct ibv_send_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1,
+						  .opcode = IBV_WR_SEND }, *bad;
+
+			if (h_post_recv(to[s], SEND_OFF + (size_t)i * 256, 256, i))
+				goto out;
+			wr.wr.ud.ah = ah[s];
+			wr.wr.ud.remote_qpn = to[s]->qp->qp_num;
+			wr.wr.ud.remote_qkey = H_QKEY;
+			if (ibv_post_send(from[s]->qp, &wr, &bad))
+				goto out;
+		}
+	}
+	ret = poll_all(cq, n, 2, NULL);
+out:
+	for (int s = 0; s < 2; s++)
+		if (ah[s] != NULL)
+			ibv_destroy_ah(ah[s]);
+	return ret;
+}
+
+struct wire_run {
+	uint64_t handoff[2];		/* q_handoff of droce0, droce1 during the traffic */
+	uint64_t handoff_drop[2];
+};
+
+/*
+ * Two RC pairs across queues (droce0's queue-0 QP with droce1's queue-1
+ * QP, and the other way round) and a UD pair, with the wire in @mode.
+ */
+static int
+wire_traffic(enum nic_mode mode, uint32_t seed, struct wire_run *r)
+{
+	struct h_side a[2], b[2], u, v, *x0, *y0, *x1, *y1;
+	uint64_t h[2] = { h_xstat("droce0", "q_handoff"), h_xstat("droce1", "q_handoff") };
+	int ret = -1;
+
+	wire_reset(mode);
+	/* inline: the QP made on lcore k is on queue k; engine lcores: in turn */
+	if (side_on(&a[0], dev_a, 0, &rc) || side_on(&a[1], dev_a, 1, &rc) ||
+	    side_on(&b[0], dev_b, 0, &rc) || side_on(&b[1], dev_b, 1, &rc) ||
+	    side_on(&u, dev_a, 0, &ud) || side_on(&v, dev_b, 0, &ud))
+		return -1;
+	/* the two sides of each device on different queues: cross them */
+	if (rqp(&a[0])->q->id == rqp(&a[1])->q->id || rqp(&b[0])->q->id == rqp(&b[1])->q->id) {
+		fprintf(stderr, "  droce0's QPs on queues %u and %u, droce1's on %u and %u\n",
+			rqp(&a[0])->q->id, rqp(&a[1])->q->id, rqp(&b[0])->q->id, rqp(&b[1])->q->id);
+		goto out;
+	}
+	x0 = &a[0];
+	y0 = rqp(&b[0])->q->id != rqp(x0)->q->id ? &b[0] : &b[1];
+	x1 = &a[1];
+	y1 = y0 == &b[0] ? &b[1] : &b[0];
+	/* every QP's number names its queue (what the peer steers by) */
+	for (int s = 0; s < 2; s++) {
+		struct roce_qp *qa = rqp(&a[s]), *qb = rqp(&b[s]);
+
+		if (roce_qpn_queue(qa->dev, qa->fp.qpn) != qa->q->id ||
+		    roce_qpn_queue(qb->dev, qb->fp.qpn) != qb->q->id ||
+		    rqp(&u)->q->id != 0 || roce_qpn_queue(rqp(&u)->dev, rqp(&u)->fp.qpn) != 0)
+			goto out;
+	}
+	if (h_connect(x0, y0, &rc) || h_connect(y0, x0, &rc) ||
+	    h_connect(x1, y1, &rc) || h_connect(y1, x1, &rc) ||
+	    h_connect(&u, &v, &ud) || h_connect(&v, &u, &ud))
+		goto out;
+	ret = rc_traffic(x0, y0, x1, y1, seed) || ud_traffic(&u, &v) ? -1 : 0;
+	for (int d = 0; d < 2; d++) {
+		const char *name = d ? "droce1" : "droce0";
+
+		r->handoff[d] = h_xstat(name, "q_handoff") - h[d];
+		r->handoff_drop[d] = h_xstat(name, "q_handoff_drop");
+	}
+out:
+	side_close(&a[0]);
+	side_close(&a[1]);
+	side_close(&b[0]);
+	side_close(&b[1]);
+	side_close(&u);
+	side_close(&v);
+	return ret;
+}
+
+static int
+wire_steered(enum nic_mode mode, uint32_t seed)
+{
+	struct wire_run r;
+
+	TEST_ASSERT_EQ(wire_traffic(mode, seed, &r), 0);
+	for (int p = 0; p < 2; p++) {
+		/* 2 x 64 SENDs, WRITE and READ (ACKs, responses), 16 datagrams, at least */
+		TEST_ASSERT(wire[p].roce > 2 * NMSG, "port %d: %" PRIu64 " RoCEv2 frames", p,
+			    wire[p].roce);
+		TEST_ASSERT_EQ(wire[p].misplaced, 0);
+		TEST_ASSERT_EQ(wire[p].disagree, 0);
+		for (int k = 0; k < NQ; k++)
+			TEST_ASSERT(wire[p].rx_q[k] >= NMSG, "port %d queue %d: %" PRIu64 " frames",
+				    p, k, wire[p].rx_q[k]);
+		TEST_ASSERT_EQ(r.handoff[p], 0);
+		TEST_ASSERT_EQ(r.handoff_drop[p], 0);
+	}
+	return TEST_SUCCESS;
+}
+
+/* The wire as droce's flow rules steer: nothing crosses between queues. */
+static int
+test_steer_flow_rules_reach_owner(void)
+{
+	return wire_steered(NIC_FLOW, 7);
+}
+
+/* The wire as RSS with droce's key and RETA steers: nothing crosses between queues. */
+static int
+test_steer_rss_reaches_owner(void)
+{
+	return wire_steered(NIC_RSS, 19);
+}
+
+/*
+ * The same pairs on an unsteered wire (each frame on the queue it left
+ * from): the hand-off carries them, so the cases above do test steering.
+ */
+static int
+test_steer_unsteered_wire_hands_off(void)
+{
+	struct wire_run r;
+
+	TEST_ASSERT_EQ(wire_traffic(NIC_SAME, 31, &r), 0);
+	for (int p = 0; p < 2; p++) {
+		TEST_ASSERT(wire[p].misplaced >= NMSG, "port %d: %" PRIu64 " misplaced", p,
+			    wire[p].misplaced);
+		TEST_ASSERT(r.handoff[p] >= NMSG, "droce%d handed %" PRIu64 " off", p, r.handoff[p]);
+		TEST_ASSERT_EQ(r.handoff_drop[p], 0);
+		TEST_ASSERT_EQ(wire[p].disagree, 0);	/* the ports still carry both marks */
+	}
+	return TEST_SUCCESS;
+}
+
+/* --- unit cases --- */
+static rte_be32_t
+ip4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+	return rte_cpu_to_be_32(RTE_IPV4(a, b, c, d));
+}
+
+/*
+ * droce's key and hash are Microsoft's: its verification vectors (IPv4 with
+ * TCP ports, source first, as the NIC reads the IPv4/UDP tuple too).
+ */
+static int
+test_steer_hash_microsoft_vectors(void)
+{
+	TEST_ASSERT_EQ(roce_steer_hash(ip4(66, 9, 149, 187), ip4(161, 142, 100, 80), 2794, 1766),
+		       0x51ccc178);
+	TEST_ASSERT_EQ(roce_steer_hash(ip4(199, 92, 111, 2), ip4(65, 69, 140, 83), 14230, 4739),
+		       0xc626b0ea);
+	TEST_ASSERT_EQ(roce_steer_hash(ip4(24, 19, 198, 95), ip4(12, 22, 207, 184), 12898, 38024),
+		       0x5c2b394a);
+	return TEST_SUCCESS;
+}
+
+/*
+ * For many sources, destinations and QPNs: the port keeps RoCEv2's range,
+ * carries the destination's steering bits in its low bits and in the low
+ * bits of its hash, and still spreads QPs (ECMP entropy).
+ */
+static int
+test_steer_sport_carries_queue(void)
+{
+	static uint8_t seen[1 << 14];
+	uint64_t x = 0x5eed;
+	unsigned int distinct = 0;
+
+	for (int i = 0; i < 200000; i++) {
+		uint32_t qpn, k;
+		rte_be32_t sip, dip;
+		uint16_t base, p;
+
+		x = h_mix64(x + (uint64_t)i);
+		sip = (rte_be32_t)x;
+		dip = (rte_be32_t)(x >> 32);
+		qpn = DROCE_QPN_BASE + (uint32_t)(h_mix64(x) % DROCE_MAX_QP);
+		k = roce_steer_k(qpn, dip);
+		base = roce_qp_sport_base(qpn);
+		p = roce_steer_sport(base, sip, dip, k);
+		TEST_ASSERT((p & 0xc000) == 0xc000, "port %#x", p);
+		TEST_ASSERT_EQ(p % DROCE_MAX_QUEUES, k);
+		TEST_ASSERT_EQ(roce_steer_hash(sip, dip, p, DROCE_UDP_PORT) % DROCE_MAX_QUEUES, k);
+	}
+	/* QP1 and multicast are queue 0's whatever their number */
+	TEST_ASSERT_EQ(roce_steer_k(DROCE_GSI_QPN, ip4(10, 0, 0, 2)), 0);
+	TEST_ASSERT_EQ(roce_steer_k(0xffffff, ip4(239, 1, 2, 3)), 0);
+	TEST_ASSERT_EQ(roce_steer_k(0x13, ip4(10, 0, 0, 2)), 3);
+	/*
+	 * one peer, 4096 QPs: their ports spread. Between two addresses 2048
+	 * ports carry both marks (11 bits of the 14 left: 3 are the flow
+	 * mark, and the hash mark takes 3 more of the rest), so half of those
+	 * at least
+	 */
+	for (uint32_t q = 0; q < 4096; q++) {
+		uint32_t qpn = DROCE_QPN_BASE + q;
+		uint16_t p = roce_steer_sport(roce_qp_sport_base(qpn), ip4(10, 0, 0, 1),
+					      ip4(10, 0, 0, 2), qpn % DROCE_MAX_QUEUES);
+
+		distinct += !seen[p & 0x3fff];
+		seen[p & 0x3fff] = 1;
+	}
+	TEST_ASSERT(distinct >= 1024, "%u distinct ports for 4096 QPs", distinct);
+	return TEST_SUCCESS;
+}
+
+/*
+ * steering=: a value it does not know, or flow rules or RSS on a port
+ * that has neither (net_ring) with several queues, is refused; auto and
+ * none take such a port (steered by nothing), and with one queue there is
+ * nothing to steer.
+ */
+static int
+test_steer_devarg(void)
+{
+	struct roce_dev *d;
+
+	TEST_ASSERT_EQ(droce_ring_pair_create_queues("net_ring_e", "net_ring_f", 2), 0);
+	TEST_ASSERT(droce_dev_create("droce7", "ethdev=net_ring_e,ip=10.0.7.1,queues=2,steering=x") < 0, "x");
+	TEST_ASSERT(droce_dev_create("droce7", "ethdev=net_ring_e,ip=10.0.7.1,queues=2,steering=flow") < 0,
+		    "flow");
+	TEST_ASSERT(droce_dev_create("droce7", "ethdev=net_ring_e,ip=10.0.7.1,queues=2,steering=rss") < 0,
+		    "rss");
+	/* the refusals left the port free and stopped */
+	TEST_ASSERT_EQ(droce_dev_create("droce7", "ethdev=net_ring_e,ip=10.0.7.1,queues=2,steering=auto"), 0);
+	d = roce_dev_by_name("droce7");
+	TEST_ASSERT(d != NULL, "droce7");
+	TEST_ASSERT_EQ(d->steer, ROCE_STEER_NONE);
+	TEST_ASSERT_EQ(strcmp(roce_steer_name(d->steer), "none"), 0);
+	TEST_ASSERT_EQ(droce_dev_destroy("droce7"), 0);
+	TEST_ASSERT_EQ(droce_dev_create("droce7", "ethdev=net_ring_e,ip=10.0.7.1,queues=2,steering=none"), 0);
+	TEST_ASSERT_EQ(droce_dev_destroy("droce7"), 0);
+	TEST_ASSERT_EQ(droce_dev_create("droce7", "ethdev=net_ring_e,ip=10.0.7.1,queues=1,steering=flow"), 0);
+	TEST_ASSERT_EQ(roce_dev_by_name("droce7")->steer, ROCE_STEER_NONE);
+	TEST_ASSERT_EQ(droce_dev_destroy("droce7"), 0);
+	return TEST_SUCCESS;
+}
+
+static const struct droce_test_case cases[] = {
+	TEST_CASE(test_steer_hash_microsoft_vectors),
+	TEST_CASE(test_steer_sport_carries_queue),
+	TEST_CASE(test_steer_devarg),
+	TEST_CASE(test_steer_flow_rules_reach_owner),
+	TEST_CASE(test_steer_rss_reaches_owner),
+	TEST_CASE(test_steer_unsteered_wire_hands_off),
+};
+
+int
+main(int argc, char **argv)
+{
+	char args[160];
+	int n;
+
+	for (int i = 1; i < argc; i++)
+		engine_mode |= strcmp(argv[i], "--lcore") == 0;
+	/* engine lcores 1 and 2, one a queue: three lcores on two CPUs */
+	if (h_eal_init(argv[0], "ts", engine_mode ? "0@0,1@1,2@(0-1)" : "0-1", NULL))
+		return 1;
+	if (wire_create())
+		return 1;
+	for (int k = 0; k < 2; k++) {
+		snprintf(args, sizeof(args), "ethdev=net_ring_stw%c,ip=10.0.0.%d,mtu=4200,queues=%d,lcore=%s",
+			 k ? 'b' : 'a', k + 1, NQ, engine_mode ? "1:2" : "inline");
+		if (droce_dev_create(k ? "droce1" : "droce0", args)) {
+			fprintf(stderr, "cannot create droce%d (%s)\n", k, args);
+			return 1;
+		}
+	}
+	if (wire_start())
+		return 1;
+	devs = ibv_get_device_list(&n);
+	for (int i = 0; devs != NULL && i < n; i++) {
+		if (strcmp(ibv_get_device_name(devs[i]), "droce0") == 0)
+			dev_a = devs[i];
+		if (strcmp(ibv_get_device_name(devs[i]), "droce1") == 0)
+			dev_b = devs[i];
+	}
+	if (dev_a == NULL || dev_b == NULL)
+		return 1;
+	printf("# queues=%d on a wired net_ring pair, %s progress\n", NQ,
+	       engine_mode ? "engine lcores 1 and 2" : "inline");
+	return droce_test_run("steer", cases, RTE_DIM(cases), NULL, NULL);
+}
