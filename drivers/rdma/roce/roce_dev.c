@@ -577,6 +577,7 @@ roce_probe(struct rte_vdev_device *vdev)
 	dev->clock_gap_max = dev->tsc_hz * DROCE_CLOCK_GAP_US / 1000000;
 	dev->nb_q = a.nb_q;
 	dev->steer_arg = a.steer;
+	dev->steer = ROCE_STEER_NONE;	/* until the started port says (roce_steer_start) */
 	dev->nb_lcores = a.nb_lcores;
 	memcpy(dev->q_lcore, a.q_lcore, sizeof(dev->q_lcore));
 	rte_spinlock_init(&dev->inline_lock);
