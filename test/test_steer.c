@@ -4,24 +4,24 @@
  * that owns its QP on a port with RSS or rte_flow, without the hand-off.
  *
  * No NIC here, and no software port with RSS or flow rules in this VM
- * (net_tap's rules need the kernel's multiq, flower and skbedit), so the
- * end-to-end cases put droce0 and droce1 (queues=2 each) on net_ring ports
- * whose rings this test wires itself: what one port sends, an rx callback
- * of the other hands to the rx queue a NIC would pick, either as droce's
- * flow rules say (UDP source port & 7, modulo the queues) or as RSS with
- * droce's key and RETA does (Toeplitz hash of the IPv4/UDP tuple, RETA
- * entry i = queue (i & 7) % 2). The QPs are paired across queues (droce0's
- * QP on queue 0 with droce1's on queue 1, and the other way round), the
- * case that an unsteered port pair hands every frame off. Checked: every
- * byte arrives, no frame is handed off, both queues of both devices receive,
- * each RoCEv2 frame lands on the queue owning its destination QP, and the
- * two conventions agree on every frame. An unsteered wiring (a frame lands
- * on the queue it was sent from) shows the same pairs do need the hand-off.
+ * (net_tap's rules need the kernel's multiq, flower and skbedit), so
+ * droce0 and droce1 (queues=2 each) run on net_stnic (steer_nic.c), a test
+ * ethdev that picks each received frame's rx queue from what droce set on
+ * it, as a NIC does: its rte_flow rules, else RSS with the key droce gave
+ * at configure and the RETA it wrote, else the queue of the sender's tx
+ * queue index (as a net_ring pair). The QPs are paired across queues
+ * (droce0's QP on queue 0 with droce1's on queue 1, and the other way
+ * round), the case an unsteered port hands every frame off in. Checked:
+ * what droce sets on the port per steering= and port capabilities (the
+ * rules, the key, the RETA; the rules gone with the device); every byte
+ * arrives, no frame is handed off, both queues of both devices receive and
+ * each RoCEv2 frame lands on its QP's queue; on an unsteered port the same
+ * pairs need the hand-off.
  *
  * Unit cases: the software Toeplitz hash against Microsoft's verification
  * vectors; the source port droce picks carries the destination's queue in
- * its low bits and in its hash, for many addresses and QPNs; the QPN of a
- * QP names its queue; the steering devarg.
+ * its low bits and in its hash, for many addresses and QPNs; the steering
+ * devarg on net_ring (no RSS, no rules).
  *
  * Modes: --inline, --lcore (engine lcores 1 and 2, one a queue).
  */
@@ -30,19 +30,15 @@
 #include <rte_common.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
-#include <rte_eth_ring.h>
 #include <rte_ip.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
-#include <rte_mbuf.h>
-#include <rte_ring.h>
-#include <rte_thash.h>
-#include <rte_udp.h>
 
 #include "droce.h"
 #include "droce_test.h"
 #include "harness.h"
 #include "roce_loc.h"
+#include "steer_nic.h"
 #include "verbs_loc.h"	/* white box: the QP behind an ibv_qp */
 
 #define NQ		2
@@ -51,155 +47,79 @@
 #define SEND_OFF	(128 * 1024)
 #define RD_OFF		(256 * 1024)
 #define RD_LEN		(32 * 1024)
-#define WIRE_RING	4096
-#define NIC_RETA	128
 
 static bool engine_mode;
 static struct ibv_device **devs, *dev_a, *dev_b;
 static const struct h_qp_opts rc = { .type = IBV_QPT_RC, .max_send_wr = 128, .max_recv_wr = 128 };
 static const struct h_qp_opts ud = { .type = IBV_QPT_UD, .max_send_wr = 64, .max_recv_wr = 64 };
 
-/* --- the wire: a NIC's choice of rx queue, emulated --- */
-enum nic_mode {
-	NIC_FLOW,	/* droce's rte_flow rules */
-	NIC_RSS,	/* droce's RSS key and RETA */
-	NIC_SAME,	/* none: the queue it was sent from (a plain net_ring pair) */
-};
-
-struct wire_port {
-	uint16_t port;
-	struct rte_ring *rx[NQ];	/* the port's rx queue k reads rx[k] */
-	struct rte_ring *tx[NQ];	/* its tx queue k writes tx[k] */
-	struct wire_port *peer;
-	/* what the NIC did with the frames to this port (atomic: any lcore moves the wire) */
-	uint64_t rx_q[NQ];		/* frames put on each rx queue */
-	uint64_t roce;			/* RoCEv2 frames */
-	uint64_t misplaced;		/* RoCEv2 frames put on a queue not their QP's */
-	uint64_t disagree;		/* frames the flow rules and RSS put on different queues */
-};
-
-static enum nic_mode nic_mode;
-static struct wire_port wire[2];
-
-/* The queue owning QP @dqpn on a droce device with NQ queues (roce_qpn_queue), QP1 queue 0 */
-static uint16_t
-owner_queue(uint32_t dqpn)
-{
-	return dqpn == 1 ? 0 : (dqpn % DROCE_MAX_QUEUES) % NQ;
-}
-
-/* The rx queue of @w's NIC for @m, sent from the peer's tx queue @from. */
-static uint16_t
-nic_queue(struct wire_port *w, struct rte_mbuf *m, uint16_t from)
-{
-	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
-	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eth + 1);
-	const struct rte_udp_hdr *udp;
-	const uint8_t *bth;
-	uint16_t sport, flow_q, rss_q, q;
-	uint32_t hash, dqpn;
-
-	if (eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
-	    ip->next_proto_id != IPPROTO_UDP)
-		return nic_mode == NIC_SAME ? from : 0;	/* ARP: a NIC's default queue */
-	udp = (const struct rte_udp_hdr *)((const uint8_t *)ip + rte_ipv4_hdr_len(ip));
-	if (udp->dst_port != RTE_BE16(DROCE_UDP_PORT))
-		return nic_mode == NIC_SAME ? from : 0;
-	sport = rte_be_to_cpu_16(udp->src_port);
-	bth = (const uint8_t *)(udp + 1);
-	dqpn = (uint32_t)bth[5] << 16 | (uint32_t)bth[6] << 8 | bth[7];
-	flow_q = (sport % DROCE_MAX_QUEUES) % NQ;
-	hash = roce_steer_hash(ip->src_addr, ip->dst_addr, sport, DROCE_UDP_PORT);
-	rss_q = ((hash % NIC_RETA) % DROCE_MAX_QUEUES) % NQ;
-	q = nic_mode == NIC_FLOW ? flow_q : nic_mode == NIC_RSS ? rss_q : from;
-	__atomic_fetch_add(&w->roce, 1, __ATOMIC_RELAXED);
-	if (q != owner_queue(dqpn))
-		__atomic_fetch_add(&w->misplaced, 1, __ATOMIC_RELAXED);
-	if (flow_q != rss_q)
-		__atomic_fetch_add(&w->disagree, 1, __ATOMIC_RELAXED);
-	return q;
-}
+/* --- the two devices on a net_stnic link --- */
+static uint16_t nic_port[2];
 
 /*
- * Every rx burst of @w's port (empty ones too) moves the wire: what the
- * peer's tx queues sent goes to the rx ring of the queue the NIC picks,
- * which a later burst of that queue reads.
+ * droce0 and droce1 (NQ queues, steering=@steering) on net_stnic ports
+ * offering @caps (STNIC_CAP_*), and their verbs devices; 0 or -1.
  */
-static uint16_t
-wire_rx_cb(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb, uint16_t max,
-	   void *arg)
-{
-	struct wire_port *w = arg;
-	struct rte_mbuf *m[32];
-
-	RTE_SET_USED(port);
-	RTE_SET_USED(queue);
-	RTE_SET_USED(pkts);
-	RTE_SET_USED(max);
-	for (uint16_t from = 0; from < NQ; from++) {
-		unsigned int n = rte_ring_dequeue_burst(w->peer->tx[from], (void **)m, RTE_DIM(m), NULL);
-
-		for (unsigned int i = 0; i < n; i++) {
-			uint16_t q = nic_queue(w, m[i], from);
-
-			if (rte_ring_enqueue(w->rx[q], m[i]) != 0) {
-				rte_pktmbuf_free(m[i]);
-				continue;
-			}
-			__atomic_fetch_add(&w->rx_q[q], 1, __ATOMIC_RELAXED);
-		}
-	}
-	return nb;
-}
-
-/* The two wired ports, net_ring_stwa and net_ring_stwb; 0 or -1. */
 static int
-wire_create(void)
+devs_up(uint32_t caps, const char *steering)
 {
-	char n[RTE_RING_NAMESIZE];
-	int port;
+	char args[200];
+	int n;
 
-	for (int p = 0; p < 2; p++) {
-		for (int k = 0; k < NQ; k++) {
-			snprintf(n, sizeof(n), "stw_rx%d_%d", p, k);
-			wire[p].rx[k] = rte_ring_create(n, WIRE_RING, rte_socket_id(), 0);
-			snprintf(n, sizeof(n), "stw_tx%d_%d", p, k);
-			wire[p].tx[k] = rte_ring_create(n, WIRE_RING, rte_socket_id(), 0);
-			if (wire[p].rx[k] == NULL || wire[p].tx[k] == NULL)
-				return -1;
-		}
-		port = rte_eth_from_rings(p ? "stwb" : "stwa", wire[p].rx, NQ, wire[p].tx, NQ,
-					  rte_socket_id());
-		if (port < 0)
+	for (int k = 0; k < 2; k++) {
+		stnic_caps(nic_port[k], caps);
+		stnic_owner_queues(nic_port[k], NQ);
+		snprintf(args, sizeof(args),
+			 "ethdev=net_stnic%d,ip=10.0.0.%d,mtu=4200,queues=%d,lcore=%s,steering=%s",
+			 k, k + 1, NQ, engine_mode ? "1:2" : "inline", steering);
+		if (droce_dev_create(k ? "droce1" : "droce0", args)) {
+			fprintf(stderr, "  cannot create droce%d (%s)\n", k, args);
 			return -1;
-		wire[p].port = (uint16_t)port;
-		wire[p].peer = &wire[!p];
+		}
+		stnic_counts_reset(nic_port[k]);
 	}
-	return 0;
+	devs = ibv_get_device_list(&n);
+	dev_a = dev_b = NULL;
+	for (int i = 0; devs != NULL && i < n; i++) {
+		if (strcmp(ibv_get_device_name(devs[i]), "droce0") == 0)
+			dev_a = devs[i];
+		if (strcmp(ibv_get_device_name(devs[i]), "droce1") == 0)
+			dev_b = devs[i];
+	}
+	return dev_a != NULL && dev_b != NULL ? 0 : -1;
 }
 
-/* After droce configured the ports: the callbacks that move the wire. */
 static int
-wire_start(void)
+devs_down(void)
 {
-	for (int p = 0; p < 2; p++)
-		for (uint16_t k = 0; k < NQ; k++)
-			if (rte_eth_add_rx_callback(wire[p].port, k, wire_rx_cb, &wire[p]) == NULL)
-				return -1;
-	return 0;
+	int ret;
+
+	ibv_free_device_list(devs);
+	devs = NULL;
+	ret = droce_dev_destroy("droce0");
+	return droce_dev_destroy("droce1") || ret ? -1 : 0;
 }
 
-static void
-wire_reset(enum nic_mode mode)
+/* @body between devs_up(@caps, auto) and devs_down(), which runs whatever @body says */
+static int
+with_devs(uint32_t caps, int (*body)(void))
 {
-	nic_mode = mode;
-	for (int p = 0; p < 2; p++) {
-		for (int k = 0; k < NQ; k++)
-			__atomic_store_n(&wire[p].rx_q[k], 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&wire[p].roce, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&wire[p].misplaced, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&wire[p].disagree, 0, __ATOMIC_RELAXED);
+	int ret;
+
+	if (devs_up(caps, "auto") != 0) {
+		devs_down();
+		return TEST_FAILED;
 	}
+	ret = body();
+	if (devs_down() != 0)
+		ret = TEST_FAILED;
+	return ret;
+}
+
+static enum roce_steer
+steer_of(const char *name)
+{
+	return roce_dev_by_name(name)->steer;
 }
 
 /* --- sides on a chosen queue --- */
@@ -413,13 +333,12 @@ struct wire_run {
  * QP, and the other way round) and a UD pair, with the wire in @mode.
  */
 static int
-wire_traffic(enum nic_mode mode, uint32_t seed, struct wire_run *r)
+wire_traffic(uint32_t seed, struct wire_run *r)
 {
 	struct h_side a[2], b[2], u, v, *x0, *y0, *x1, *y1;
 	uint64_t h[2] = { h_xstat("droce0", "q_handoff"), h_xstat("droce1", "q_handoff") };
 	int ret = -1;
 
-	wire_reset(mode);
 	/* inline: the QP made on lcore k is on queue k; engine lcores: in turn */
 	if (side_on(&a[0], dev_a, 0, &rc) || side_on(&a[1], dev_a, 1, &rc) ||
 	    side_on(&b[0], dev_b, 0, &rc) || side_on(&b[1], dev_b, 1, &rc) ||
@@ -465,58 +384,196 @@ out:
 	return ret;
 }
 
+/*
+ * Traffic across queues on a port that steers: every RoCEv2 frame on its
+ * QP's queue (by a rule when @by_rule, else by RSS), nothing handed off,
+ * both queues of both devices receiving.
+ */
 static int
-wire_steered(enum nic_mode mode, uint32_t seed)
+traffic_steered(uint32_t seed, bool by_rule)
 {
 	struct wire_run r;
+	struct stnic_counts c;
 
-	TEST_ASSERT_EQ(wire_traffic(mode, seed, &r), 0);
+	TEST_ASSERT_EQ(wire_traffic(seed, &r), 0);
 	for (int p = 0; p < 2; p++) {
+		stnic_counts_get(nic_port[p], &c);
 		/* 2 x 64 SENDs, WRITE and READ (ACKs, responses), 16 datagrams, at least */
-		TEST_ASSERT(wire[p].roce > 2 * NMSG, "port %d: %" PRIu64 " RoCEv2 frames", p,
-			    wire[p].roce);
-		TEST_ASSERT_EQ(wire[p].misplaced, 0);
-		TEST_ASSERT_EQ(wire[p].disagree, 0);
+		TEST_ASSERT(c.roce > 2 * NMSG, "port %d: %" PRIu64 " RoCEv2 frames", p, c.roce);
+		TEST_ASSERT_EQ(c.misplaced, 0);
+		TEST_ASSERT_EQ(c.dropped, 0);
+		TEST_ASSERT_EQ(c.bad_mark, 0);
+		TEST_ASSERT_EQ(c.bad_hash_mark, 0);
+		TEST_ASSERT_EQ(by_rule ? c.by_rule : c.by_rss, c.roce);
 		for (int k = 0; k < NQ; k++)
-			TEST_ASSERT(wire[p].rx_q[k] >= NMSG, "port %d queue %d: %" PRIu64 " frames",
-				    p, k, wire[p].rx_q[k]);
+			TEST_ASSERT(c.rx_q[k] >= NMSG, "port %d queue %d: %" PRIu64 " frames",
+				    p, k, c.rx_q[k]);
 		TEST_ASSERT_EQ(r.handoff[p], 0);
 		TEST_ASSERT_EQ(r.handoff_drop[p], 0);
 	}
 	return TEST_SUCCESS;
 }
 
-/* The wire as droce's flow rules steer: nothing crosses between queues. */
+/*
+ * A port with flow rules and RSS: steering=auto installs the 8 rules (and
+ * RSS beneath them), which place every frame on its QP's queue; the rules
+ * are gone once the device is.
+ */
+static int
+flow_rules_body(void)
+{
+	for (int p = 0; p < 2; p++) {
+		TEST_ASSERT_EQ(steer_of(p ? "droce1" : "droce0"), ROCE_STEER_FLOW);
+		TEST_ASSERT_EQ(stnic_rules(nic_port[p]), DROCE_MAX_QUEUES);
+		TEST_ASSERT(stnic_rss_on(nic_port[p]), "port %d: RSS", p);
+	}
+	return traffic_steered(7, true);
+}
+
 static int
 test_steer_flow_rules_reach_owner(void)
 {
-	return wire_steered(NIC_FLOW, 7);
-}
-
-/* The wire as RSS with droce's key and RETA steers: nothing crosses between queues. */
-static int
-test_steer_rss_reaches_owner(void)
-{
-	return wire_steered(NIC_RSS, 19);
+	CHECK(with_devs(STNIC_CAP_FLOW | STNIC_CAP_RSS, flow_rules_body));
+	TEST_ASSERT_EQ(stnic_rules(nic_port[0]), 0);
+	TEST_ASSERT_EQ(stnic_rules(nic_port[1]), 0);
+	return TEST_SUCCESS;
 }
 
 /*
- * The same pairs on an unsteered wire (each frame on the queue it left
- * from): the hand-off carries them, so the cases above do test steering.
+ * A port with RSS and no flow rules: steering=auto sets droce's key and a
+ * RETA whose entry i is queue (i % 8) % 2, and RSS places every frame on
+ * its QP's queue.
  */
 static int
-test_steer_unsteered_wire_hands_off(void)
+rss_body(void)
+{
+	uint8_t key[64];
+
+	for (int p = 0; p < 2; p++) {
+		TEST_ASSERT_EQ(steer_of(p ? "droce1" : "droce0"), ROCE_STEER_RSS);
+		TEST_ASSERT_EQ(stnic_rules(nic_port[p]), 0);
+		TEST_ASSERT(stnic_rss_on(nic_port[p]), "port %d: RSS", p);
+		TEST_ASSERT_EQ(memcmp(key, roce_steer_key(), stnic_key(nic_port[p], key, sizeof(key))), 0);
+		for (unsigned int i = 0; i < STNIC_RETA; i++)
+			TEST_ASSERT_EQ(stnic_reta(nic_port[p], i), (i % DROCE_MAX_QUEUES) % NQ);
+	}
+	return traffic_steered(19, false);
+}
+
+static int
+test_steer_rss_reaches_owner(void)
+{
+	return with_devs(STNIC_CAP_RSS, rss_body);
+}
+
+/* A port with flow rules and no RSS: the rules alone steer. */
+static int
+flow_only_body(void)
+{
+	for (int p = 0; p < 2; p++) {
+		TEST_ASSERT_EQ(steer_of(p ? "droce1" : "droce0"), ROCE_STEER_FLOW);
+		TEST_ASSERT(!stnic_rss_on(nic_port[p]), "port %d: RSS", p);
+	}
+	return traffic_steered(23, true);
+}
+
+static int
+test_steer_flow_rules_without_rss(void)
+{
+	return with_devs(STNIC_CAP_FLOW, flow_only_body);
+}
+
+/*
+ * A port that steers nothing (each frame on the rx queue of its tx
+ * queue's index, as a net_ring pair): the same pairs need the hand-off,
+ * which carries every frame; so the cases above do test steering.
+ */
+static int
+unsteered_body(void)
 {
 	struct wire_run r;
+	struct stnic_counts c;
 
-	TEST_ASSERT_EQ(wire_traffic(NIC_SAME, 31, &r), 0);
+	TEST_ASSERT_EQ(steer_of("droce0"), ROCE_STEER_NONE);
+	TEST_ASSERT_EQ(wire_traffic(31, &r), 0);
 	for (int p = 0; p < 2; p++) {
-		TEST_ASSERT(wire[p].misplaced >= NMSG, "port %d: %" PRIu64 " misplaced", p,
-			    wire[p].misplaced);
+		stnic_counts_get(nic_port[p], &c);
+		TEST_ASSERT(c.misplaced >= NMSG, "port %d: %" PRIu64 " misplaced", p, c.misplaced);
 		TEST_ASSERT(r.handoff[p] >= NMSG, "droce%d handed %" PRIu64 " off", p, r.handoff[p]);
 		TEST_ASSERT_EQ(r.handoff_drop[p], 0);
-		TEST_ASSERT_EQ(wire[p].disagree, 0);	/* the ports still carry both marks */
+		TEST_ASSERT_EQ(c.bad_mark, 0);	/* the sender marks whatever the receiver does */
 	}
+	return TEST_SUCCESS;
+}
+
+static int
+test_steer_unsteered_port_hands_off(void)
+{
+	return with_devs(0, unsteered_body);
+}
+
+/*
+ * steering=rss and flow insist on what they name, and take only that;
+ * none leaves a port that could steer alone.
+ */
+static int
+test_steer_devarg_on_steering_port(void)
+{
+	static const char base[] = "ethdev=net_stnic0,ip=10.0.7.1,queues=2,lcore=inline,steering=";
+	char args[128];
+
+	stnic_caps(nic_port[0], STNIC_CAP_FLOW);
+	snprintf(args, sizeof(args), "%srss", base);
+	TEST_ASSERT(droce_dev_create("droce7", args) < 0, "rss without RSS");
+	stnic_caps(nic_port[0], STNIC_CAP_RSS);
+	snprintf(args, sizeof(args), "%sflow", base);
+	TEST_ASSERT(droce_dev_create("droce7", args) < 0, "flow without rules");
+	TEST_ASSERT_EQ(stnic_rules(nic_port[0]), 0);
+	stnic_caps(nic_port[0], STNIC_CAP_FLOW | STNIC_CAP_RSS);
+	snprintf(args, sizeof(args), "%srss", base);
+	TEST_ASSERT_EQ(droce_dev_create("droce7", args), 0);
+	TEST_ASSERT_EQ(steer_of("droce7"), ROCE_STEER_RSS);
+	TEST_ASSERT_EQ(stnic_rules(nic_port[0]), 0);
+	TEST_ASSERT_EQ(droce_dev_destroy("droce7"), 0);
+	snprintf(args, sizeof(args), "%sflow", base);
+	TEST_ASSERT_EQ(droce_dev_create("droce7", args), 0);
+	TEST_ASSERT_EQ(steer_of("droce7"), ROCE_STEER_FLOW);
+	TEST_ASSERT_EQ(stnic_rules(nic_port[0]), DROCE_MAX_QUEUES);
+	TEST_ASSERT_EQ(droce_dev_destroy("droce7"), 0);
+	TEST_ASSERT_EQ(stnic_rules(nic_port[0]), 0);
+	/* three queues: RETA entry i and rule k go to queue (i or k % 8) % 3 */
+	stnic_caps(nic_port[0], STNIC_CAP_FLOW | STNIC_CAP_RSS);
+	TEST_ASSERT_EQ(droce_dev_create("droce7",
+		"ethdev=net_stnic0,ip=10.0.7.1,queues=3,lcore=inline,steering=auto"), 0);
+	TEST_ASSERT_EQ(steer_of("droce7"), ROCE_STEER_FLOW);
+	for (unsigned int i = 0; i < STNIC_RETA; i++)
+		TEST_ASSERT_EQ(stnic_reta(nic_port[0], i), (i % DROCE_MAX_QUEUES) % 3);
+	{
+		bool seen[DROCE_MAX_QUEUES] = { false };
+
+		for (unsigned int i = 0; i < STNIC_RULES; i++) {
+			uint16_t sp, spm, dp, dpm;
+			int q = stnic_rule_get(nic_port[0], i, &sp, &spm, &dp, &dpm);
+
+			if (q < 0)
+				continue;
+			TEST_ASSERT_EQ(spm, DROCE_MAX_QUEUES - 1);
+			TEST_ASSERT_EQ(dp, DROCE_UDP_PORT);
+			TEST_ASSERT_EQ(dpm, 0xffff);
+			TEST_ASSERT(sp < DROCE_MAX_QUEUES && !seen[sp], "rule for %u", sp);
+			seen[sp] = true;
+			TEST_ASSERT_EQ(q, sp % 3);
+		}
+		for (unsigned int k = 0; k < DROCE_MAX_QUEUES; k++)
+			TEST_ASSERT(seen[k], "no rule for %u", k);
+	}
+	TEST_ASSERT_EQ(droce_dev_destroy("droce7"), 0);
+	snprintf(args, sizeof(args), "%snone", base);
+	TEST_ASSERT_EQ(droce_dev_create("droce7", args), 0);
+	TEST_ASSERT_EQ(steer_of("droce7"), ROCE_STEER_NONE);
+	TEST_ASSERT_EQ(stnic_rules(nic_port[0]), 0);
+	TEST_ASSERT(!stnic_rss_on(nic_port[0]), "RSS");
+	TEST_ASSERT_EQ(droce_dev_destroy("droce7"), 0);
 	return TEST_SUCCESS;
 }
 
@@ -629,44 +686,26 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_steer_hash_microsoft_vectors),
 	TEST_CASE(test_steer_sport_carries_queue),
 	TEST_CASE(test_steer_devarg),
+	TEST_CASE(test_steer_devarg_on_steering_port),
 	TEST_CASE(test_steer_flow_rules_reach_owner),
 	TEST_CASE(test_steer_rss_reaches_owner),
-	TEST_CASE(test_steer_unsteered_wire_hands_off),
+	TEST_CASE(test_steer_flow_rules_without_rss),
+	TEST_CASE(test_steer_unsteered_port_hands_off),
 };
 
 int
 main(int argc, char **argv)
 {
-	char args[160];
-	int n;
-
 	for (int i = 1; i < argc; i++)
 		engine_mode |= strcmp(argv[i], "--lcore") == 0;
 	/* engine lcores 1 and 2, one a queue: three lcores on two CPUs */
 	if (h_eal_init(argv[0], "ts", engine_mode ? "0@0,1@1,2@(0-1)" : "0-1", NULL))
 		return 1;
-	if (wire_create())
+	if (stnic_link("net_stnic0", "net_stnic1") != 0 ||
+	    rte_eth_dev_get_port_by_name("net_stnic0", &nic_port[0]) != 0 ||
+	    rte_eth_dev_get_port_by_name("net_stnic1", &nic_port[1]) != 0)
 		return 1;
-	for (int k = 0; k < 2; k++) {
-		snprintf(args, sizeof(args), "ethdev=net_ring_stw%c,ip=10.0.0.%d,mtu=4200,queues=%d,lcore=%s",
-			 k ? 'b' : 'a', k + 1, NQ, engine_mode ? "1:2" : "inline");
-		if (droce_dev_create(k ? "droce1" : "droce0", args)) {
-			fprintf(stderr, "cannot create droce%d (%s)\n", k, args);
-			return 1;
-		}
-	}
-	if (wire_start())
-		return 1;
-	devs = ibv_get_device_list(&n);
-	for (int i = 0; devs != NULL && i < n; i++) {
-		if (strcmp(ibv_get_device_name(devs[i]), "droce0") == 0)
-			dev_a = devs[i];
-		if (strcmp(ibv_get_device_name(devs[i]), "droce1") == 0)
-			dev_b = devs[i];
-	}
-	if (dev_a == NULL || dev_b == NULL)
-		return 1;
-	printf("# queues=%d on a wired net_ring pair, %s progress\n", NQ,
+	printf("# queues=%d on a net_stnic link, %s progress\n", NQ,
 	       engine_mode ? "engine lcores 1 and 2" : "inline");
 	return droce_test_run("steer", cases, RTE_DIM(cases), NULL, NULL);
 }
