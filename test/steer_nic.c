@@ -54,7 +54,7 @@ struct stnic {
 	struct stnic_rxq rxq[STNIC_MAX_Q];
 	struct stnic_txq txq[STNIC_MAX_Q];
 	bool rss;
-	uint8_t key[STNIC_KEY];
+	uint8_t key[STNIC_KEY] __rte_aligned(4);	/* rte_softrss reads words */
 	uint16_t reta[STNIC_RETA];
 	struct stnic_rule rule[STNIC_RULES];
 	struct stnic_counts cnt;	/* atomic adds: any sender's lcore */

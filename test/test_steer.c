@@ -581,7 +581,7 @@ test_steer_devarg_on_steering_port(void)
 static rte_be32_t
 ip4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 {
-	return rte_cpu_to_be_32(RTE_IPV4(a, b, c, d));
+	return rte_cpu_to_be_32((uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d);
 }
 
 /*

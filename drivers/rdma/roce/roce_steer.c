@@ -39,9 +39,10 @@
  * droce's RSS key, the one every droce end assumes: the first 40 bytes are
  * the key of Microsoft's RSS verification suite (the default of many NICs
  * and of DPDK's testpmd), the rest pads it for ports with longer keys.
- * An IPv4/UDP hash reads its first 16 bytes only.
+ * An IPv4/UDP hash reads its first 16 bytes only; rte_softrss reads them a
+ * 32-bit word at a time.
  */
-static const uint8_t steer_key[ROCE_STEER_KEY_MAX] = {
+static const uint8_t steer_key[ROCE_STEER_KEY_MAX] __rte_aligned(4) = {
 	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
 	0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
 	0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
