@@ -8,8 +8,8 @@
  * table slot so). A sender knows the destination QPN of every frame (a
  * request's, and the requester's for the responder's ACKs and READ
  * responses), so it can mark the frame for the receiver's queue in the
- * one field RoCEv2 leaves to it, the UDP source port (RoCEv2 annex A17.3.2:
- * the source port only carries entropy). Every droce sender chooses a port
+ * one field RoCEv2 leaves to it, the UDP source port (IBA annex A17 gives it
+ * to the sender, as flow entropy). Every droce sender chooses a port
  * that carries k = destination QPN % DROCE_MAX_QUEUES twice:
  *  - in its low bits, for a receiver whose port has rte_flow rules (UDP
  *    destination 4791, source port & 7 == k: queue k % N);
