@@ -7,17 +7,22 @@
  * each lcore moving its own (no frame handed between queues); QPs whose
  * ends are on different queues (every frame handed to the owner, none
  * lost); one CQ taking the completions of QPs on both queues; and the
- * devarg's errors. Modes: --inline (any call moves every queue), --thread
- * (lcore=thread: a call moves the caller's queue only) and --lcore (an
- * engine lcore a queue, lcore=1:2; QPs take the queues in turn).
+ * devarg's errors. Every frame droce0 sends carries its destination's
+ * queue in its UDP source port (steering, roce_steer.c: test_steer).
+ * Modes: --inline (any call moves every queue), --thread (lcore=thread: a
+ * call moves the caller's queue only) and --lcore (an engine lcore a
+ * queue, lcore=1:2; QPs take the queues in turn).
  */
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+#include <rte_udp.h>
 
 #include "droce.h"
 #include "droce_test.h"
@@ -214,6 +219,40 @@ traffic_rounds(void *p)
 	return 0;
 }
 
+/*
+ * What droce0 sends, looked at on its port's tx queues: RoCEv2 frames, and
+ * those whose UDP source port does not carry their destination QPN % 8 (0
+ * for QP1) in its low bits, the mark a steering port reads (roce_steer.c)
+ */
+static uint64_t tx_roce, tx_unmarked;
+
+static uint16_t
+tx_mark_cb(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void *arg)
+{
+	RTE_SET_USED(port);
+	RTE_SET_USED(queue);
+	RTE_SET_USED(arg);
+	for (uint16_t i = 0; i < n; i++) {
+		const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(pkts[i], const struct rte_ether_hdr *);
+		const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eth + 1);
+		const struct rte_udp_hdr *udp;
+		const uint8_t *bth;
+		uint32_t dqpn;
+
+		if (eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4) || ip->next_proto_id != IPPROTO_UDP)
+			continue;
+		udp = (const struct rte_udp_hdr *)((const uint8_t *)ip + rte_ipv4_hdr_len(ip));
+		if (udp->dst_port != RTE_BE16(4791))
+			continue;
+		bth = (const uint8_t *)(udp + 1);
+		dqpn = (uint32_t)bth[5] << 16 | (uint32_t)bth[6] << 8 | bth[7];
+		__atomic_fetch_add(&tx_roce, 1, __ATOMIC_RELAXED);
+		if (rte_be_to_cpu_16(udp->src_port) % 8 != (dqpn == 1 ? 0 : dqpn % 8))
+			__atomic_fetch_add(&tx_unmarked, 1, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
 static uint64_t
 xs(const char *dev, const char *name)
 {
@@ -265,6 +304,10 @@ test_queues_two_lcores_own_queues(void)
 	TEST_ASSERT_EQ(xs("droce1", "q_handoff"), h1);
 	TEST_ASSERT_EQ(xs("droce0", "q_handoff_drop"), 0);
 	TEST_ASSERT_EQ(xs("droce1", "q_handoff_drop"), 0);
+	/* every frame droce0 sent marked for its destination's queue */
+	TEST_ASSERT(__atomic_load_n(&tx_roce, __ATOMIC_RELAXED) > 16 * NMSG, "%" PRIu64 " frames",
+		    tx_roce);
+	TEST_ASSERT_EQ(__atomic_load_n(&tx_unmarked, __ATOMIC_RELAXED), 0);
 	side_close(&a0);
 	side_close(&b0);
 	side_close(&a1);
@@ -491,6 +534,15 @@ main(int argc, char **argv)
 			fprintf(stderr, "cannot create droce%d (%s)\n", k, args);
 			return 1;
 		}
+	}
+	{
+		uint16_t port;
+
+		if (rte_eth_dev_get_port_by_name("net_ring_a", &port) != 0)
+			return 1;
+		for (uint16_t q = 0; q < 2; q++)
+			if (rte_eth_add_tx_callback(port, q, tx_mark_cb, NULL) == NULL)
+				return 1;
 	}
 	devs = ibv_get_device_list(&n);
 	for (int i = 0; devs != NULL && i < n; i++) {

@@ -429,6 +429,10 @@ struct roce_qp_eng {
 	 */
 	uint32_t xsrqn;
 	struct roce_srq *xsrq;
+	/* UD: the source port for the last destination (IP, QPN % DROCE_MAX_QUEUES) sent to */
+	rte_be32_t ud_dip;
+	uint16_t ud_k;			/* 1 + that QPN's steering bits, 0 = none yet */
+	uint16_t ud_sport;
 };
 
 struct roce_qp {
@@ -450,7 +454,13 @@ struct roce_qp {
 	struct droce_av av;		/* RC/UC destination */
 	uint32_t mtu;			/* path MTU in bytes */
 	uint64_t tmo_tsc;		/* local ACK timeout in timer cycles, 0 = infinite */
-	uint16_t sport;			/* UDP source port */
+	/*
+	 * UDP source port of a connected QP's frames, chosen once its
+	 * destination is known so that the peer's port steers them to the
+	 * queue owning the destination QP (roce_steer.c); a UD QP chooses per
+	 * destination (e.ud_*)
+	 */
+	uint16_t sport;
 	bool mc_noloop;			/* UD: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 
 	/* the engine's, kept across roce_qp_reset_engine: on its queue's active list */
@@ -484,6 +494,17 @@ struct roce_mcg {
 #define ROCE_SHARE_LISTEN	64	/* CM listeners' service IDs, every process */
 
 struct roce_engine;
+
+/* How frames reach their QP's queue on the port (roce_steer.c; devarg steering=) */
+enum roce_steer {
+	ROCE_STEER_AUTO,		/* asked: flow rules, else RSS, else nothing */
+	ROCE_STEER_NONE,		/* every frame on the wrong queue is handed off */
+	ROCE_STEER_RSS,			/* droce's RSS key and RETA (roce_steer_sport) */
+	ROCE_STEER_FLOW,		/* an rte_flow rule per UDP source port's low bits */
+};
+#define ROCE_STEER_KEY_MAX	52	/* the longest RSS key droce has for a port */
+
+struct rte_flow;
 
 /*
  * The device's own ethdev port (roce_ethdev.c), as a bifurcated NIC has one
@@ -660,6 +681,10 @@ struct roce_dev {
 	struct roce_q *q[DROCE_MAX_QUEUES];	/* q[0] is &q0 */
 	uint32_t q_next;		/* control path: the queue the next spread QP takes */
 	uint32_t q_hold;		/* set: only queue 0 moves (roce_dev_hold) */
+	enum roce_steer steer_arg;	/* devarg steering= */
+	enum roce_steer steer;		/* what steers on the started port: NONE, RSS or FLOW */
+	bool steer_rss;			/* the port was configured with droce's RSS */
+	struct rte_flow *steer_flow[DROCE_MAX_QUEUES];	/* ROCE_STEER_FLOW's rules */
 	/*
 	 * A port whose PMD may unmap its rings from another thread (net_memif,
 	 * when the peer leaves): its own lock, held around each burst

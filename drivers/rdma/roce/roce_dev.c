@@ -38,11 +38,12 @@ RTE_LOG_REGISTER(roce_logtype, pmd.rdma.roce, NOTICE);
 #define ARG_ETHPORT	"ethport"
 #define ARG_QUEUES	"queues"
 #define ARG_RTO_MIN	"rto_min_us"
+#define ARG_STEERING	"steering"
 #define LINK_WAIT_MAX_MS	60000
 
 static const char *const valid_args[] = {
 	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, ARG_LINK_WAIT, ARG_PCAPNG,
-	ARG_OWN, ARG_ETHPORT, ARG_QUEUES, ARG_RTO_MIN, NULL
+	ARG_OWN, ARG_ETHPORT, ARG_QUEUES, ARG_RTO_MIN, ARG_STEERING, NULL
 };
 
 static struct roce_dev *devs[DROCE_MAX_DEVS];
@@ -257,6 +258,15 @@ arg_queues(const char *key, const char *val, void *opaque)
 }
 
 static int
+arg_steering(const char *key, const char *val, void *opaque)
+{
+	struct roce_dev_args *a = opaque;
+
+	RTE_SET_USED(key);
+	return roce_steer_parse(val, &a->steer);
+}
+
+static int
 arg_neigh(const char *key, const char *val, void *opaque)
 {
 	struct roce_dev_args *a = opaque;
@@ -290,13 +300,14 @@ roce_dev_args_parse(struct roce_dev_args *a, const char *params)
 		{ ARG_LINK_WAIT, arg_link_wait }, { ARG_PCAPNG, arg_pcapng },
 		{ ARG_OWN, arg_own }, { ARG_ETHPORT, arg_ethport }, { ARG_QUEUES, arg_queues },
 		{ ARG_RTO_MIN, arg_rto_min },
+		{ ARG_STEERING, arg_steering },
 	};
 	struct rte_kvargs *kv;
 	int ret = 0;
 
 	kv = rte_kvargs_parse(params ? params : "", valid_args);
 	if (kv == NULL) {
-		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own, ethport, queues, rto_min_us)",
+		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own, ethport, queues, rto_min_us, steering)",
 			 a->dev, params ? params : "");
 		return -EINVAL;
 	}
@@ -454,6 +465,9 @@ port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 			 dev->nb_q);
 		return -EINVAL;
 	}
+	ret = roce_steer_conf(dev, &info, &conf);
+	if (ret)
+		return ret;
 	ret = rte_eth_dev_configure(dev->port_id, dev->nb_q, dev->nb_q, &conf);
 	if (ret) {
 		ROCE_LOG(ERR, "%s: cannot configure %s: %s", dev->name, dev->ethdev_name, rte_strerror(-ret));
@@ -498,6 +512,11 @@ port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 	if (ret)
 		ROCE_LOG(INFO, "%s: %s has no server yet: connecting every %u ms", dev->name,
 			 dev->ethdev_name, DROCE_PORT_REVIVE_MS);
+	else if (roce_steer_start(dev) != 0) {
+		roce_steer_stop(dev);
+		rte_eth_dev_stop(dev->port_id);
+		return -ENOTSUP;
+	}
 	roce_port_revive_start(dev, ret == 0);
 	return 0;
 }
@@ -575,6 +594,8 @@ roce_probe(struct rte_vdev_device *vdev)
 	dev->clock_gap_max = dev->tsc_hz * DROCE_CLOCK_GAP_US / 1000000;
 	dev->rto_min = dev->tsc_hz / 1000000 * a.rto_min_us;
 	dev->nb_q = a.nb_q;
+	dev->steer_arg = a.steer;
+	dev->steer = ROCE_STEER_NONE;	/* until the started port says (roce_steer_start) */
 	dev->nb_lcores = a.nb_lcores;
 	memcpy(dev->q_lcore, a.q_lcore, sizeof(dev->q_lcore));
 	rte_spinlock_init(&dev->inline_lock);
@@ -688,6 +709,7 @@ roce_probe(struct rte_vdev_device *vdev)
 err_stop:
 	roce_share_fini(dev);
 	roce_port_revive_stop(dev);
+	roce_steer_stop(dev);
 	rte_eth_dev_stop(dev->port_id);
 err_unown:
 	if (dev->owner.id != RTE_ETH_DEV_NO_OWNER)
@@ -728,6 +750,7 @@ roce_remove(struct rte_vdev_device *vdev)
 	roce_port_monitor_stop(dev);
 	roce_engine_detach(dev);
 	roce_capture_stop(dev);
+	roce_steer_stop(dev);
 	rte_eth_dev_stop(dev->port_id);
 	if (dev->owner.id != RTE_ETH_DEV_NO_OWNER)
 		rte_eth_dev_owner_unset(dev->port_id, dev->owner.id);

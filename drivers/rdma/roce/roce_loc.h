@@ -463,6 +463,7 @@ struct roce_dev_args {
 	bool ethport;		/* register the device's own ethdev port (default) */
 	uint16_t nb_q;		/* queues=: rx/tx queue pairs (struct roce_q) */
 	uint32_t rto_min_us;	/* rto_min_us=: early resends' shortest delay, 0 none */
+	enum roce_steer steer;	/* steering= (roce_steer.c) */
 	uint16_t nb_lcores;	/* lcore=a:b:...: how many */
 	int16_t q_lcore[DROCE_MAX_QUEUES];
 	unsigned int nb_neigh;
@@ -535,6 +536,61 @@ int roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
  */
 #define ROCE_TX_CTRL_RESERVE	(DROCE_BURST / 2)
 #define roce_tx_room_data(q)	roce_tx_room(q, 1 + ROCE_TX_CTRL_RESERVE)
+
+/* roce_steer.c */
+const uint8_t *roce_steer_key(void);
+uint32_t roce_steer_hash(rte_be32_t sip, rte_be32_t dip, uint16_t sport, uint16_t dport);
+uint16_t roce_steer_sport(uint16_t base, rte_be32_t sip, rte_be32_t dip, uint32_t k);
+const char *roce_steer_name(enum roce_steer s);
+int roce_steer_parse(const char *val, enum roce_steer *s);
+int roce_steer_conf(struct roce_dev *dev, const struct rte_eth_dev_info *info,
+		    struct rte_eth_conf *conf);
+int roce_steer_start(struct roce_dev *dev);
+void roce_steer_stop(struct roce_dev *dev);
+
+/* The queue that owns the QP numbered @qpn on @dev (roce_qp_create numbers them so). */
+static inline uint16_t
+roce_qpn_queue(const struct roce_dev *dev, uint32_t qpn)
+{
+	return (qpn % DROCE_MAX_QUEUES) % dev->nb_q;
+}
+
+/*
+ * The steering bits of a frame to QP @dqpn at @dip, as the receiver's
+ * roce_qpn_queue reads them: 0 (queue 0) for QP1 and multicast, which are
+ * queue 0's whatever their number.
+ */
+static inline uint32_t
+roce_steer_k(uint32_t dqpn, rte_be32_t dip)
+{
+	return dqpn == DROCE_GSI_QPN || roce_ip_is_mcast(dip) ? 0 : dqpn % DROCE_MAX_QUEUES;
+}
+
+/* A QP's source port before steering: spread by QPN, in RoCEv2's range (0xc000 up) */
+static inline uint16_t
+roce_qp_sport_base(uint32_t qpn)
+{
+	return (uint16_t)(0xc000 | ((qpn * 0x9e37u) & 0x3fff));
+}
+
+/*
+ * A UD QP's source port to @dip, QP @dqpn: the last one computed while the
+ * destination stays (a UD QP mostly sends to one peer's QP1 or UD QP), one
+ * software hash when it changes.
+ */
+static inline uint16_t
+roce_qp_ud_sport(struct roce_qp *qp, rte_be32_t dip, uint32_t dqpn)
+{
+	struct roce_qp_eng *e = &qp->e;
+	uint32_t k = roce_steer_k(dqpn, dip);
+
+	if (unlikely(e->ud_dip != dip || e->ud_k != k + 1)) {
+		e->ud_sport = roce_steer_sport(qp->sport, qp->dev->ip, dip, k);
+		e->ud_dip = dip;
+		e->ud_k = (uint16_t)(k + 1);
+	}
+	return e->ud_sport;
+}
 
 /* roce_arp.c */
 /* What an ARP frame is to droce (roce_arp_input) */

@@ -264,6 +264,47 @@ qp_queue(struct roce_dev *dev, enum ibv_qp_type type, bool gsi, const struct roc
 }
 
 /*
+ * A free qp_tbl slot for a QP on @q, under dev->lock; DROCE_MAX_QP if none.
+ * With several queues the slot's QPN names the queue (roce_qpn_queue), so
+ * that a peer marks the frames it sends to the QP for that queue
+ * (roce_steer.c); when those slots run out, any free one (the QP's frames
+ * then reach it through the hand-off). With one queue, the first free slot,
+ * as always. QP1's number is fixed: any slot.
+ */
+static uint32_t
+qp_slot(const struct roce_dev *dev, const struct roce_q *q, bool gsi)
+{
+	uint32_t idx, any = DROCE_MAX_QP;
+
+	for (idx = 0; idx < DROCE_MAX_QP; idx++) {
+		if (dev->qp_taken[idx])
+			continue;
+		if (gsi || roce_qpn_queue(dev, DROCE_QPN_BASE + idx) == q->id)
+			return idx;
+		if (any == DROCE_MAX_QP)
+			any = idx;
+	}
+	return any;
+}
+
+/*
+ * A connected QP's source port, for its destination (AV and QPN): its
+ * frames, requests and responses alike, all go to that one QP.
+ */
+static void
+qp_sport_steer(struct roce_qp *qp)
+{
+	uint16_t base = roce_qp_sport_base(qp->fp.qpn);
+
+	if (qp->fp.type == IBV_QPT_UD || qp->av.dip == 0) {
+		qp->sport = base;
+		return;
+	}
+	qp->sport = roce_steer_sport(base, qp->dev->ip, qp->av.dip,
+				     roce_steer_k(qp->attr.dest_qp_num, qp->av.dip));
+}
+
+/*
  * A QP of a tag-matching SRQ gets ROCE_TM_QP_WQES send slots more than it
  * asked for, kept apart for the engine's rendezvous READs and FINs.
  */
@@ -295,6 +336,7 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	bool tm = srq != NULL && srq->tm != NULL;
 	char name[RTE_RING_NAMESIZE];
 	struct roce_qp *qp;
+	struct roce_q *q;
 	uint32_t idx;
 	bool shared_cq;
 	int ret;
@@ -330,9 +372,9 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	qp = roce_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (qp == NULL)
 		return -ENOMEM;
+	q = qp_queue(dev, init->type, init->gsi, srq);
 	pthread_mutex_lock(&dev->lock);
-	for (idx = 0; idx < DROCE_MAX_QP && dev->qp_taken[idx]; idx++)
-		;
+	idx = qp_slot(dev, q, init->gsi);
 	if (idx == DROCE_MAX_QP || (init->gsi && dev->gsi_idx[roce_share_owner()] != 0)) {
 		pthread_mutex_unlock(&dev->lock);
 		ret = idx == DROCE_MAX_QP ? -ENOMEM : -EBUSY;	/* one QP1 per device */
@@ -350,7 +392,7 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	pthread_mutex_unlock(&dev->lock);
 
 	qp->dev = dev;
-	qp->q = qp_queue(dev, init->type, init->gsi, srq);
+	qp->q = q;
 	qp->owner = roce_share_owner();
 	qp->fp.db = qp->q->db;
 	qp->fp.db_lock = &qp->q->db_lock;
@@ -372,8 +414,7 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	qp->fp.max_ud_len = dev->ib_mtu;
 	qp->fp.state = IBV_QPS_RESET;
 	qp->fp.user = init->user;
-	/* UDP source port from the QPN, in the range RoCEv2 suggests (0xc000+) */
-	qp->sport = 0xc000 | ((qp->fp.qpn * 0x9e37u) & 0x3fff);
+	qp->sport = roce_qp_sport_base(qp->fp.qpn);	/* steered once its destination is known */
 	snprintf(name, sizeof(name), "dsq%u_%.8s", qp->fp.qpn, dev->name);
 	ret = roce_wq_init(&qp->fp.sq, name,
 			   RTE_MAX(cap->max_send_wr, 1U) + (tm ? ROCE_TM_QP_WQES : 0),
@@ -508,6 +549,7 @@ roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mas
 		memset(&qp->attr, 0, sizeof(qp->attr));
 		qp->attr.cap = cap;
 		memset(&qp->av, 0, sizeof(qp->av));
+		qp_sport_steer(qp);
 		qp->mtu = 0;
 		qp->tmo_tsc = 0;
 		pthread_mutex_unlock(&dev->lock);
@@ -516,6 +558,8 @@ roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mas
 	apply_attr(qp, attr, mask);
 	if (mask & IBV_QP_AV)
 		qp->av = av;
+	if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN))
+		qp_sport_steer(qp);
 	if (mask & IBV_QP_PATH_MTU)
 		qp->mtu = RTE_MIN(roce_mtu_bytes(attr->path_mtu), (uint32_t)dev->ib_mtu);
 	/* IBA 9.7.6.1.3: 4.096 us * 2^timeout; 0 disables the timer */

@@ -156,6 +156,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	bool ackreq = false;
 	struct rte_mbuf *m;
 	struct roce_bth *bth;
+	uint16_t sport;
 	uint8_t *p;
 
 	if (roce_wqe_is_rd_atomic(wqe))
@@ -195,7 +196,8 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	}
 	memset(p + pay, 0, pad);
 	roce_qp_cnt_tx(qp);
-	if (roce_ip_xmit_mc(qp->q, m, av->dip, qp->sport, av->tos, av->ttl, qp->mc_noloop) != 0)
+	sport = qp->fp.type == IBV_QPT_UD ? roce_qp_ud_sport(qp, av->dip, dqpn) : qp->sport;
+	if (roce_ip_xmit_mc(qp->q, m, av->dip, sport, av->tos, av->ttl, qp->mc_noloop) != 0)
 		return -EAGAIN;
 	if (ackreq)
 		e->pkts_since_ackreq = 0;

@@ -120,6 +120,8 @@ tel_dev_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "node_guid", buf);
 	rte_tel_data_add_dict_int(d, "mtu", dev->mtu);
 	rte_tel_data_add_dict_int(d, "ib_mtu", dev->ib_mtu);
+	rte_tel_data_add_dict_int(d, "queues", dev->nb_q);
+	rte_tel_data_add_dict_string(d, "steering", roce_steer_name(dev->steer));
 	rte_tel_data_add_dict_string(d, "port_state",
 				     __atomic_load_n(&dev->port_up, __ATOMIC_RELAXED) ?
 				     "ACTIVE" : "DOWN");
@@ -231,6 +233,7 @@ tel_qp_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "dest_ip", buf);
 	rte_tel_data_add_dict_int(d, "path_mtu", (int)qp->mtu);
 	rte_tel_data_add_dict_int(d, "udp_sport", qp->sport);
+	rte_tel_data_add_dict_int(d, "queue", qp->q->id);
 	rte_tel_data_add_dict_int(d, "timeout", qp->attr.timeout);
 	rte_tel_data_add_dict_int(d, "retry_cnt", qp->attr.retry_cnt);
 	rte_tel_data_add_dict_int(d, "rnr_retry", qp->attr.rnr_retry);
