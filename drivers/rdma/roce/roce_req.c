@@ -292,6 +292,28 @@ roce_req_rewind(struct roce_qp *qp, uint32_t psn)
 	e->psn = psn;
 }
 
+/*
+ * Whether a READ or an atomic has been sent and not answered. Early resends
+ * leave such a QP to its local ACK timer: a READ resent is executed again
+ * from its PSN (megabytes of responses, queued ahead of those still due),
+ * and its answer takes as long as its responses, not a round trip.
+ */
+static bool
+rd_atomic_outstanding(const struct roce_qp *qp)
+{
+	const struct roce_qp_eng *e = &qp->e;
+
+	for (uint32_t i = e->win_head; i != e->win_tail; i++) {
+		const struct droce_send_wqe *w = win_at(qp, i);
+
+		if (w->npkts == 0)
+			break;		/* not begun */
+		if (roce_wqe_is_rd_atomic(w))
+			return true;
+	}
+	return false;
+}
+
 /* The longest early resend delay of @qp (see roce_req_rtt), in timer cycles. */
 static uint64_t
 rto_cap(const struct roce_dev *dev, const struct roce_qp *qp)
@@ -306,8 +328,9 @@ rto_cap(const struct roce_dev *dev, const struct roce_qp *qp)
  * not answered within its measured round trip (roce_req_rtt), so a request
  * or its answer was probably lost where no later packet could reveal it
  * with a sequence NAK: the tail of a burst, the NAK itself, or a resent
- * packet. Go back to the oldest unacknowledged PSN now rather than after
- * the local ACK timeout (4.096 us x 2^timeout, often tens of milliseconds).
+ * packet. Resend now (a tail probe, then from the oldest unacknowledged
+ * PSN) rather than after the local ACK timeout (4.096 us x 2^timeout,
+ * often tens of milliseconds).
  * Each waits twice as long as the one before, and they stop once that
  * would pass rto_cap (an outage longer than a few milliseconds is left to
  * the local ACK timer); the peer's next answer starts them over. They leave
@@ -319,7 +342,8 @@ fast_resend(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 {
 	struct roce_qp_eng *e = &qp->e;
 
-	if (e->tx_stalled || ((uint64_t)e->rto_fast << e->fast_shift) > rto_cap(dev, qp)) {
+	if (e->tx_stalled || ((uint64_t)e->rto_fast << e->fast_shift) > rto_cap(dev, qp) ||
+	    rd_atomic_outstanding(qp)) {
 		e->fast_tsc = 0;
 		return;
 	}
@@ -344,7 +368,18 @@ fast_resend(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 	/* re-armed now, as the resend's packets will not */
 	e->fast_tsc = now + ((uint64_t)e->rto_fast << e->fast_shift);
 	e->fast_resend = 1;
-	roce_req_rewind(qp, e->una);
+	/*
+	 * The first of a row resends the last request sent, alone (a tail
+	 * probe): if everything before it arrived, the responder answers its
+	 * duplicate with an ACK of them all; if not, it is out of sequence
+	 * and the responder NAKs the gap, which goes back there. One frame,
+	 * not the whole window: with thousands of QPs late because the queues
+	 * are long, whole windows resent early made them longer still. The
+	 * next ones go back to the oldest unacknowledged PSN, as the NAK (sent
+	 * once for a gap) may be what was lost.
+	 */
+	roce_req_rewind(qp, e->fast_shift == 1 && psn_cmp(e->psn_hi, e->una) > 0 ?
+			    psn_add(e->psn_hi, -1) : e->una);
 }
 
 /*
