@@ -629,6 +629,7 @@ void roce_resp_run(struct roce_dev *dev, struct roce_qp *qp);
 /* roce_comp.c */
 void roce_comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt);
 void roce_req_rtt(struct roce_dev *dev, struct roce_qp *qp);
+void roce_req_rto_init(const struct roce_dev *dev, struct roce_qp *qp);
 void roce_comp_send_wqe(struct roce_qp *qp, struct droce_send_wqe *wqe, enum ibv_wc_status st);
 
 /* roce_tm.c */

@@ -576,6 +576,8 @@ roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mas
 		qp->e.una = qp->attr.sq_psn;
 		qp->e.retry_left = qp->attr.retry_cnt;
 		qp->e.rnr_left = qp->attr.rnr_retry;
+		if (roce_qp_reliable(qp))
+			roce_req_rto_init(dev, qp);
 	}
 	if (qp->fp.type == IBV_QPT_UD && qp->mtu == 0)
 		qp->mtu = dev->ib_mtu;

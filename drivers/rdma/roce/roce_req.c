@@ -383,6 +383,20 @@ fast_resend(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 }
 
 /*
+ * Before the first round trip is measured (RTS): early resends after the
+ * longest delay, so that a first request or its answer lost does not wait
+ * for the local ACK timer (RFC 6298 starts at 1 s for the same reason).
+ */
+void
+roce_req_rto_init(const struct roce_dev *dev, struct roce_qp *qp)
+{
+	uint64_t hi = rto_cap(dev, qp);
+
+	qp->e.rto_fast = dev->rto_min == 0 || hi < dev->rto_min ? 0 : (uint32_t)hi;
+	qp->e.fast_shift = 0;
+}
+
+/*
  * The peer acknowledged up to e->una, beyond what it had before: it is
  * alive, so early resends start over, from now. If the request being
  * timed is acknowledged, its round trip updates the estimate (the smoothed
