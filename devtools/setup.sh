@@ -29,9 +29,15 @@ as_root() {
 	fi
 }
 
+# one dpkg-query for all (one each took seconds on a loaded host, and
+# devtools/test.sh runs this twice)
 missing=()
+declare -A have=()
+while read -r name status; do
+	if [[ $status == *"ok installed"* ]]; then have[$name]=1; fi
+done < <(dpkg-query -W -f='${Package} ${Status}\n' "${pkgs[@]}" 2>/dev/null)
 for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	[ -n "${have[$p]:-}" ] || missing+=("$p")
 done
 if ((${#missing[@]})); then
 	echo "setup: installing ${missing[*]}" >&2

@@ -58,13 +58,15 @@ fi
 # --- fuzzing (devtools/fuzz): each libFuzzer harness once, DROCE_FUZZ_TIME
 # seconds (default 20 here: the CI's share of a 2-CPU machine; devtools/fuzz
 # alone runs 30, longer runs by hand), in build-fuzz (clang, -O0: the
-# quickest build); each
+# quickest build), as many harnesses at once as there are CPUs (each
+# single-threaded, on a CPU of its own for its whole time); each
 # harness counts as one test, a failed build as one failure. Not when only
 # part of the suite was asked for (arguments), nor with DROCE_SKIP_FUZZ=1.
 if [ "${DROCE_SKIP_FUZZ:-0}" != 1 ] && ((${#TEST_ARGS[@]} == 0)); then
 	echo "== fuzz (build-fuzz)"
 	mkdir -p build-fuzz
-	bash devtools/fuzz --time "${DROCE_FUZZ_TIME:-20}" --opt 0 2>&1 | tee build-fuzz/fuzz-test.log
+	bash devtools/fuzz --time "${DROCE_FUZZ_TIME:-20}" --opt 0 --parallel "$(nproc)" 2>&1 |
+		tee build-fuzz/fuzz-test.log
 	p=$(grep -c '^fuzz_[a-z]*: PASS' build-fuzz/fuzz-test.log)
 	f=$(grep -c '^fuzz_[a-z]*: FAIL' build-fuzz/fuzz-test.log)
 	passed=$((passed + p))

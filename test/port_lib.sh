@@ -135,9 +135,10 @@ tshark_counts() {
 capture_check_clean() {
 	local m
 
-	"${TS[@]}" >/dev/null 2>"$WORK/tshark.err" ||
-		{ cat "$WORK/tshark.err"; fail "tshark cannot read the file"; }
-	m=$("${TS[@]}" -Y "_ws.malformed || _ws.expert.severity == error" 2>/dev/null | wc -l)
+	# (one reading: tshark's status is the whole file's, filter or not)
+	"${TS[@]}" -Y "_ws.malformed || _ws.expert.severity == error" >"$WORK/tshark.bad" \
+		2>"$WORK/tshark.err" || { cat "$WORK/tshark.err"; fail "tshark cannot read the file"; }
+	m=$(wc -l <"$WORK/tshark.bad")
 	[ "$m" = 0 ] && ok "no malformed frame" ||
 		fail "$m malformed frames: $("${TS[@]}" -Y _ws.malformed 2>/dev/null | head -n 3)"
 }

@@ -114,21 +114,27 @@ ws_name() {
 	SIDR_REP) echo ServiceIDResReqResp;;
 	esac
 }
-# (tshark takes a second or more to start: the CM MADs' lines are read once)
+# (tshark takes a second or more to start: the CM MADs' lines are read once,
+# and the counts below from one more reading, tshark_counts; tc runs tshark
+# itself for a filter that did not get a count)
 cm_lines=$(ts -Y "infiniband.mad.mgmtclass == 0x07")
 all=$(printf '%s' "$cm_lines" | grep -c '')
-n=$(ts -Y "infiniband.bth.opcode == 100 && infiniband.bth.destqp == 1 &&
-	   infiniband.deth.q_key == 0x80010000 && infiniband.deth.srcqp == 1 &&
-	   infiniband.mad.mgmtclass == 0x07" | wc -l)
+qp1="infiniband.bth.opcode == 100 && infiniband.bth.destqp == 1"
+qp1="$qp1 && infiniband.deth.q_key == 0x80010000 && infiniband.deth.srcqp == 1"
+qp1="$qp1 && infiniband.mad.mgmtclass == 0x07"
+declare -A TC
+tshark_counts TC tshark -r "$CAP" -- "$qp1" "_ws.malformed" "infiniband && _ws.expert"
+tc() { if [ -n "${TC[$1]+set}" ]; then echo "${TC[$1]}"; else ts -Y "$1" | wc -l; fi; }
+n=$(tc "$qp1")
 check "CM MADs on the wire: $all, all UD SEND_ONLY QP1 -> QP1 with Q_Key 0x80010000: $n" \
 	$([ "$all" -gt 0 ] && [ "$n" = "$all" ] && echo 1)
 for m in REQ MRA REP RTU DREQ DREP REJ SIDR_REQ SIDR_REP; do
 	k=$(printf '%s\n' "$cm_lines" | grep -c "CM: $(ws_name $m)\$")
 	check "$m: $k frame(s)" $([ "$k" -gt 0 ] && echo 1)
 done
-n=$(ts -Y "_ws.malformed" | wc -l)
+n=$(tc "_ws.malformed")
 check "malformed frames: $n" $([ "$n" = 0 ] && echo 1)
-n=$(ts -Y "infiniband && _ws.expert" | wc -l)
+n=$(tc "infiniband && _ws.expert")
 check "InfiniBand frames with expert info: $n" $([ "$n" = 0 ] && echo 1)
 
 echo "run_cm_wire: $((checks - bad))/$checks checks passed"

@@ -21,7 +21,11 @@
 # (its device's link_wait= holds the probe until then). The server starts
 # first; the client once the server listens on its TCP port. Both run
 # `<test> -d droce0 -x 0 -F -p <port> <args>`, the client with the server's
-# address. The ways each test runs (PT_VARIANTS, default "plain all srq"):
+# address; the latency tests with -C too (their table in CPU cycles: perftest
+# otherwise calibrates its clock against gettimeofday(), ~0.4 s of busy
+# waiting per side before each row, half the time of an -a sweep; droce does
+# the same work either way). The ways each test runs (PT_VARIANTS, default
+# "plain all srq"):
 #   plain    -n <iters>, the test's default size
 #   all      -a -n <few>: every size 2 B .. 8 MiB, one row each (not for the
 #            atomics: perftest refuses -a for them, "Message size cannot be
@@ -110,8 +114,9 @@ WLAT_ITERS=${PT_ITERS_WRITE_LAT:-$((ITERS / 10 > 50 ? ITERS / 10 : (ITERS < 50 ?
 # outlier among few iterations can print -nan), the iteration count asked
 # for, 0 < t_min <= t_avg <= t_max, bandwidth or message rate non-zero
 # (they are printed with 2 and 6 decimals: 4 B at 700 msg/s is 0.00 MB/s).
-# perftest calibrates its clock against gettimeofday() before each row; when
-# that fails (CPU contention) it says "Correlation coefficient r^2: .. < 0.9"
+# perftest calibrates its clock against gettimeofday() before each row (the
+# bandwidth tests; -C spares the latency tests that); when that fails (CPU
+# contention) it says "Correlation coefficient r^2: .. < 0.9"
 # and computes the row with 0 MHz: that row's values are only checked to be
 # there (the size ran, all iterations). "server": no table is fine
 # (perftest's servers leave the reporting of RDMA tests to the client) and
@@ -236,18 +241,21 @@ fails=0
 T0=$(date +%s)
 for t in $TESTS; do
 	set_lcores $t
+	# latencies in cycles: no clock calibration before each row (the header)
+	cyc=()
+	[[ $t = *_lat ]] && cyc=(-C)
 	for v in $VARIANTS; do
 		case $v in
 		plain)
 			it=$ITERS
 			[ $t = ib_write_lat ] && it=$WLAT_ITERS
-			run_case $t -n $it || fails=$((fails + 1)) ;;
+			run_case $t "${cyc[@]}" -n $it || fails=$((fails + 1)) ;;
 		all)
 			if [[ $t = ib_atomic_* ]]; then
 				echo "== $t -a: not run, perftest refuses it (\"Message size cannot be changed for Atomic tests\")"
 				continue
 			fi
-			run_case $t -a -n $ITERS_ALL || fails=$((fails + 1)) ;;
+			run_case $t "${cyc[@]}" -a -n $ITERS_ALL || fails=$((fails + 1)) ;;
 		srq) [ $t = ib_send_bw ] && { run_case $t --use-srq -n $ITERS || fails=$((fails + 1)); } ;;
 		srq-all) [ $t = ib_send_bw ] && { run_case $t --use-srq -a -n $ITERS_ALL || fails=$((fails + 1)); } ;;
 		*) fail "unknown variant $v (plain, all, srq, srq-all)" ;;

@@ -168,7 +168,7 @@ vp_send_list_check(struct h_side *s, struct h_side *r, struct ibv_ah *uah,
 	struct ibv_sge sg0, sg2;
 	uint32_t grh = uah ? GRH : 0;
 	uint32_t k = seq++;
-	size_t soff = (k % 16) * SLOT;
+	size_t soff = (k % 16) * SLOT, soff2 = ((k + 8) % 16) * SLOT;
 
 	vp_fill(s->buf + soff, MSG, k);
 	for (int i = 0; i < 3; i++)
@@ -185,7 +185,19 @@ vp_send_list_check(struct h_side *s, struct h_side *r, struct ibv_ah *uah,
 	TEST_ASSERT_PTR_EQ(bad, &wr[1]);
 	CHECK(vp_expect_send(s, wr[0].wr_id, IBV_WC_SEND));
 	CHECK(vp_expect_recv(r, s->buf + soff, MSG, grh, ANY_ID));
-	CHECK(vp_expect_none(s->scq, r->rcq, QUIET_MS));
+	/*
+	 * Nothing after wr[0]: a signaled SEND of other bytes, posted alone,
+	 * must be the next completion on both sides. A send queue completes in
+	 * order and the pair's link delivers in order, so wr[1] or wr[2], had
+	 * either gone out, would have completed or landed before it: its
+	 * completion ends the wait (where a fixed quiet window, waited out in
+	 * full, saw only what came within it).
+	 */
+	vp_fill(s->buf + soff2, MSG, k + 128);	/* other bytes: seeds differ mod 256 */
+	CHECK(vp_send1(s, r, uah, soff2, MSG, 0x4000 + k, IBV_SEND_SIGNALED));
+	CHECK(vp_expect_send(s, 0x4000 + k, IBV_WC_SEND));
+	CHECK(vp_expect_recv(r, s->buf + soff2, MSG, grh, ANY_ID));
+	CHECK(vp_expect_none(s->scq, r->rcq, 0));
 	return 0;
 }
 

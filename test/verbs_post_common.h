@@ -74,7 +74,8 @@ int vp_expect_none(struct ibv_cq *c1, struct ibv_cq *c2, int ms);
  * The caller set wr[1] (the bad one). wr[0] and wr[2] become valid signaled
  * 64-byte SENDs; r gets three receives. Posting the list must return @err
  * with *bad_wr == &wr[1]; then wr[0] completes on both sides with its bytes
- * and nothing else ever completes (wr[1] and wr[2] were not posted).
+ * and nothing else ever completes (wr[1] and wr[2] were not posted): a
+ * SEND of other bytes posted next is the next completion on both sides.
  */
 int vp_send_list_check(struct h_side *s, struct h_side *r, struct ibv_ah *uah,
 		       struct ibv_send_wr *wr, int err);

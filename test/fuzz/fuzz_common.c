@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -282,15 +283,22 @@ fz_srq_add(int n, struct ibv_srq *tm_srq)
 static int
 eal_init(const char *argv0)
 {
-	static char prefix[64];
+	static char prefix[64], lcores[32];
 	static char *args[] = {
 		NULL, prefix, "--no-huge", "-m", "256", "--no-pci", "--no-telemetry", "--no-shconf",
-		"-l", "0", "--log-level=lib.eal:crit", "--log-level=pmd.rdma.roce:crit",
+		lcores, "--log-level=lib.eal:crit", "--log-level=pmd.rdma.roce:crit",
 		"--log-level=lib.verbs:crit", "--log-level=pmd.net.ring:crit", NULL,
 	};
+	const char *cpu = getenv("DROCE_FUZZ_CPU");
 
 	/* no shared config; a prefix of its own, its directory removed at exit */
 	snprintf(prefix, sizeof(prefix), "--file-prefix=fz%d", (int)getpid());
+	/*
+	 * lcore 0 on CPU 0, or on DROCE_FUZZ_CPU: devtools/fuzz --parallel runs
+	 * harnesses side by side, each on a CPU of its own (the EAL pins its
+	 * main lcore there)
+	 */
+	snprintf(lcores, sizeof(lcores), "--lcores=0@%d", cpu != NULL && *cpu ? atoi(cpu) : 0);
 	args[0] = (char *)(uintptr_t)argv0;
 	/* EAL keeps pointers into argv: static storage */
 	if (rte_eal_init((int)RTE_DIM(args) - 1, args) < 0)
