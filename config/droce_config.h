@@ -73,10 +73,11 @@
 /*
  * Adaptive retransmission (roce_req.c): an RC requester whose peer is late
  * by its measured round trip (smoothed + 4 deviations, at least
- * DROCE_RTO_MIN_US) resends from the oldest unacknowledged PSN, then again
- * after twice that delay, and so on while the delay stays within the cap:
- * DROCE_RTO_MAX_US and an eighth of the local ACK timeout. Early resends do
- * not count against retry_cnt.
+ * DROCE_RTO_MIN_US) resends (a tail probe, then from the oldest
+ * unacknowledged PSN), then again after twice that delay, and so on while
+ * the delay stays within the cap: DROCE_RTO_MAX_US and an eighth of the
+ * local ACK timeout (none with timeout 0). Early resends do not count
+ * against retry_cnt.
  */
 #define DROCE_RTO_MIN_US	50
 #define DROCE_RTO_MAX_US	10000

@@ -314,13 +314,15 @@ rd_atomic_outstanding(const struct roce_qp *qp)
 	return false;
 }
 
-/* The longest early resend delay of @qp (see roce_req_rtt), in timer cycles. */
+/*
+ * The longest early resend delay of @qp (see roce_req_rtt), in timer
+ * cycles; 0 with no local ACK timer (timeout 0, IBA 9.7.6.1.3: the
+ * application asked for no retransmission timer at all).
+ */
 static uint64_t
 rto_cap(const struct roce_dev *dev, const struct roce_qp *qp)
 {
-	uint64_t hi = dev->tsc_hz / 1000000 * DROCE_RTO_MAX_US;
-
-	return qp->tmo_tsc != 0 ? RTE_MIN(hi, qp->tmo_tsc / 8) : hi;
+	return RTE_MIN(dev->tsc_hz / 1000000 * DROCE_RTO_MAX_US, qp->tmo_tsc / 8);
 }
 
 /*
