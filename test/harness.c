@@ -235,6 +235,24 @@ h_side_destroy(struct h_side *s)
 	memset(s, 0, sizeof(*s));
 }
 
+int
+h_side_open(struct h_side *s, struct ibv_device *d, const struct h_qp_opts *o)
+{
+	struct ibv_context *ctx = ibv_open_device(d);
+
+	return ctx == NULL ? -1 : h_side_create(s, ctx, o);
+}
+
+void
+h_side_close(struct h_side *s)
+{
+	struct ibv_context *ctx = s->ctx;
+
+	h_side_destroy(s);
+	if (ctx != NULL)
+		ibv_close_device(ctx);
+}
+
 void
 h_fill_ah(struct ibv_ah_attr *ah, const struct h_side *peer)
 {

@@ -69,6 +69,10 @@ int h_main(int argc, char **argv, const char *suite, const struct droce_test_cas
 /* PD, MR over a fresh buffer, CQs and a QP in RESET. */
 int h_side_create(struct h_side *s, struct ibv_context *ctx, const struct h_qp_opts *o);
 void h_side_destroy(struct h_side *s);
+/* A side on a context of its own: @d opened, then h_side_create; 0 or -1. */
+int h_side_open(struct h_side *s, struct ibv_device *d, const struct h_qp_opts *o);
+/* h_side_destroy, then the side's context closed (an h_side_open side) */
+void h_side_close(struct h_side *s);
 /* RESET -> INIT (UD: Q_Key H_QKEY, else every remote access): ibv_modify_qp's return. */
 int h_to_init(struct ibv_qp *qp, enum ibv_qp_type type);
 /* RESET -> INIT -> RTR -> RTS against the peer (UD: its QKEY is 0x11111111). */

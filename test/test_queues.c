@@ -76,9 +76,8 @@ static int
 side_create(void *p)
 {
 	struct side_job *j = p;
-	struct ibv_context *ctx = ibv_open_device(j->d);
 
-	return ctx == NULL ? -1 : h_side_create(j->s, ctx, &rc);
+	return h_side_open(j->s, j->d, &rc);
 }
 
 /* A side of @d made on lcore @lc (0: the caller's, 1: lcore 1): its QP on queue @lc */
@@ -89,16 +88,6 @@ side_on(struct h_side *s, struct ibv_device *d, unsigned int lc)
 
 	/* engine lcores: the queues in turn, whoever makes the QP (and lcore 1 is an engine) */
 	return lc == 0 || engine_mode ? side_create(&j) : on_lcore1(side_create, &j);
-}
-
-static void
-side_close(struct h_side *s)
-{
-	struct ibv_context *ctx = s->ctx;
-
-	h_side_destroy(s);
-	if (ctx != NULL)
-		ibv_close_device(ctx);
 }
 
 static int
@@ -308,10 +297,10 @@ test_queues_two_lcores_own_queues(void)
 	TEST_ASSERT(__atomic_load_n(&tx_roce, __ATOMIC_RELAXED) > 16 * NMSG, "%" PRIu64 " frames",
 		    tx_roce);
 	TEST_ASSERT_EQ(__atomic_load_n(&tx_unmarked, __ATOMIC_RELAXED), 0);
-	side_close(&a0);
-	side_close(&b0);
-	side_close(&a1);
-	side_close(&b1);
+	h_side_close(&a0);
+	h_side_close(&b0);
+	h_side_close(&a1);
+	h_side_close(&b1);
 	return TEST_SUCCESS;
 }
 
@@ -336,10 +325,10 @@ cross_queue_traffic(struct h_side *a, struct h_side *b, struct h_side *pad,
 static void
 cross_queue_close(struct h_side *a, struct h_side *b, struct h_side *pad)
 {
-	side_close(a);
-	side_close(b);
+	h_side_close(a);
+	h_side_close(b);
 	if (engine_mode)
-		side_close(pad);
+		h_side_close(pad);
 }
 
 /*
@@ -480,9 +469,9 @@ test_queues_one_cq_two_queues(void)
 	TEST_ASSERT_EQ(sends[1], NMSG);
 	TEST_ASSERT_EQ(recvs[1], NMSG);
 	TEST_ASSERT_EQ(ibv_destroy_qp(a1.qp), 0);
-	side_close(&a0);
-	side_close(&b0);
-	side_close(&b1);
+	h_side_close(&a0);
+	h_side_close(&b0);
+	h_side_close(&b1);
 	return TEST_SUCCESS;
 }
 

@@ -134,9 +134,8 @@ static int
 side_create_main(void *p)
 {
 	struct side_job *j = p;
-	struct ibv_context *ctx = ibv_open_device(j->d);
 
-	j->rc = ctx == NULL ? -1 : h_side_create(j->s, ctx, j->o);
+	j->rc = h_side_open(j->s, j->d, j->o);
 	return 0;
 }
 
@@ -154,16 +153,6 @@ side_on(struct h_side *s, struct ibv_device *d, unsigned int lc, const struct h_
 		rte_eal_wait_lcore(lc);
 	}
 	return j.rc;
-}
-
-static void
-side_close(struct h_side *s)
-{
-	struct ibv_context *ctx = s->ctx;
-
-	h_side_destroy(s);
-	if (ctx != NULL)
-		ibv_close_device(ctx);
 }
 
 static struct roce_qp *
@@ -375,12 +364,12 @@ wire_traffic(uint32_t seed, struct wire_run *r)
 		r->handoff_drop[d] = h_xstat(name, "q_handoff_drop");
 	}
 out:
-	side_close(&a[0]);
-	side_close(&a[1]);
-	side_close(&b[0]);
-	side_close(&b[1]);
-	side_close(&u);
-	side_close(&v);
+	h_side_close(&a[0]);
+	h_side_close(&a[1]);
+	h_side_close(&b[0]);
+	h_side_close(&b[1]);
+	h_side_close(&u);
+	h_side_close(&v);
 	return ret;
 }
 
