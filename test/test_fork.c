@@ -299,8 +299,13 @@ addrinfo(bool passive, const char *port)
 	return res;
 }
 
+/*
+ * The server disconnects once the client has its SEND's completion: a
+ * peer that leaves as soon as the message is in may take the ACK with it
+ * (an ACK lost, then a QP gone: RETRY_EXC), with hardware too.
+ */
 static int
-cm_server(int wfd)
+cm_server(int wfd, int rfd)
 {
 	struct rdma_addrinfo *ai = addrinfo(true, "7471");
 	struct ibv_qp_init_attr qa = { .cap = { .max_send_wr = 4, .max_recv_wr = 4,
@@ -320,14 +325,14 @@ cm_server(int wfd)
 		return 1;
 	if (rdma_get_recv_comp(id, &wc) != 1 || wc.status != IBV_WC_SUCCESS || wc.byte_len != MSG)
 		return 1;
-	if (check(buf, MSG, 0x77, "rdma_post_send"))
+	if (check(buf, MSG, 0x77, "rdma_post_send") || read(rfd, &wc, 1) != 1)
 		return 1;
 	rdma_disconnect(id);
 	return 0;
 }
 
 static int
-cm_client(void)
+cm_client(int wfd)
 {
 	struct rdma_addrinfo *ai = addrinfo(false, "7471");
 	struct ibv_qp_init_attr qa = { .cap = { .max_send_wr = 4, .max_recv_wr = 4,
@@ -335,7 +340,7 @@ cm_client(void)
 				       .sq_sig_all = 1 };
 	struct rdma_cm_id *id;
 	struct ibv_mr *mr;
-	struct ibv_wc wc;
+	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
 	uint8_t buf[MSG];
 
 	fill(buf, MSG, 0x77);
@@ -345,9 +350,12 @@ cm_client(void)
 	}
 	mr = rdma_reg_msgs(id, buf, sizeof(buf));
 	if (mr == NULL || rdma_post_send(id, NULL, buf, sizeof(buf), mr, 0) ||
-	    rdma_get_send_comp(id, &wc) != 1 || wc.status != IBV_WC_SUCCESS)
+	    rdma_get_send_comp(id, &wc) != 1 || wc.status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "  [%d] send: %s (completion %s)\n", getpid(), strerror(errno),
+			ibv_wc_status_str(wc.status));
 		return 1;
-	return 0;
+	}
+	return write(wfd, "D", 1) == 1 ? 0 : 1;
 }
 
 /* another process's listener holds the port */
@@ -372,28 +380,29 @@ cm_second_listener(void)
 static int
 test_cm_between_children(void)
 {
-	int p[2];
+	int p[2], done[2];
 	pid_t s, c, d;
 	char ch;
 	int rs, rc, rd;
 
-	if (pipe(p))
+	if (pipe(p) || pipe(done))
 		return TEST_FAILED;
 	s = fork();
 	if (s == 0)
-		_exit(cm_server(p[1]));
+		_exit(cm_server(p[1], done[0]));
 	/* the listener is there before the others start */
 	TEST_ASSERT(read(p[0], &ch, 1) == 1, "the server listens");
+	/* ...and still there while the second one tries: the client comes after */
 	d = fork();
 	if (d == 0)
 		_exit(cm_second_listener());
+	rd = reap(d, "second listener");
 	c = fork();
 	if (c == 0)
-		_exit(cm_client());
-	rd = reap(d, "second listener");
+		_exit(cm_client(done[1]));
 	rc = reap(c, "client");
 	rs = reap(s, "server");
-	close(p[0]), close(p[1]);
+	close(p[0]), close(p[1]), close(done[0]), close(done[1]);
 	TEST_ASSERT(rs == 0 && rc == 0 && rd == 0, "the children's rdma_cm exchange");
 	return TEST_SUCCESS;
 }

@@ -607,12 +607,11 @@ struct roce_dev {
 	struct rte_ring *loop;		/* frames addressed to ourselves */
 	struct roce_engine *engine;
 	/*
-	 * Inline progress: one caller at a time (queue 0's lock). Its own
-	 * line: every iteration of queue 0 writes it, and the other queues'
+	 * Inline progress: one caller at a time (queue 0's lock); the word
+	 * holds the holder's process ID (roce_inline_trylock). Its own line: every iteration of queue 0 writes it, and the other queues'
 	 * lcores read the fields around it for every packet.
 	 */
 	rte_spinlock_t inline_lock __rte_cache_aligned;
-	int32_t inline_pid;		/* the holder's process (roce_share.c) */
 	struct roce_capture *cap __rte_cache_aligned;	/* devarg pcapng=: the capture, or NULL (roce_capture.c) */
 
 	/* control path */

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bus_vdev_driver.h>
 #include <rte_cycles.h>
@@ -599,6 +600,8 @@ roce_probe(struct rte_vdev_device *vdev)
 	dev->nb_lcores = a.nb_lcores;
 	memcpy(dev->q_lcore, a.q_lcore, sizeof(dev->q_lcore));
 	rte_spinlock_init(&dev->inline_lock);
+	if (roce_self_pid == 0)		/* the lock's holders write it there */
+		roce_self_pid = getpid();
 	/*
 	 * DPDK's memory is mapped shared, so processes forked later use these
 	 * too (roce_share.c): waiters of another process must be woken

@@ -17,6 +17,14 @@ static struct roce_dev *inline_devs[DROCE_MAX_DEVS];
 static uint32_t nb_inline;
 static uint32_t quitting;	/* the process exits: no more iterations from it (roce_share.c) */
 static uint32_t forked_idle;	/* a forked process that opened no device yet: none from it */
+/*
+ * The application's calls that moved a device shared by forked processes,
+ * and their count at the waker's last round: such a device's epoch moves
+ * with every process's iterations, so it does not say whether this one's
+ * application moves it.
+ */
+static uint64_t share_calls, share_seen;
+static bool share_moved;	/* ...changed since (the waker's own) */
 
 /* One iteration of @q unless another caller is running one. */
 static inline void
@@ -48,6 +56,8 @@ roce_progress(struct droce_rdev *hint)
 
 		if (dev == NULL || (dev->progress_own && &dev->rdev != hint))
 			continue;
+		if (unlikely(dev->share_on))
+			__atomic_fetch_add(&share_calls, 1, __ATOMIC_RELAXED);
 		/* lcore=thread: the caller's own queue, if it is an lcore */
 		own = dev->progress_own ? roce_q_self(dev) : NULL;
 		if (own != NULL) {
@@ -131,10 +141,17 @@ waker_poll_q(struct roce_q *q)
 
 	/*
 	 * Shared by forked processes (roce_share.c), the device moves for the
-	 * others' QPs too, never for this process's: it looks every time
+	 * others' QPs too, never for this process's: this process's calls
+	 * since the last round say (waker_round).
 	 */
 	if (epoch != q->wake_epoch && !dev->share_on) {
 		q->wake_epoch = epoch;	/* the application moves it */
+		return false;
+	}
+	if (dev->share_on && share_moved) {
+		/* ...but a holder that ended is still the waker's to find */
+		if (q->id == 0 && roce_share_lock_check(dev))
+			roce_q_unlock(q);
 		return false;
 	}
 	if (__atomic_load_n(&quitting, __ATOMIC_ACQUIRE) ||
@@ -174,6 +191,12 @@ waker_round(bool *moved)
 	int need = WAKE_NONE;
 
 	__atomic_fetch_add(&waker.round, 1, __ATOMIC_SEQ_CST);
+	if (moved != NULL) {
+		uint64_t calls = __atomic_load_n(&share_calls, __ATOMIC_RELAXED);
+
+		share_moved = calls != share_seen;
+		share_seen = calls;
+	}
 	n = __atomic_load_n(&nb_inline, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < n; i++) {
 		struct roce_dev *dev = __atomic_load_n(&inline_devs[i], __ATOMIC_ACQUIRE);

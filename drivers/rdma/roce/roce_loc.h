@@ -62,12 +62,10 @@ extern int32_t roce_self_pid;
 
 /*
  * A device's inline progress lock. DPDK's x86 spin lock is inline assembly,
- * which ThreadSanitizer does not see as a lock: these tell it. The holder's
- * process is noted (same cache line): processes forked from the one that
- * probed the device share the lock, and one that dies holding it must not
- * stop the others (roce_share_lock_check).
- */
-/*
+ * which ThreadSanitizer does not see as a lock: these tell it. Processes
+ * forked from the one that probed the device share the lock, and one that
+ * dies holding it must not stop the others (roce_share_lock_check).
+ *
  * rte_spinlock_t operations for the locks every iteration takes: a plain
  * load before the exchange, so that a held lock costs no locked
  * instruction, and a release store to unlock (DPDK's x86 unlock is an
@@ -94,14 +92,22 @@ roce_spin_unlock(rte_spinlock_t *l)
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * The device's inline lock word holds its holder's process ID, set by the
+ * one exchange that takes it: a process that ends holding it is known by
+ * it (roce_share_lock_check).
+ */
 static inline bool
 roce_inline_trylock(struct roce_dev *dev)
 {
+	int z = 0;
+
 	/* every post and poll tries every inline device */
-	if (!roce_spin_trylock(&dev->inline_lock))
+	if (__atomic_load_n(&dev->inline_lock.locked, __ATOMIC_RELAXED) != 0 ||
+	    !__atomic_compare_exchange_n(&dev->inline_lock.locked, &z, roce_self_pid, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return false;
 	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
-	dev->inline_pid = roce_self_pid;
 	return true;
 }
 
@@ -114,17 +120,15 @@ roce_inline_lock(struct roce_dev *dev)
 		roce_share_inline_lock(dev);
 		return;
 	}
-	roce_spin_lock(&dev->inline_lock);
-	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
-	dev->inline_pid = roce_self_pid;
+	while (!roce_inline_trylock(dev))
+		rte_pause();
 }
 
 static inline void
 roce_inline_unlock(struct roce_dev *dev)
 {
-	dev->inline_pid = 0;
 	ROCE_TSAN_RELEASE(&dev->inline_lock);
-	roce_spin_unlock(&dev->inline_lock);
+	__atomic_store_n(&dev->inline_lock.locked, 0, __ATOMIC_RELEASE);
 }
 
 /*

@@ -276,25 +276,94 @@ out:
 }
 
 /*
+ * A head @ht's ended holder moved and never published: back to its tail.
+ * One that a live thread moves (the mempool's, which an application thread
+ * outside the lock may use: mbufs of the device's ethdev port) reaches its
+ * tail within a millisecond; the ended one's stays.
+ */
+static unsigned int
+headtail_repair(struct rte_ring_headtail *ht)
+{
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() / 1000;
+	uint32_t head = __atomic_load_n(&ht->head, __ATOMIC_ACQUIRE);
+
+	if (ht->sync_type != RTE_RING_SYNC_MT && ht->sync_type != RTE_RING_SYNC_ST)
+		return 0;	/* (RTS and HTS keep other counters: none here uses them) */
+	while (__atomic_load_n(&ht->tail, __ATOMIC_ACQUIRE) != head)
+		if (rte_get_timer_cycles() > end) {
+			uint32_t tail = __atomic_load_n(&ht->tail, __ATOMIC_ACQUIRE);
+
+			if (__atomic_compare_exchange_n(&ht->head, &head, tail, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				return 1;
+			end = rte_get_timer_cycles() + rte_get_timer_hz() / 1000;	/* moved: look again */
+		}
+	return 0;
+}
+
+/* ...of the sides of @r that only iterations move (@prod, @cons) */
+static unsigned int
+ring_repair(struct rte_ring *r, bool prod, bool cons)
+{
+	if (r == NULL)
+		return 0;
+	return (prod ? headtail_repair(&r->prod) : 0) + (cons ? headtail_repair(&r->cons) : 0);
+}
+
+/*
+ * The rings every process's iterations share, as an iteration that was
+ * killed may have left them: an enqueue or dequeue that moved its head and
+ * not its tail. Every later one would wait for that tail for ever (a ring
+ * with several producers or consumers), or publish slots nobody wrote (a
+ * single producer). Those sides only iterations move, under the inline lock
+ * that the caller now holds, so a head apart from its tail is the ended
+ * one's: back to the tail, as if that operation never began. Its objects
+ * are lost (mbufs it freed, which leak) or stay (mbufs it took, still
+ * free). The sides the application's threads move (doorbells, the ethdev
+ * port's tx and rx) are left alone, and the port's own rings and
+ * descriptors are its driver's, out of reach here.
+ */
+static void
+share_repair(struct roce_dev *dev)
+{
+	unsigned int n = 0;
+
+	if (dev->mp != NULL &&
+	    strncmp(rte_mempool_get_ops(dev->mp->ops_index)->name, "ring_", 5) == 0)
+		n += ring_repair(dev->mp->pool_data, true, true);
+	n += ring_repair(dev->loop, true, true);
+	for (unsigned int k = 0; k < ROCE_SHARE_OWNERS; k++)
+		n += ring_repair(dev->share_in[k], true, true);
+	n += ring_repair(dev->q0.db, false, true);
+	n += ring_repair(dev->eth.rx, true, false);
+	n += ring_repair(dev->eth.tx, false, true);
+	if (n)
+		ROCE_LOG(WARNING, "%s: %u ring operations the ended process left half done: undone",
+			 dev->name, n);
+}
+
+/*
  * The inline lock of @dev is held: by a process that ended while it held it
- * (killed in an iteration)? Then the caller takes it over, as its holder,
- * and true. The device may be as that iteration left it: its frames in
- * flight are lost, as on a link, and RC resends.
+ * (killed in an iteration, or ended by _exit while its waker ran one)? Then
+ * the caller takes it over, as its holder, and true. The device may be as
+ * that iteration left it: its frames in flight are lost, as on a link, and
+ * RC resends.
  */
 bool
 roce_share_lock_check(struct roce_dev *dev)
 {
-	int32_t pid = __atomic_load_n(&dev->inline_pid, __ATOMIC_ACQUIRE);
+	int pid = __atomic_load_n(&dev->inline_lock.locked, __ATOMIC_ACQUIRE);
 
 	if (pid == 0 || pid == roce_self_pid || !pid_ended(pid))
 		return false;
-	/* one taker: the holder's mark moves from the dead process to this one */
-	if (!__atomic_compare_exchange_n(&dev->inline_pid, &pid, roce_self_pid, false,
+	/* one taker: the lock word moves from the dead process to this one */
+	if (!__atomic_compare_exchange_n(&dev->inline_lock.locked, &pid, roce_self_pid, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return false;
-	ROCE_LOG(WARNING, "%s: process %d ended while moving the device: taken over",
-		 dev->name, (int)pid);
+	ROCE_LOG(WARNING, "%s: process %d ended in an iteration (killed, or _exit while its waker moved the device): taken over",
+		 dev->name, pid);
 	ROCE_TSAN_ACQUIRE(&dev->inline_lock);
+	share_repair(dev);
 	/* its iteration ends here: the epoch is even between iterations (roce_dev_quiesce) */
 	if (__atomic_load_n(&dev->q0.epoch, __ATOMIC_RELAXED) & 1)
 		__atomic_store_n(&dev->q0.epoch, dev->q0.epoch + 1, __ATOMIC_RELEASE);
