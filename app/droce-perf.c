@@ -9,7 +9,7 @@
  * when there is one) a short sweep of the main tests.
  *
  *   droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S] [-n iters]
- *              [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline]
+ *              [-w warmup] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline]
  *              [-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss]
  *              [-t timeout] [-j] [--odp] [--pcapng file] [--eager-limit bytes]
  *   droce-perf EAL args -- --server [--port port]
@@ -21,7 +21,9 @@
  * Tests are named as arguments ("main", the default: send_lat write_lat
  * read_lat atomic_lat send_bw write_bw read_bw). -s: sizes (K and M
  * suffixes), -S: every power of two from 2 to the largest -s; -n: iterations
- * (latency 2000, bandwidth 20000) or -D seconds a figure; -j: JSON instead
+ * (latency 2000, bandwidth 20000) or -D seconds a figure; -w: the untimed
+ * iterations a latency test runs first (a tenth of -n, at least 10; 1000
+ * with -D; tag_lat has none); -j: JSON instead
  * of the table (devtools/plot draws it); --odp: the buffers are ODP MRs
  * (IBV_ACCESS_ON_DEMAND: every access of the engine to them is guarded);
  * --pcapng FILE: droce0 of the embedded default writes its frames there
@@ -1055,7 +1057,7 @@ main(int argc, char **argv)
 	bool embedded = true, inl = false;
 	const char *prog = "lcore", *mode = "tests", *sizes = NULL;
 	struct perf_opts po = { .tests = "main", .transport = IBV_QPT_RC, .qps = 1, .post_list = 1,
-				.cq_mod = 1, .eager_limit = 8192 };
+				.cq_mod = 1, .eager_limit = 8192, .warmup = -1 };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "sweep", no_argument, NULL, 'S' },
@@ -1066,6 +1068,7 @@ main(int argc, char **argv)
 		{ "cq-mod", required_argument, NULL, 'Q' },
 		{ "duration", required_argument, NULL, 'D' },
 		{ "iters", required_argument, NULL, 'n' },
+		{ "warmup", required_argument, NULL, 'w' },
 		{ "size", required_argument, NULL, 's' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "loss", required_argument, NULL, 'L' },
@@ -1111,11 +1114,12 @@ main(int argc, char **argv)
 		argv += ret;
 	}
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:n:d:p:L:t:m:T:D:B:ac:q:l:I:Q:SjOP:", longopts,
+	while ((opt = getopt_long(argc, argv, "s:n:w:d:p:L:t:m:T:D:B:ac:q:l:I:Q:SjOP:", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 's': sizes = optarg; break;
 		case 'n': po.iters = strtoul(optarg, NULL, 0); break;
+		case 'w': po.warmup = strtol(optarg, NULL, 0); break;
 		case 'd': depth = strtoul(optarg, NULL, 0); depth_set = true; break;
 		case 'p': prog = optarg; break;
 		case 'L': loss = optarg; break;
@@ -1153,7 +1157,7 @@ main(int argc, char **argv)
 		case 'X': xstats = true; break;
 		default:
 			die("usage: droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S|--sweep] "
-			    "[-n iters] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline] "
+			    "[-n iters] [-w warmup] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline] "
 			    "[-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss] [-t timeout] "
 			    "[-j|--json] [--odp] [--pcapng file] [--eager-limit bytes] [--xstats]\n"
 			    "       droce-perf --threads N [--queues] [bandwidth test ...] [options]\n"

@@ -688,6 +688,20 @@ progress_end(double t0)
 		fprintf(stderr, "\r%70s\r", "");
 }
 
+/*
+ * The untimed iterations a latency test runs first (--warmup; by default a
+ * tenth of @n, at least 10, as bench-compare gives ucx_perftest's -w): the
+ * first pass through rings, buffers and caches, whose page faults and
+ * misses are no steady latency.
+ */
+static uint64_t
+lat_warmup(uint64_t n)
+{
+	if (O->warmup >= 0)
+		return (uint64_t)O->warmup;
+	return O->duration > 0 ? 1000 : n / 10 > 10 ? n / 10 : 10;
+}
+
 /* Done after @n iterations, or after --duration seconds. */
 static bool
 more(uint64_t i, uint64_t n, double t0)
@@ -759,6 +773,7 @@ static void
 run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside *b, size_t size)
 {
 	uint64_t n = O->iters ? O->iters : 2000, cap = O->duration > 0 ? 1u << 24 : n, i, peer;
+	uint64_t warm = lat_warmup(n);
 	size_t grh = tr == IBV_QPT_UD ? GRH : 0;
 	double *us = malloc(cap * sizeof(*us)), t0 = now_s(), next = t0 + 1;
 	struct ibv_cq *b_scq = b ? b->scq : NULL, *b_rcq = b ? b->rcq : NULL;
@@ -773,9 +788,13 @@ run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside
 		if (b)
 			recv_post(b, 0, 0, size + grh, 1);
 	}
-	for (i = 0; more(i, n, t0) && i < cap; i++) {
-		double s0 = now_s();
+	/* the first @warm iterations go untimed; the peer counts them all */
+	for (i = 0; i < warm || (more(i - warm, n, t0) && i - warm < cap); i++) {
+		double s0;
 
+		if (i == warm)
+			t0 = now_s();
+		s0 = now_s();
 		switch (t->kind) {
 		case K_SEND:
 			stamp(a->buf + 4096 + grh, size, i);
@@ -833,10 +852,12 @@ run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside
 				    *(uint64_t *)(a->buf + 4096));
 			break;
 		}
-		us[i] = (now_s() - s0) * 1e6;
+		if (i < warm)
+			continue;
+		us[i - warm] = (now_s() - s0) * 1e6;
 		if (t->kind == K_SEND || t->kind == K_WRITE)
-			us[i] /= 2;
-		progress(t, size, i, t0, &next);
+			us[i - warm] /= 2;
+		progress(t, size, i - warm, t0, &next);
 	}
 	progress_end(t0);
 	if (b == NULL) {
@@ -856,7 +877,7 @@ run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside
 		wc_wait(a->rcq, b->scq, &wc);
 		wc_wait(b->scq, NULL, &wc);
 	}
-	print_lat(t, tr, t->kind == K_ATOMIC ? ATOMIC_SIZE : size, us, (size_t)i);
+	print_lat(t, tr, t->kind == K_ATOMIC ? ATOMIC_SIZE : size, us, (size_t)(i - warm));
 	free(us);
 }
 

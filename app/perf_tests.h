@@ -19,6 +19,7 @@ struct perf_opts {
 	size_t sizes[PERF_MAX_SIZES];	/* the sizes, in order */
 	unsigned int nb_sizes;		/* 0: each test's default */
 	unsigned int iters;		/* 0: each test's default */
+	long warmup;			/* latency tests' untimed first iterations (-1: a tenth) */
 	double duration;		/* > 0: seconds per figure instead of iterations */
 	unsigned int qps;		/* QPs for bandwidth tests (1) */
 	unsigned int post_list;		/* WRs per ibv_post_send call (1) */
