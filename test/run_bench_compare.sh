@@ -90,6 +90,8 @@ for w in sys.argv[2:]:
         bad.append("%s: no figure for %s" % (name, ", ".join(missing)))
 if "droce-memif" not in got:
     bad.append("droce-memif (two processes over memif) gave no figure")
+if "droce-shm" not in got:
+    bad.append("droce-shm (two processes over net_shm) gave no figure")
 # devtools/plot drew the comparison, and the report shows it
 png = os.path.join(out, "compare.png")
 if not os.path.exists(png) or open(png, "rb").read(8) != b"\x89PNG\r\n\x1a\n":

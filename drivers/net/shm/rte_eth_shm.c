@@ -486,6 +486,31 @@ track(struct rte_eth_dev *dev, struct shm_priv *p)
 	pthread_mutex_unlock(&attached_lock);
 }
 
+/*
+ * Map every page of the segment now (@h, mapped by this process), off the
+ * traffic: the first pass through the rings would otherwise take a page
+ * fault per slot page on each side, and a VM with shadow paging (a PVM
+ * guest: ~15-30 us a fault) made the first lap of a ping-pong ~50 us a
+ * round trip instead of ~2 us. The same as droce does for memif
+ * (drivers/rdma/roce/roce_port.c). A kernel without MADV_POPULATE_WRITE
+ * (before Linux 5.14) refuses it, and the pages fault in as before.
+ */
+static void
+seg_populate(struct shm_hdr *h)
+{
+#ifdef MADV_POPULATE_WRITE
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	volatile const uint8_t *b = (const uint8_t *)h;
+
+	if (madvise(h, SHM_SEG_SIZE, MADV_POPULATE_WRITE) != 0)
+		return;
+	for (size_t off = 0; off < SHM_SEG_SIZE; off += page)
+		(void)b[off];	/* a shadow-paging hypervisor maps it on this first touch */
+#else
+	RTE_SET_USED(h);
+#endif
+}
+
 static int
 shm_attach(struct rte_eth_dev *dev)
 {
@@ -536,6 +561,7 @@ shm_attach(struct rte_eth_dev *dev)
 	else
 		SHM_LOG(INFO, "%s: link %s side %d, no peer yet", dev->data->name, p->link, side);
 	lock_fd(fd, LOCK_UN);
+	seg_populate(h);
 	track(dev, p);
 	return 0;
 }
