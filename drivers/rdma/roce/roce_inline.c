@@ -56,8 +56,11 @@ roce_progress(struct droce_rdev *hint)
 
 		if (dev == NULL || (dev->progress_own && &dev->rdev != hint))
 			continue;
+		/* a change is all the waker looks for: no locked add, racing ones may merge */
 		if (unlikely(dev->share_on))
-			__atomic_fetch_add(&share_calls, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&share_calls,
+					 __atomic_load_n(&share_calls, __ATOMIC_RELAXED) + 1,
+					 __ATOMIC_RELAXED);
 		/* lcore=thread: the caller's own queue, if it is an lcore */
 		own = dev->progress_own ? roce_q_self(dev) : NULL;
 		if (own != NULL) {

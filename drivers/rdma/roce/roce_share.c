@@ -51,7 +51,7 @@ static struct {
 	int32_t pid[ROCE_SHARE_OWNERS];
 } *owners;
 static uint32_t share_me;		/* this process's index */
-int32_t roce_self_pid;
+int32_t roce_self_pid;		/* set at probe (roce_probe), and in a forked child */
 static bool share_child;		/* this process was forked after a device was probed */
 static bool share_started;		/* ... and has its index (roce_share_child_start) */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -120,7 +120,6 @@ roce_share_init(struct roce_dev *dev)
 	char rn[RTE_RING_NAMESIZE];
 
 	pthread_once(&atfork_once, atfork_register);
-	roce_self_pid = getpid();
 	if (owners == NULL) {
 		void *o = mmap(NULL, sizeof(*owners), PROT_READ | PROT_WRITE,
 			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
