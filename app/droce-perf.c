@@ -10,7 +10,7 @@
  *
  *   droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S] [-n iters]
  *              [-w warmup] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline]
- *              [-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss]
+ *              [-Q cq moderation] [-d depth] [-b buffers] [-p inline|lcore] [-L loss]
  *              [-t timeout] [-j] [--odp] [--pcapng file] [--eager-limit bytes]
  *   droce-perf EAL args -- --server [--port port]
  *   droce-perf EAL args -- --client host [--port port] [test ...] [options]
@@ -23,7 +23,9 @@
  * suffixes), -S: every power of two from 2 to the largest -s; -n: iterations
  * (latency 2000, bandwidth 20000) or -D seconds a figure; -w: the untimed
  * iterations a latency test runs first (a tenth of -n, at least 10; 1000
- * with -D; tag_lat has none); -j: JSON instead
+ * with -D; tag_lat has none); -b/--slots N: the bandwidth tests' WRs cycle
+ * over N message buffers (the depth; perftest's and ucx_perftest's 1 keeps
+ * large payloads in the caches); -j: JSON instead
  * of the table (devtools/plot draws it); --odp: the buffers are ODP MRs
  * (IBV_ACCESS_ON_DEMAND: every access of the engine to them is guarded);
  * --pcapng FILE: droce0 of the embedded default writes its frames there
@@ -1081,6 +1083,7 @@ main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'H' },
 		{ "queues", no_argument, NULL, 'U' },
 		{ "xstats", no_argument, NULL, 'X' },
+		{ "slots", required_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool sweep = false, dur_set = false, server = false;
@@ -1114,7 +1117,7 @@ main(int argc, char **argv)
 		argv += ret;
 	}
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:n:w:d:p:L:t:m:T:D:B:ac:q:l:I:Q:SjOP:", longopts,
+	while ((opt = getopt_long(argc, argv, "s:n:w:d:p:L:t:m:T:D:B:ac:q:l:I:Q:SjOP:b:", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 's': sizes = optarg; break;
@@ -1155,11 +1158,12 @@ main(int argc, char **argv)
 		case 'H': nthreads = strtoul(optarg, NULL, 0); break;
 		case 'U': queues = true; break;
 		case 'X': xstats = true; break;
+		case 'b': po.slots = strtoul(optarg, NULL, 0); break;
 		default:
 			die("usage: droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S|--sweep] "
 			    "[-n iters] [-w warmup] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline] "
-			    "[-Q cq moderation] [-d depth] [-p inline|lcore] [-L loss] [-t timeout] "
-			    "[-j|--json] [--odp] [--pcapng file] [--eager-limit bytes] [--xstats]\n"
+			    "[-Q cq moderation] [-d depth] [-b|--slots buffers] [-p inline|lcore] [-L loss] "
+			    "[-t timeout] [-j|--json] [--odp] [--pcapng file] [--eager-limit bytes] [--xstats]\n"
 			    "       droce-perf --threads N [--queues] [bandwidth test ...] [options]\n"
 			    "       droce-perf EAL args -- --server [--port port]\n"
 			    "       droce-perf EAL args -- --client host [--port port] [test ...] [options]\n"
@@ -1186,9 +1190,10 @@ main(int argc, char **argv)
 			die("-s: sizes from 0 to 64M, comma-separated, K and M suffixes: %s", sizes);
 		if (po.qps < 1 || po.qps > MAX_QPS || po.post_list < 1 || po.post_list > 64 ||
 		    po.cq_mod < 1 || po.cq_mod > 1024 || depth < 1 || depth > 4096 ||
-		    po.post_list > depth || po.inline_size > 1024 || (dur_set && !(po.duration > 0)))
+		    po.post_list > depth || po.inline_size > 1024 || (dur_set && !(po.duration > 0)) ||
+		    po.slots > 4096)
 			die("-q 1..16384, -l 1..64 and at most -d, -Q 1..1024, -d 1..4096, -I up to 1024, "
-			    "-D > 0");
+			    "-D > 0, -b up to 4096");
 		po.depth = depth;
 		po.qp_timeout = qp_timeout;
 		po.loss = loss;

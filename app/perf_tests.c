@@ -926,6 +926,18 @@ ready_pop(struct bw_ready *r, struct bw_qp *Q)
 }
 
 #define WRID(q, seq)	((uint64_t)(q) << 48 | (seq))
+
+/*
+ * The bandwidth tests' message buffers: WR (or receive) k uses buffer k % n
+ * of its side's buffer, n = --slots, by default the depth (every WR in
+ * flight its own). perftest and ucx_perftest send every message from one
+ * buffer (--slots 1): the payloads then stay in the CPU's caches.
+ */
+static inline size_t
+slot_off(uint64_t k, size_t slot)
+{
+	return (size_t)(k % (O->slots ? O->slots : O->depth)) * slot;
+}
 #define WRID_Q(id)	((unsigned int)((id) >> 48))
 #define WRID_SEQ(id)	((id) & ((1ull << 48) - 1))
 
@@ -953,7 +965,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 	if (sends && b != NULL)
 		for (unsigned int q = 0; q < (b->srq ? 1u : nq); q++)
 			for (unsigned int r = 0; r < rdepth; r++)
-				recv_post(b, q, (size_t)r * slot, size + grh, WRID(q, r));
+				recv_post(b, q, slot_off(r, slot), size + grh, WRID(q, r));
 	open = nq;
 	for (unsigned int q = 0; q < nq; q++) {
 		if (Q[q].quota == 0)
@@ -986,7 +998,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 				       p->posted + k < p->quota) {
 					uint64_t seq = p->posted + k;
 					bool sig = seq % mod == mod - 1 || seq + 1 == p->quota;
-					size_t off = (seq % depth) * slot;
+					size_t off = slot_off(seq, slot);
 
 					wr_fill(&w[k], &sge[k], a, q, t->kind, off, off, len,
 						WRID(q, seq), sig);
@@ -1030,7 +1042,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 				die("%s: receive completion %s, %u bytes", t->name,
 				    ibv_wc_status_str(wc[i].status), wc[i].byte_len);
 			recvd++;
-			recv_post(b, WRID_Q(wc[i].wr_id), WRID_SEQ(wc[i].wr_id) * slot, size + grh,
+			recv_post(b, WRID_Q(wc[i].wr_id), slot_off(WRID_SEQ(wc[i].wr_id), slot), size + grh,
 				  wc[i].wr_id);
 		}
 		/* UC and UD: the last arrival ends the run (RC ends with the loop, below) */
@@ -1589,7 +1601,8 @@ side_setup(struct pside *s, const struct test *t, struct ibv_device *dev, size_t
 	enum ibv_qp_type tr = test_transport(t);
 	unsigned int nq = t->lat || t->tm ? 1 : O->qps;
 	size_t grh = tr == IBV_QPT_UD ? GRH : 0, slot = RTE_ALIGN_CEIL(size + grh, 64);
-	size_t bufsz = RTE_MAX((size_t)O->depth * (t->srq ? nq : 1) * slot, 8192 + 2 * slot);
+	size_t nbuf = O->slots ? O->slots : (size_t)O->depth * (t->srq ? nq : 1);
+	size_t bufsz = RTE_MAX(nbuf * slot, 8192 + 2 * slot);
 
 	if (t->tm) {
 		/* tag_lat: a slot to send from, one for the tags; tag_bw: one a message in flight */
@@ -1731,7 +1744,7 @@ server_prepare(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_
 	if (!t->lat && t->kind == K_SEND)
 		for (unsigned int q = 0; q < (b->srq ? 1u : nq); q++)
 			for (unsigned int r = 0; r < rdepth; r++)
-				recv_post(b, q, (size_t)r * slot, size + grh, WRID(q, r));
+				recv_post(b, q, slot_off(r, slot), size + grh, WRID(q, r));
 }
 
 /* The server's half of a latency test: reply, or keep the device moving, until END. */
@@ -1812,7 +1825,7 @@ bw_server(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_t siz
 				die("%s: receive completion %s, %u bytes", t->name,
 				    ibv_wc_status_str(wc[i].status), wc[i].byte_len);
 			recvd++;
-			recv_post(b, WRID_Q(wc[i].wr_id), WRID_SEQ(wc[i].wr_id) * slot, size + grh,
+			recv_post(b, WRID_Q(wc[i].wr_id), slot_off(WRID_SEQ(wc[i].wr_id), slot), size + grh,
 				  wc[i].wr_id);
 		}
 		if (m > 0)
@@ -2058,12 +2071,15 @@ print_header(const struct perf_opts *o, const char *role)
 	if (o->json)
 		printf("{\"droce_perf\": {\"progress\": \"%s\", \"loss\": \"%s\", \"depth\": %u, "
 		       "\"qps\": %u, \"post_list\": %u, \"cq_mod\": %u, \"inline\": %u, "
-		       "\"odp\": %s, \"eager_limit\": %zu, \"mode\": \"%s\"},\n  \"results\": [\n",
+		       "\"odp\": %s, \"eager_limit\": %zu, \"slots\": %u, \"mode\": \"%s\"},\n"
+		       "  \"results\": [\n",
 		       o->progress, o->loss ? o->loss : "0", o->depth, o->qps, o->post_list,
-		       o->cq_mod, o->inline_size, o->odp ? "true" : "false", o->eager_limit, role);
+		       o->cq_mod, o->inline_size, o->odp ? "true" : "false", o->eager_limit,
+		       o->slots ? o->slots : o->depth, role);
 	else
-		printf("droce-perf: %s progress, loss %s, depth %u, inline %u%s%s%s\n", o->progress,
-		       o->loss ? o->loss : "0", o->depth, o->inline_size,
+		printf("droce-perf: %s progress, loss %s, depth %u, buffers %u, inline %u%s%s%s\n",
+		       o->progress, o->loss ? o->loss : "0", o->depth, o->slots ? o->slots : o->depth,
+		       o->inline_size,
 		       o->odp ? ", ODP MRs" : "", strcmp(role, "embedded") ? ", " : "",
 		       strcmp(role, "embedded") ? role : "");
 	fflush(stdout);
@@ -2274,9 +2290,9 @@ hello_send(const struct perf_opts *o, const char *list)
 	for (unsigned int i = 0; i < o->nb_sizes; i++)
 		n += snprintf(sizes + n, sizeof(sizes) - n, "%s%zu", i ? "," : "", o->sizes[i]);
 	ctl_send("HELLO 1 tests=%s sizes=%s iters=%u duration=%.6f depth=%u qps=%u post_list=%u "
-		 "cq_mod=%u inline=%u timeout=%u odp=%d eager=%zu transport=%d json=%d", list, sizes,
+		 "cq_mod=%u inline=%u timeout=%u odp=%d eager=%zu transport=%d json=%d slots=%u", list, sizes,
 		 o->iters, o->duration, o->depth, o->qps, o->post_list, o->cq_mod, o->inline_size,
-		 o->qp_timeout, o->odp, o->eager_limit, (int)o->transport, o->json);
+		 o->qp_timeout, o->odp, o->eager_limit, (int)o->transport, o->json, o->slots);
 }
 
 static void
@@ -2324,9 +2340,11 @@ hello_recv(struct perf_opts *o, char *list, size_t list_len)
 			o->transport = (enum ibv_qp_type)atoi(val), o->transport_set = true;
 		else if (strcmp(kv, "json") == 0)
 			o->json = atoi(val) != 0;
+		else if (strcmp(kv, "slots") == 0)
+			o->slots = strtoul(val, NULL, 0);
 	}
 	if (o->qps < 1 || o->qps > MAX_QPS || o->depth < 1 || o->depth > 4096 ||
-	    o->post_list < 1 || o->post_list > 64 || o->cq_mod < 1)
+	    o->post_list < 1 || o->post_list > 64 || o->cq_mod < 1 || o->slots > 4096)
 		die("HELLO: options out of range");
 }
 
