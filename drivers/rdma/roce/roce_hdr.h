@@ -322,7 +322,7 @@ enum {
 struct roce_opcode_info {
 	const char *name;
 	uint32_t flags;
-	uint8_t hdr_len;	/* BTH + extension headers */
+	uint8_t hdr_len;	/* BTH + extension headers, at most ROCE_REQ_HDR_MAX */
 };
 
 extern const struct roce_opcode_info roce_opcode_tbl[256];
@@ -432,6 +432,9 @@ bth_payload(struct roce_bth *b)
 	return (uint8_t *)b + roce_opcode_tbl[b->opcode].hdr_len;
 }
 
+/* more than any opcode's BTH and extension headers (XRC atomics' 44 bytes) */
+#define ROCE_REQ_HDR_MAX	64
+
 /* --- ICRC (roce_icrc.c), IBA annex A17.3.3 --- */
 /*
  * ICRC of a RoCEv2 IPv4 frame. @ip points at the IPv4 header; @len is the
@@ -442,6 +445,18 @@ uint32_t roce_icrc_ipv4(const void *ip, uint32_t len);
 /* The same over a (possibly multi-segment) mbuf; @off is the IPv4 offset. */
 struct rte_mbuf;
 uint32_t roce_icrc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len);
+/*
+ * The ICRC in pieces, for a frame whose payload is copied in as it is
+ * summed: roce_icrc_start() over the first @len bytes from the IPv4 header
+ * on (masked as roce_icrc_ipv4() masks them; at least IPv4, UDP and BTH),
+ * roce_icrc_more() over the bytes that follow, roce_icrc_copy() over @n
+ * bytes it copies from @src to @dst in the same pass (where the CPU has the
+ * avx512 engine; elsewhere a copy, then the sum), and ~crc at the end is
+ * roce_icrc_ipv4()'s value for the whole.
+ */
+uint32_t roce_icrc_start(const void *hdr, uint32_t len);
+uint32_t roce_icrc_more(uint32_t crc, const void *p, uint32_t n);
+uint32_t roce_icrc_copy(uint32_t crc, void *dst, const void *src, uint32_t n);
 /*
  * Selects the ICRC engine by name: "table", "clmul" or "avx512" (all give
  * the same values; the start-up choice is the best the CPU has, or the one

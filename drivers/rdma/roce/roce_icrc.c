@@ -519,6 +519,18 @@ bcast_k(const uint64_t k[2])
 	return _mm512_broadcast_i32x4(_mm_set_epi64x((long long)k[1], (long long)k[0]));
 }
 
+/* A 64-byte block at @p, stored at @d too unless @d is NULL (the fused copy). */
+__attribute__((target(ICRC_AVX512_TARGET)))
+static inline __m512i
+ld_z(const uint8_t *p, uint8_t *d, size_t off)
+{
+	__m512i v = _mm512_loadu_si512(p + off);
+
+	if (d != NULL)
+		_mm512_storeu_si512(d + off, v);
+	return v;
+}
+
 /*
  * The 128-bit code's scheme in 512-bit registers: each zmm holds four lanes
  * of 16 consecutive bytes. A run of 256 bytes or more is folded in four zmm
@@ -527,42 +539,45 @@ bcast_k(const uint64_t k[2])
  * block; its four lanes are folded into one 128-bit lane (across 384, 256
  * and 128 bits, in one multiply pair), which lane_finish() completes. @init
  * goes into the first 16 bytes (a register, or a lane carried over from
- * earlier data); @n is at least 64.
+ * earlier data); @n is at least 64. With @d, every byte read is also
+ * stored there, in the same pass (roce_icrc_copy()): the copy rides on the
+ * loads the CRC makes anyway, where the multiplies set the pace.
  */
-__attribute__((target(ICRC_AVX512_TARGET)))
-static uint32_t
-lanes_avx512(__m128i init, const uint8_t *p, size_t n)
+__attribute__((target(ICRC_AVX512_TARGET), always_inline))
+static inline uint32_t
+lanes_avx512_body(__m128i init, const uint8_t *p, size_t n, uint8_t *d)
 {
 	const bool four = n >= 256;
 	const __m512i cred = _mm512_set_epi64(0, 0, (long long)k128[1], (long long)k128[0],
 					      (long long)k256[1], (long long)k256[0],
 					      (long long)k384[1], (long long)k384[0]);
 	__m512i z0, z1 = _mm512_setzero_si512(), z2 = z1, z3;
+	size_t o = 0;	/* bytes behind p: p and d advance together */
 	unsigned int j;
 	__m256i y;
 	__m128i x;
 
-	z0 = _mm512_loadu_si512(p);
+	z0 = ld_z(p, d, 0);
 	z0 = _mm512_xor_si512(z0, _mm512_inserti32x4(_mm512_setzero_si512(), init, 0));
 	if (four) {
 		const __m512i c2048 = bcast_k(kz[4]);
 
-		z1 = _mm512_loadu_si512(p + 64);
-		z2 = _mm512_loadu_si512(p + 128);
-		z3 = _mm512_loadu_si512(p + 192);
-		p += 256;
+		z1 = ld_z(p, d, 64);
+		z2 = ld_z(p, d, 128);
+		z3 = ld_z(p, d, 192);
+		o = 256;
 		n -= 256;
 		while (n >= 256) {
-			z0 = fold_z(z0, c2048, _mm512_loadu_si512(p));
-			z1 = fold_z(z1, c2048, _mm512_loadu_si512(p + 64));
-			z2 = fold_z(z2, c2048, _mm512_loadu_si512(p + 128));
-			z3 = fold_z(z3, c2048, _mm512_loadu_si512(p + 192));
-			p += 256;
+			z0 = fold_z(z0, c2048, ld_z(p, d, o));
+			z1 = fold_z(z1, c2048, ld_z(p, d, o + 64));
+			z2 = fold_z(z2, c2048, ld_z(p, d, o + 128));
+			z3 = fold_z(z3, c2048, ld_z(p, d, o + 192));
+			o += 256;
 			n -= 256;
 		}
 	} else {
 		z3 = z0;
-		p += 64;
+		o = 64;
 		n -= 64;
 	}
 
@@ -573,17 +588,19 @@ lanes_avx512(__m128i init, const uint8_t *p, size_t n)
 	 */
 	j = n / 64;
 	if (j > 0) {
-		z3 = fold_z(z3, bcast_k(kz[j]), _mm512_loadu_si512(p + 64 * (j - 1)));
+		z3 = fold_z(z3, bcast_k(kz[j]), ld_z(p, d, o + 64 * (j - 1)));
 		for (unsigned int b = 1; b < j; b++)
-			z3 = fold_z(_mm512_loadu_si512(p + 64 * (b - 1)), bcast_k(kz[j - b]), z3);
+			z3 = fold_z(ld_z(p, d, o + 64 * (b - 1)), bcast_k(kz[j - b]), z3);
 	}
 	if (four) {
 		z3 = fold_z(z2, bcast_k(kz[1 + j]), z3);
 		z3 = fold_z(z1, bcast_k(kz[2 + j]), z3);
 		z3 = fold_z(z0, bcast_k(kz[3 + j]), z3);
 	}
-	p += 64 * j;
+	o += 64 * j;
 	n -= 64 * j;
+	if (d != NULL && n > 0)
+		memcpy(d + o, p + o, n);
 
 	/* lanes 0..2 folded onto lane 3 (its constant is zero: taken as is) */
 	z3 = fold_z(z3, cred, _mm512_maskz_mov_epi64(0xc0, z3));
@@ -596,7 +613,21 @@ lanes_avx512(__m128i init, const uint8_t *p, size_t n)
 	 * at half speed: devtools/bench_icrc.c).
 	 */
 	_mm256_zeroupper();
-	return lane_finish(x, p, n);
+	return lane_finish(x, p + o, n);
+}
+
+__attribute__((target(ICRC_AVX512_TARGET)))
+static uint32_t
+lanes_avx512(__m128i init, const uint8_t *p, size_t n)
+{
+	return lanes_avx512_body(init, p, n, NULL);
+}
+
+__attribute__((target(ICRC_AVX512_TARGET)))
+static uint32_t
+crc_copy_avx512(uint32_t crc, uint8_t *d, const uint8_t *p, size_t n)
+{
+	return lanes_avx512_body(_mm_cvtsi32_si128((int)crc), p, n, d);
 }
 
 /*
@@ -885,6 +916,35 @@ roce_icrc_ipv4(const void *ip, uint32_t len)
 	crc = crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n);
 	crc = crc_update(crc, p + n, len - n);
 	return ~crc;
+}
+
+uint32_t
+roce_icrc_start(const void *hdr, uint32_t len)
+{
+	const uint8_t *p = hdr;
+	uint8_t buf[ICRC_HDR_MAX];
+	uint32_t n, crc;
+
+	n = mask_headers(buf, p, RTE_MIN(len, (uint32_t)ICRC_HDR_MAX - ICRC_LRH_LEN), len);
+	crc = crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n);
+	return crc_update(crc, p + n, len - n);
+}
+
+uint32_t
+roce_icrc_more(uint32_t crc, const void *p, uint32_t n)
+{
+	return n > 0 ? crc_update(crc, p, n) : crc;
+}
+
+uint32_t
+roce_icrc_copy(uint32_t crc, void *dst, const void *src, uint32_t n)
+{
+#ifdef ICRC_HAVE_CLMUL
+	if (engine == ICRC_AVX512 && n >= WIDE_MIN_LEN)
+		return crc_copy_avx512(crc, dst, src, n);
+#endif
+	memcpy(dst, src, n);
+	return roce_icrc_more(crc, dst, n);
 }
 
 uint32_t

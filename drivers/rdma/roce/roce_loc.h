@@ -532,6 +532,43 @@ int roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 		 uint16_t sport, uint8_t tos, uint8_t ttl);
 int roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 		    uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop);
+/*
+ * A request payload of at least this many bytes is summed for the ICRC as it
+ * is copied into its frame (roce_icrc_copy()); a smaller one is copied, then
+ * the frame summed whole (the small-frame path keeps its headers in registers).
+ */
+#define ROCE_SUM_COPY_MIN	512
+int roce_ip_xmit_summed(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
+			uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop);
+bool roce_tx_sum_copy(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth,
+		      uint32_t hlen, const struct ibv_sge *sge, uint32_t off, uint32_t pay,
+		      rte_be32_t dip, uint16_t sport);
+
+/*
+ * The IPv4 and UDP headers of a RoCEv2 datagram of @l4 bytes from the BTH on,
+ * but the IPv4 checksum: what every frame droce sends carries.
+ */
+static inline void
+roce_ipv4_udp_fill(struct rte_ipv4_hdr *ip, rte_be32_t sip, rte_be32_t dip, uint16_t sport,
+		   uint8_t tos, uint8_t ttl, uint32_t l4)
+{
+	struct rte_udp_hdr *udp = ipv4_udp(ip);
+
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->type_of_service = tos;
+	ip->total_length = rte_cpu_to_be_16(l4 + ROCE_IPV4_LEN + ROCE_UDP_LEN);
+	ip->packet_id = 0;
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = ttl ? ttl : 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->hdr_checksum = 0;
+	ip->src_addr = sip;
+	ip->dst_addr = dip;
+	udp->src_port = rte_cpu_to_be_16(sport);
+	udp->dst_port = rte_cpu_to_be_16(DROCE_UDP_PORT);
+	udp->dgram_len = rte_cpu_to_be_16(l4 + ROCE_UDP_LEN);
+	udp->dgram_cksum = 0;
+}
 
 /*
  * Staging slots that data (requests, READ responses) leaves free, so that
@@ -771,6 +808,8 @@ int roce_mr_check(struct roce_dev *dev, const struct droce_rdev_pd *pd, uint32_t
 int roce_sge_check(struct roce_dev *dev, const struct droce_rdev_pd *pd,
 		   const struct ibv_sge *sge, uint32_t n, int access);
 int roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len);
+int roce_copy_from_sge_sum(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len,
+			   uint32_t *crc);
 int roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 		     const uint8_t *src, uint32_t len);
 int roce_pd_alloc(struct droce_rdev *rdev, struct droce_rdev_pd **out, uint32_t *pdn);

@@ -58,10 +58,13 @@ roce_sge_check(struct roce_dev *dev, const struct droce_rdev_pd *pd,
 
 /*
  * Gather @len bytes starting @off bytes into the SGE list (checked, host
- * addrs); -EFAULT when an ODP page is not there.
+ * addrs); -EFAULT when an ODP page is not there. With @crc, the bytes are
+ * summed into that ICRC register as they are copied (roce_icrc_copy(); no
+ * ODP MR may exist then: the caller checks roce_odp_mrs).
  */
 int
-roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len)
+roce_copy_from_sge_sum(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len,
+		       uint32_t *crc)
 {
 	while (off >= sge->length && len) {
 		off -= sge->length;
@@ -70,7 +73,11 @@ roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32
 	while (len) {
 		uint32_t n = RTE_MIN(len, sge->length - off);
 
-		if (roce_mem_copy(dst, (const uint8_t *)(uintptr_t)sge->addr + off, n) != 0)
+		const uint8_t *src = (const uint8_t *)(uintptr_t)sge->addr + off;
+
+		if (crc != NULL)
+			*crc = roce_icrc_copy(*crc, dst, src, n);
+		else if (roce_mem_copy(dst, src, n) != 0)
 			return -EFAULT;
 		dst += n;
 		len -= n;
@@ -78,6 +85,12 @@ roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32
 		sge++;
 	}
 	return 0;
+}
+
+int
+roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len)
+{
+	return roce_copy_from_sge_sum(dst, sge, off, len, NULL);
 }
 
 /*

@@ -153,7 +153,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	uint32_t pad = -pay & 3;
 	const struct droce_av *av = qp->fp.type == IBV_QPT_UD ? &wqe->wr.ud.av : &qp->av;
 	uint32_t dqpn = qp->fp.type == IBV_QPT_UD ? wqe->wr.ud.remote_qpn : qp->attr.dest_qp_num;
-	bool ackreq = false;
+	bool ackreq = false, summed;
 	struct rte_mbuf *m;
 	struct roce_bth *bth;
 	uint16_t sport;
@@ -188,16 +188,21 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	if (oi->flags & ROCE_OPF_IETH)
 		bth_set_ieth(bth, wqe->invalidate_rkey);
 	p = bth_payload(bth);
-	if (wqe->inl) {
-		memcpy(p, wqe->inline_data + e->cur_off, pay);
-	} else if (roce_copy_from_sge(p, wqe->sge, e->cur_off, pay) != 0) {
-		roce_mbuf_free(m);	/* an ODP page that is not there */
-		return -EFAULT;
-	}
-	memset(p + pay, 0, pad);
-	roce_qp_cnt_tx(qp);
 	sport = qp->fp.type == IBV_QPT_UD ? roce_qp_ud_sport(qp, av->dip, dqpn) : qp->sport;
-	if (roce_ip_xmit_mc(qp->q, m, av->dip, sport, av->tos, av->ttl, qp->mc_noloop) != 0)
+	summed = !wqe->inl && roce_tx_sum_copy(qp->q, m, bth, oi->hdr_len, wqe->sge, e->cur_off,
+					       pay, av->dip, sport);
+	if (!summed) {
+		if (wqe->inl) {
+			memcpy(p, wqe->inline_data + e->cur_off, pay);
+		} else if (roce_copy_from_sge(p, wqe->sge, e->cur_off, pay) != 0) {
+			roce_mbuf_free(m);	/* an ODP page that is not there */
+			return -EFAULT;
+		}
+		memset(p + pay, 0, pad);
+	}
+	roce_qp_cnt_tx(qp);
+	if ((summed ? roce_ip_xmit_summed : roce_ip_xmit_mc)(qp->q, m, av->dip, sport, av->tos,
+							     av->ttl, qp->mc_noloop) != 0)
 		return -EAGAIN;
 	if (ackreq)
 		e->pkts_since_ackreq = 0;

@@ -463,6 +463,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 				 IBV_OPCODE_RDMA_READ_RESPONSE_MIDDLE);
 			const struct roce_opcode_info *oi = &roce_opcode_tbl[op];
 			uint32_t pad = -pay & 3;
+			bool summed;
 
 			/* the MR may have been deregistered since the request */
 			if (pay != 0 && roce_rkey_check(dev, qp, j->pd, j->rkey, j->va, pay,
@@ -480,15 +481,21 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			bth_init(bth, op, 0, pad, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 0, j->psn);
 			if (oi->flags & ROCE_OPF_AETH)
 				aeth_init(bth_aeth(bth), AETH_ACK | AETH_CREDIT_INVALID, e->msn);
+			summed = roce_tx_sum_copy(qp->q, m, bth, oi->hdr_len,
+						  &(struct ibv_sge){ (uintptr_t)j->host, pay, 0 }, 0,
+						  pay, qp->av.dip, qp->sport);
 			/* a zero-length READ names no memory: host is NULL */
-			if (pay != 0 && roce_mem_copy(bth_payload(bth), j->host, pay) != 0) {
+			if (!summed && pay != 0 && roce_mem_copy(bth_payload(bth), j->host, pay) != 0) {
 				roce_mbuf_free(m);	/* an ODP page that is not there */
 				read_access_error(dev, qp, j);
 				return;
 			}
-			memset(bth_payload(bth) + pay, 0, pad);
+			if (!summed)
+				memset(bth_payload(bth) + pay, 0, pad);
 			roce_qp_cnt_tx(qp);
-			if (roce_ip_xmit(qp->q, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl))
+			if ((summed ? roce_ip_xmit_summed : roce_ip_xmit_mc)(qp->q, m, qp->av.dip,
+									     qp->sport, qp->av.tos,
+									     qp->av.ttl, false))
 				return;
 			budget--;
 			if (pay != 0)

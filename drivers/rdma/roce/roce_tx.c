@@ -156,16 +156,16 @@ loop_to_owner(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth)
  * ARP, and looped back to this device's members unless @mc_noloop (a UD
  * QP created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB). Returns -EAGAIN (mbuf
  * freed) when the peer's MAC is unknown yet; an ARP request is then on its
- * way.
+ * way. @summed: the builder wrote the ICRC already (roce_icrc_start() over
+ * roce_ipv4_udp_fill()'s headers).
  */
-int
-roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
-		uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop)
+static int
+ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip, uint16_t sport, uint8_t tos,
+	uint8_t ttl, bool mc_noloop, bool summed)
 {
 	struct roce_dev *dev = q->dev;
 	struct rte_ether_hdr *eth;
 	struct rte_ipv4_hdr *ip;
-	struct rte_udp_hdr *udp;
 	uint32_t l4 = m->pkt_len;
 	struct rte_ether_addr dmac;
 	bool local = dip == dev->ip;
@@ -183,30 +183,18 @@ roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 	}
 	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, ROCE_L2L4_LEN);
 	ip = eth_ipv4(eth);
-	udp = ipv4_udp(ip);
 	eth->src_addr = dev->mac;
 	eth->dst_addr = local ? dev->mac : dmac;
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->type_of_service = tos;
-	ip->total_length = rte_cpu_to_be_16(l4 + ROCE_IPV4_LEN + ROCE_UDP_LEN);
-	ip->packet_id = 0;
-	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = ttl ? ttl : 64;
-	ip->next_proto_id = IPPROTO_UDP;
-	ip->hdr_checksum = 0;
-	ip->src_addr = dev->ip;
-	ip->dst_addr = dip;
+	roce_ipv4_udp_fill(ip, dev->ip, dip, sport, tos, ttl, l4);
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	udp->src_port = rte_cpu_to_be_16(sport);
-	udp->dst_port = rte_cpu_to_be_16(DROCE_UDP_PORT);
-	udp->dgram_len = rte_cpu_to_be_16(l4 + ROCE_UDP_LEN);
-	udp->dgram_cksum = 0;
 	/* ICRC over IP..payload; the 4 bytes were reserved by the builder */
-	icrc_set(ipv4_icrc(ip), roce_icrc_ipv4(ip, m->pkt_len - RTE_ETHER_HDR_LEN - ROCE_ICRC_LEN));
+	if (!summed)
+		icrc_set(ipv4_icrc(ip), roce_icrc_ipv4(ip, m->pkt_len - RTE_ETHER_HDR_LEN -
+								 ROCE_ICRC_LEN));
 	len = m->pkt_len;
 	if (local) {
-		int to = dev->nb_q > 1 ? loop_to_owner(q, m, udp_bth(udp)) : 0;
+		int to = dev->nb_q > 1 ? loop_to_owner(q, m, udp_bth(ipv4_udp(ip))) : 0;
 
 		q->stats.tx_pkts++;
 		q->stats.tx_bytes += len;
@@ -226,8 +214,54 @@ roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 }
 
 int
+roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
+		uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop)
+{
+	return ip_xmit(q, m, dip, sport, tos, ttl, mc_noloop, false);
+}
+
+int
+roce_ip_xmit_summed(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
+		    uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop)
+{
+	return ip_xmit(q, m, dip, sport, tos, ttl, mc_noloop, true);
+}
+
+int
 roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 	     uint16_t sport, uint8_t tos, uint8_t ttl)
 {
-	return roce_ip_xmit_mc(q, m, dip, sport, tos, ttl, false);
+	return ip_xmit(q, m, dip, sport, tos, ttl, false, false);
+}
+
+/*
+ * A large payload summed for the ICRC as it is copied, in one pass over it:
+ * @m holds the BTH and extension headers (@bth, @hlen bytes) and room for
+ * the payload, its pad and the ICRC. Gathers @pay bytes from @sge at @off
+ * behind the headers, pads them and writes the ICRC, summed with the IPv4
+ * and UDP headers roce_ip_xmit_summed() will put in front (to @dip from
+ * @sport). false, with nothing done, for a payload under ROCE_SUM_COPY_MIN
+ * or while an ODP MR exists (whose copies are guarded): the caller copies,
+ * and roce_ip_xmit_mc() sums the frame.
+ */
+bool
+roce_tx_sum_copy(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth, uint32_t hlen,
+		 const struct ibv_sge *sge, uint32_t off, uint32_t pay, rte_be32_t dip,
+		 uint16_t sport)
+{
+	uint8_t pre[ROCE_IPV4_LEN + ROCE_UDP_LEN + ROCE_REQ_HDR_MAX];
+	uint8_t *p = (uint8_t *)(uintptr_t)bth + hlen;
+	uint32_t pad = -pay & 3, crc;
+
+	if (pay < ROCE_SUM_COPY_MIN || __atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) != 0)
+		return false;
+	RTE_ASSERT(hlen <= ROCE_REQ_HDR_MAX);
+	/* TOS, TTL and the IPv4 checksum are masked out of the ICRC: any value does */
+	roce_ipv4_udp_fill((struct rte_ipv4_hdr *)pre, q->dev->ip, dip, sport, 0, 0, m->pkt_len);
+	memcpy(pre + ROCE_IPV4_LEN + ROCE_UDP_LEN, bth, hlen);
+	crc = roce_icrc_start(pre, ROCE_IPV4_LEN + ROCE_UDP_LEN + hlen);
+	roce_copy_from_sge_sum(p, sge, off, pay, &crc);
+	memset(p + pay, 0, pad);
+	icrc_set(p + pay + pad, ~roce_icrc_more(crc, p + pay, pad));
+	return true;
 }
