@@ -11,7 +11,7 @@
  *   droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S] [-n iters]
  *              [-w warmup] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline]
  *              [-Q cq moderation] [-d depth] [-b buffers] [-p inline|lcore] [-L loss]
- *              [-t timeout] [-j] [--odp] [--pcapng file] [--eager-limit bytes]
+ *              [-t timeout] [-j] [--td] [--odp] [--pcapng file] [--eager-limit bytes]
  *   droce-perf EAL args -- --server [--port port]
  *   droce-perf EAL args -- --client host [--port port] [test ...] [options]
  *   droce-perf [EAL args --] -m reg [-s bytes]
@@ -25,7 +25,8 @@
  * iterations a latency test runs first (a tenth of -n, at least 10; 1000
  * with -D; tag_lat has none); -b/--slots N: the bandwidth tests' WRs cycle
  * over N message buffers (the depth; perftest's and ucx_perftest's 1 keeps
- * large payloads in the caches); -j: JSON instead
+ * large payloads in the caches); --td: QPs on a thread domain and
+ * single-threaded CQs (no locks: one thread posts and polls); -j: JSON instead
  * of the table (devtools/plot draws it); --odp: the buffers are ODP MRs
  * (IBV_ACCESS_ON_DEMAND: every access of the engine to them is guarded);
  * --pcapng FILE: droce0 of the embedded default writes its frames there
@@ -1084,6 +1085,7 @@ main(int argc, char **argv)
 		{ "queues", no_argument, NULL, 'U' },
 		{ "xstats", no_argument, NULL, 'X' },
 		{ "slots", required_argument, NULL, 'b' },
+		{ "td", no_argument, NULL, 'Y' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool sweep = false, dur_set = false, server = false;
@@ -1159,11 +1161,13 @@ main(int argc, char **argv)
 		case 'U': queues = true; break;
 		case 'X': xstats = true; break;
 		case 'b': po.slots = strtoul(optarg, NULL, 0); break;
+		case 'Y': po.td = true; break;
 		default:
 			die("usage: droce-perf [EAL args --] [test ...] [-s size[,size...]] [-S|--sweep] "
 			    "[-n iters] [-w warmup] [-D seconds] [-c rc|uc|ud] [-q qps] [-l post list] [-I inline] "
 			    "[-Q cq moderation] [-d depth] [-b|--slots buffers] [-p inline|lcore] [-L loss] "
-			    "[-t timeout] [-j|--json] [--odp] [--pcapng file] [--eager-limit bytes] [--xstats]\n"
+			    "[-t timeout] [-j|--json] [--td] [--odp] [--pcapng file] [--eager-limit bytes] "
+			    "[--xstats]\n"
 			    "       droce-perf --threads N [--queues] [bandwidth test ...] [options]\n"
 			    "       droce-perf EAL args -- --server [--port port]\n"
 			    "       droce-perf EAL args -- --client host [--port port] [test ...] [options]\n"

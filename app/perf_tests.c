@@ -94,6 +94,8 @@ struct pinfo {
 struct pside {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	struct ibv_td *td;		/* --td: a thread domain, and */
+	struct ibv_pd *pdom;		/* the parent domain of pd and td the QPs are on */
 	struct ibv_cq *scq, *rcq;
 	struct ibv_srq *srq;		/* srq_bw's, or the TM SRQ of a tag test */
 	struct ibv_cq_ex *tcq;		/* the TM SRQ's CQ: its receives and operations */
@@ -301,6 +303,24 @@ tm_srq_create(struct pside *s, unsigned int nwqe, unsigned int ntags)
 	s->ntags = ntags;
 }
 
+/*
+ * A CQ of @s: with --td, one the application says only one thread at a
+ * time polls (IBV_CREATE_CQ_ATTR_SINGLE_THREADED), as its QPs are on a
+ * thread domain: neither takes a lock.
+ */
+static struct ibv_cq *
+cq_create(struct pside *s, unsigned int cqe)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = cqe, .comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
+					  .flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED };
+	struct ibv_cq_ex *x;
+
+	if (!O->td)
+		return ibv_create_cq(s->ctx, (int)cqe, NULL, NULL, 0);
+	x = ibv_create_cq_ex(s->ctx, &ca);
+	return x != NULL ? ibv_cq_ex_to_cq(x) : NULL;
+}
+
 /* @tm: a tag test's side (TM_* below): its QPs on a TM SRQ of @tm_wqe WQEs and @tm_tags tags. */
 static void
 side_open(struct pside *s, struct ibv_device *dev, enum ibv_qp_type t, unsigned int nqp,
@@ -324,8 +344,18 @@ side_open(struct pside *s, struct ibv_device *dev, enum ibv_qp_type t, unsigned 
 	s->mr = ibv_reg_mr(s->pd, s->buf, s->bufsz, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			   IBV_ACCESS_REMOTE_ATOMIC | (O->odp ? IBV_ACCESS_ON_DEMAND : 0));
-	s->scq = ibv_create_cq(s->ctx, (int)cqe, NULL, NULL, 0);
-	s->rcq = ibv_create_cq(s->ctx, (int)cqe, NULL, NULL, 0);
+	if (O->td) {
+		struct ibv_td_init_attr ta = { 0 };
+
+		s->td = ibv_alloc_td(s->ctx, &ta);
+		if (s->td != NULL)
+			s->pdom = ibv_alloc_parent_domain(s->ctx, &(struct ibv_parent_domain_init_attr){
+								   .pd = s->pd, .td = s->td });
+		if (s->pdom == NULL)
+			die("--td: ibv_alloc_td/ibv_alloc_parent_domain: %s", strerror(errno));
+	}
+	s->scq = cq_create(s, cqe);
+	s->rcq = cq_create(s, cqe);
 	if (s->mr == NULL || s->scq == NULL || s->rcq == NULL)
 		die("resource creation failed: %s", strerror(errno));
 	if (tm) {
@@ -348,7 +378,7 @@ side_open(struct pside *s, struct ibv_device *dev, enum ibv_qp_type t, unsigned 
 				 .max_inline_data = O->inline_size },
 		};
 
-		s->qp[i] = ibv_create_qp(s->pd, &qa);
+		s->qp[i] = ibv_create_qp(s->pdom != NULL ? s->pdom : s->pd, &qa);
 		if (s->qp[i] == NULL)
 			die("ibv_create_qp (%s, %u WRs, inline %u): %s", tname(t), depth,
 			    O->inline_size, strerror(errno));
@@ -435,6 +465,10 @@ side_close(struct pside *s)
 	ibv_destroy_cq(s->scq);
 	ibv_destroy_cq(s->rcq);
 	ibv_dereg_mr(s->mr);
+	if (s->pdom != NULL)
+		ibv_dealloc_pd(s->pdom);
+	if (s->td != NULL)
+		ibv_dealloc_td(s->td);
 	ibv_dealloc_pd(s->pd);
 	ibv_close_device(s->ctx);
 	free(s->buf);
@@ -2071,15 +2105,15 @@ print_header(const struct perf_opts *o, const char *role)
 	if (o->json)
 		printf("{\"droce_perf\": {\"progress\": \"%s\", \"loss\": \"%s\", \"depth\": %u, "
 		       "\"qps\": %u, \"post_list\": %u, \"cq_mod\": %u, \"inline\": %u, "
-		       "\"odp\": %s, \"eager_limit\": %zu, \"slots\": %u, \"mode\": \"%s\"},\n"
+		       "\"odp\": %s, \"eager_limit\": %zu, \"slots\": %u, \"td\": %s, \"mode\": \"%s\"},\n"
 		       "  \"results\": [\n",
 		       o->progress, o->loss ? o->loss : "0", o->depth, o->qps, o->post_list,
 		       o->cq_mod, o->inline_size, o->odp ? "true" : "false", o->eager_limit,
-		       o->slots ? o->slots : o->depth, role);
+		       o->slots ? o->slots : o->depth, o->td ? "true" : "false", role);
 	else
-		printf("droce-perf: %s progress, loss %s, depth %u, buffers %u, inline %u%s%s%s\n",
+		printf("droce-perf: %s progress, loss %s, depth %u, buffers %u, inline %u%s%s%s%s\n",
 		       o->progress, o->loss ? o->loss : "0", o->depth, o->slots ? o->slots : o->depth,
-		       o->inline_size,
+		       o->inline_size, o->td ? ", thread domains" : "",
 		       o->odp ? ", ODP MRs" : "", strcmp(role, "embedded") ? ", " : "",
 		       strcmp(role, "embedded") ? role : "");
 	fflush(stdout);
@@ -2290,9 +2324,9 @@ hello_send(const struct perf_opts *o, const char *list)
 	for (unsigned int i = 0; i < o->nb_sizes; i++)
 		n += snprintf(sizes + n, sizeof(sizes) - n, "%s%zu", i ? "," : "", o->sizes[i]);
 	ctl_send("HELLO 1 tests=%s sizes=%s iters=%u duration=%.6f depth=%u qps=%u post_list=%u "
-		 "cq_mod=%u inline=%u timeout=%u odp=%d eager=%zu transport=%d json=%d slots=%u", list, sizes,
+		 "cq_mod=%u inline=%u timeout=%u odp=%d eager=%zu transport=%d json=%d slots=%u td=%d", list, sizes,
 		 o->iters, o->duration, o->depth, o->qps, o->post_list, o->cq_mod, o->inline_size,
-		 o->qp_timeout, o->odp, o->eager_limit, (int)o->transport, o->json, o->slots);
+		 o->qp_timeout, o->odp, o->eager_limit, (int)o->transport, o->json, o->slots, o->td);
 }
 
 static void
@@ -2342,6 +2376,8 @@ hello_recv(struct perf_opts *o, char *list, size_t list_len)
 			o->json = atoi(val) != 0;
 		else if (strcmp(kv, "slots") == 0)
 			o->slots = strtoul(val, NULL, 0);
+		else if (strcmp(kv, "td") == 0)
+			o->td = atoi(val) != 0;
 	}
 	if (o->qps < 1 || o->qps > MAX_QPS || o->depth < 1 || o->depth > 4096 ||
 	    o->post_list < 1 || o->post_list > 64 || o->cq_mod < 1 || o->slots > 4096)

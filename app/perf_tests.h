@@ -27,6 +27,7 @@ struct perf_opts {
 	unsigned int cq_mod;		/* one signaled WR in cq_mod (1: all) */
 	unsigned int depth;		/* outstanding WRs per QP (128) */
 	unsigned int slots;		/* bandwidth tests' message buffers (0: depth) */
+	bool td;			/* QPs on a thread domain, single-threaded CQs */
 	unsigned int qp_timeout;	/* RC local ACK timeout exponent */
 	bool json;			/* JSON on stdout instead of the table */
 	bool odp;			/* buffers registered IBV_ACCESS_ON_DEMAND */

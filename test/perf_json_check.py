@@ -8,16 +8,18 @@ rendezvous figure's count of software rendezvous at most its messages).
 Nothing about speed.
 
   perf_json_check.py LABEL FILE TESTS [--mode M] [--same-as OTHER_FILE]
+                     [--header KEY=JSON ...]
 
 TESTS: comma-separated names. --mode: the header's mode (embedded, client,
-server). --same-as: the results must equal another file's (the server
+server). --header: a header field and its value, as JSON (slots=1,
+td=true), each given. --same-as: the results must equal another file's (the server
 prints the figures the client sent it). Exit 0 (and "ok: ..."), or 1.
 """
 import json
 import sys
 
 
-def check(label, path, tests, mode=None, same_as=None):
+def check(label, path, tests, mode=None, same_as=None, want_hdr=()):
     try:
         d = json.load(open(path))
     except (OSError, ValueError) as e:
@@ -26,6 +28,10 @@ def check(label, path, tests, mode=None, same_as=None):
     hdr, res = d["droce_perf"], d["results"]
     if mode and hdr.get("mode") != mode:
         bad.append(f"mode {hdr.get('mode')}, want {mode}")
+    for kv in want_hdr:
+        k, v = kv.split("=", 1)
+        if hdr.get(k) != json.loads(v):
+            bad.append(f"header {k} {hdr.get(k)!r}, want {v}")
     got = sorted({r["test"] for r in res})
     if got != sorted(set(tests)):
         bad.append(f"tests {got}, want {sorted(set(tests))}")
@@ -67,7 +73,8 @@ def main():
     label, path, tests = a[0], a[1], a[2].split(",")
     mode = a[a.index("--mode") + 1] if "--mode" in a else None
     same = a[a.index("--same-as") + 1] if "--same-as" in a else None
-    bad = check(label, path, tests, mode, same)
+    want = [a[i + 1] for i, x in enumerate(a) if x == "--header"]
+    bad = check(label, path, tests, mode, same, want)
     if bad:
         print(f"FAIL: {label}: " + "; ".join(bad))
         sys.exit(1)

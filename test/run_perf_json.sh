@@ -25,8 +25,9 @@ check() {	# label, tests (comma-separated), droce-perf arguments...
 		fails=$((fails + 1))
 		return
 	fi
-	"$PY" "$CHECK" "$label" "$OUT" "$tests" --mode embedded || fails=$((fails + 1))
+	"$PY" "$CHECK" "$label" "$OUT" "$tests" --mode embedded $HDR || fails=$((fails + 1))
 }
+HDR=''
 
 all=send_lat,write_lat,read_lat,atomic_lat,ud_lat,tag_lat,send_bw,write_bw,read_bw,atomic_bw,srq_bw,ud_bw,tag_bw
 if [ "${2:-}" = --tm ]; then
@@ -49,6 +50,10 @@ check "UC" send_lat,write_lat,send_bw,write_bw -c uc -n 300 -s 64
 check "4 QPs, post lists of 8, CQ moderation 16, inline 64" send_bw,write_bw -q 4 -l 8 -Q 16 -I 64 -n 4000 -s 64
 check "ODP buffers" write_bw,read_lat,atomic_lat --odp -n 300 -s 64
 check "a duration (-D)" send_bw -D 0.3 -s 64
+# thread domains and single-threaded CQs (no locks), every WR from one buffer
+HDR='--header td=true --header slots=1'
+check "thread domains, one buffer" $all -p inline --td -b 1 -n 300 -s 8,4096
+HDR=''
 # 10,000 QPs, each CQ never empty for long: every poll must still move the
 # devices, or the receivers starve and RC runs out of retries
 check "10,000 QPs at depth 4, a duration" send_bw -q 10000 -d 4 -D 1 -s 64

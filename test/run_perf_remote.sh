@@ -24,6 +24,7 @@ CHECK=$HERE/perf_json_check.py
 DIR=$(mktemp -d /tmp/droce-perf-remote.XXXXXX)
 SPID='' CPID=''
 fails=0
+HDR=''
 NS_S=prS$$ NS_C=prC$$ NS_MADE=
 IN_S='' IN_C='' HOST=127.0.0.1
 
@@ -118,8 +119,8 @@ run() {
 	fi
 	local tests
 	tests=$(echo "$@" | tr ' ' '\n' | grep -E '^[a-z]+_(lat|bw)$' | paste -sd,)
-	"$PY" "$CHECK" "$label: client" "$co" "$tests" --mode client || fails=$((fails + 1))
-	"$PY" "$CHECK" "$label: server" "$so" "$tests" --mode server --same-as "$co" ||
+	"$PY" "$CHECK" "$label: client" "$co" "$tests" --mode client $HDR || fails=$((fails + 1))
+	"$PY" "$CHECK" "$label: server" "$so" "$tests" --mode server --same-as "$co" $HDR ||
 		fails=$((fails + 1))
 	[ -n "${PERF_REMOTE_KEEP:-}" ] && cp "$co" "$PERF_REMOTE_KEEP"
 }
@@ -134,6 +135,10 @@ run "${TOPO#--}, server first, every test" 0 $(echo $TESTS | tr , ' ') -n 200
 run "${TOPO#--}, client first, tag tests both protocols, send_lat" 1 tag_lat tag_bw send_lat -n 200 -s 64,16384
 run "${TOPO#--}, 2 QPs, a duration" 0 send_bw write_bw -q 2 -D 0.3 -s 4096
 run "${TOPO#--}, UC" 1 send_lat send_bw write_bw -c uc -n 200 -s 64,1024
+# the server takes --td and -b from the client (HELLO): both sides' headers say so
+HDR='--header td=true --header slots=2'
+run "${TOPO#--}, thread domains, two buffers" 0 send_bw write_bw srq_bw --td -b 2 -n 300 -s 65536
+HDR=''
 [ $fails = 0 ] && { echo "run_perf_remote: PASS"; exit 0; }
 echo "run_perf_remote: $fails failure(s)"
 exit 1

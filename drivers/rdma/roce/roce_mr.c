@@ -72,7 +72,6 @@ roce_copy_from_sge_sum(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, ui
 	}
 	while (len) {
 		uint32_t n = RTE_MIN(len, sge->length - off);
-
 		const uint8_t *src = (const uint8_t *)(uintptr_t)sge->addr + off;
 
 		if (crc != NULL)
