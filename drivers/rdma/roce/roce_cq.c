@@ -39,16 +39,28 @@ roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, const struct droce_cqe
 	     bool solicited)
 {
 	struct droce_cqe c = { .wc = *wc };
+	bool multi = __atomic_load_n(&cq->multi_q, __ATOMIC_RELAXED);
 	uint32_t armed;
+	int ret;
 
 	if (tm != NULL)
 		c.tm = *tm;
-	if (unlikely(rte_ring_enqueue_elem(cq->fp.ring, &c, sizeof(c)) != 0)) {
+	/*
+	 * One queue's QPs complete into it: that queue's iteration is its one
+	 * producer, so the ring's single-producer enqueue (no compare-and-swap)
+	 * does, as the plain store of produced below. The queues of a device
+	 * whose QPs complete into one CQ each add theirs, the ring's way for
+	 * many producers (roce_cq_bind quiesces the device before that).
+	 */
+	if (likely(!multi))
+		ret = rte_ring_sp_enqueue_elem(cq->fp.ring, &c, sizeof(c));
+	else
+		ret = rte_ring_mp_enqueue_elem(cq->fp.ring, &c, sizeof(c));
+	if (unlikely(ret != 0)) {
 		cq_overrun(cq, wc);
 		return;
 	}
-	/* the queues of a device whose QPs complete into one CQ each add theirs */
-	if (likely(!__atomic_load_n(&cq->multi_q, __ATOMIC_RELAXED)))
+	if (likely(!multi))
 		__atomic_store_n(&cq->fp.produced, cq->fp.produced + 1, __ATOMIC_RELEASE);
 	else
 		__atomic_fetch_add(&cq->fp.produced, 1, __ATOMIC_RELEASE);
