@@ -141,7 +141,14 @@ droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 	struct droce_send_wqe *wqe;
 	uint32_t len = 0;
 
-	if (rte_ring_dequeue(qp->sq.free, (void **)&wqe) != 0)
+	/*
+	 * The application's posts are the only takers of free slots, one at a
+	 * time (under post_lock, or one thread of a thread domain): the ring's
+	 * single-consumer dequeue, without a compare-and-swap. (The driver puts
+	 * slots back from any lcore, and may add to posted: those sides stay
+	 * multi-producer.)
+	 */
+	if (rte_ring_sc_dequeue(qp->sq.free, (void **)&wqe) != 0)
 		return ENOMEM;
 	if (wr->opcode != IBV_WR_BIND_MW && wr->opcode != IBV_WR_LOCAL_INV)
 		for (int i = 0; i < wr->num_sge; i++)
@@ -256,14 +263,21 @@ post_one_recv(struct droce_wq *wq, struct ibv_recv_wr *wr)
 		len += wr->sg_list[i].length;
 	if (len > UINT32_MAX)
 		return EINVAL;
-	if (rte_ring_dequeue(wq->free, (void **)&wqe) != 0)
+	/*
+	 * Posts, one at a time (post_lock or a thread domain), are the only
+	 * takers of a receive queue's free WQEs and the only givers of posted
+	 * ones: single-consumer and single-producer on those sides, no
+	 * compare-and-swap. The lcores that take posted WQEs and give them back
+	 * (an SRQ's QPs may be on several) use the other sides, many at a time.
+	 */
+	if (rte_ring_sc_dequeue(wq->free, (void **)&wqe) != 0)
 		return ENOMEM;
 	wqe->wr_id = wr->wr_id;
 	wqe->num_sge = wr->num_sge;
 	wqe->length = len;
 	if (wr->num_sge > 0)
 		memcpy(wqe->sge, wr->sg_list, sizeof(struct ibv_sge) * wr->num_sge);
-	rte_ring_enqueue(wq->posted, wqe);
+	rte_ring_sp_enqueue(wq->posted, wqe);
 	return 0;
 }
 
