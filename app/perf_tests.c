@@ -960,20 +960,28 @@ ready_pop(struct bw_ready *r, struct bw_qp *Q)
 }
 
 #define WRID(q, seq)	((uint64_t)(q) << 48 | (seq))
+#define WRID_Q(id)	((unsigned int)((id) >> 48))
+#define WRID_SEQ(id)	((id) & ((1ull << 48) - 1))
+
+/* Receives a bandwidth test keeps posted at @b: each QP's depth, or the SRQ's for all. */
+static unsigned int
+recv_depth(const struct pside *b)
+{
+	return b->srq ? RTE_MIN(O->depth * b->nqp, 4096u) : O->depth;
+}
 
 /*
  * The bandwidth tests' message buffers: WR (or receive) k uses buffer k % n
- * of its side's buffer, n = --slots, by default the depth (every WR in
- * flight its own). perftest and ucx_perftest send every message from one
- * buffer (--slots 1): the payloads then stay in the CPU's caches.
+ * of its side's buffer, n = --slots; without it, n = @dflt, every WR or
+ * receive in flight its own (the depth for sends, recv_depth() for
+ * receives). perftest and ucx_perftest send every message from one buffer
+ * (--slots 1): the payloads then stay in the CPU's caches.
  */
 static inline size_t
-slot_off(uint64_t k, size_t slot)
+slot_off(uint64_t k, size_t slot, unsigned int dflt)
 {
-	return (size_t)(k % (O->slots ? O->slots : O->depth)) * slot;
+	return (size_t)(k % (O->slots ? O->slots : dflt)) * slot;
 }
-#define WRID_Q(id)	((unsigned int)((id) >> 48))
-#define WRID_SEQ(id)	((id) & ((1ull << 48) - 1))
 
 static void
 run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside *b, size_t size)
@@ -982,7 +990,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 	unsigned int nq = a->nqp, depth = O->depth, mod = O->cq_mod, pl = O->post_list, open;
 	size_t grh = tr == IBV_QPT_UD ? GRH : 0, slot = RTE_ALIGN_CEIL(size + grh, 64);
 	size_t len = t->kind == K_ATOMIC ? ATOMIC_SIZE : size;
-	unsigned int rdepth = b && b->srq ? RTE_MIN(depth * nq, 4096u) : depth;
+	unsigned int rdepth = b != NULL ? recv_depth(b) : depth;
 	struct bw_qp *Q = calloc(nq, sizeof(*Q));
 	struct bw_ready R = { .q = calloc(nq, sizeof(unsigned int)), .n = nq };
 	bool sends = t->kind == K_SEND, dur = O->duration > 0, expired = false;
@@ -999,7 +1007,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 	if (sends && b != NULL)
 		for (unsigned int q = 0; q < (b->srq ? 1u : nq); q++)
 			for (unsigned int r = 0; r < rdepth; r++)
-				recv_post(b, q, slot_off(r, slot), size + grh, WRID(q, r));
+				recv_post(b, q, slot_off(r, slot, rdepth), size + grh, WRID(q, r));
 	open = nq;
 	for (unsigned int q = 0; q < nq; q++) {
 		if (Q[q].quota == 0)
@@ -1032,7 +1040,7 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 				       p->posted + k < p->quota) {
 					uint64_t seq = p->posted + k;
 					bool sig = seq % mod == mod - 1 || seq + 1 == p->quota;
-					size_t off = slot_off(seq, slot);
+					size_t off = slot_off(seq, slot, depth);
 
 					wr_fill(&w[k], &sge[k], a, q, t->kind, off, off, len,
 						WRID(q, seq), sig);
@@ -1076,7 +1084,8 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 				die("%s: receive completion %s, %u bytes", t->name,
 				    ibv_wc_status_str(wc[i].status), wc[i].byte_len);
 			recvd++;
-			recv_post(b, WRID_Q(wc[i].wr_id), slot_off(WRID_SEQ(wc[i].wr_id), slot), size + grh,
+			recv_post(b, WRID_Q(wc[i].wr_id),
+				  slot_off(WRID_SEQ(wc[i].wr_id), slot, rdepth), size + grh,
 				  wc[i].wr_id);
 		}
 		/* UC and UD: the last arrival ends the run (RC ends with the loop, below) */
@@ -1765,8 +1774,7 @@ static void
 server_prepare(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_t size)
 {
 	size_t grh = tr == IBV_QPT_UD ? GRH : 0;
-	unsigned int nq = b->nqp, depth = O->depth;
-	unsigned int rdepth = b->srq ? RTE_MIN(depth * nq, 4096u) : depth;
+	unsigned int nq = b->nqp, rdepth = recv_depth(b);
 	size_t slot = RTE_ALIGN_CEIL(size + grh, 64);
 
 	if (t->tm)
@@ -1778,7 +1786,7 @@ server_prepare(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_
 	if (!t->lat && t->kind == K_SEND)
 		for (unsigned int q = 0; q < (b->srq ? 1u : nq); q++)
 			for (unsigned int r = 0; r < rdepth; r++)
-				recv_post(b, q, slot_off(r, slot), size + grh, WRID(q, r));
+				recv_post(b, q, slot_off(r, slot, rdepth), size + grh, WRID(q, r));
 }
 
 /* The server's half of a latency test: reply, or keep the device moving, until END. */
@@ -1845,6 +1853,7 @@ static void
 bw_server(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_t size)
 {
 	size_t grh = tr == IBV_QPT_UD ? GRH : 0, slot = RTE_ALIGN_CEIL(size + grh, 64);
+	unsigned int rdepth = recv_depth(b);
 	uint64_t recvd = 0, n = UINT64_MAX;
 	unsigned int idle = 0;
 	bool sends = t->kind == K_SEND, reliable = tr == IBV_QPT_RC;
@@ -1859,7 +1868,8 @@ bw_server(const struct test *t, enum ibv_qp_type tr, struct pside *b, size_t siz
 				die("%s: receive completion %s, %u bytes", t->name,
 				    ibv_wc_status_str(wc[i].status), wc[i].byte_len);
 			recvd++;
-			recv_post(b, WRID_Q(wc[i].wr_id), slot_off(WRID_SEQ(wc[i].wr_id), slot), size + grh,
+			recv_post(b, WRID_Q(wc[i].wr_id),
+				  slot_off(WRID_SEQ(wc[i].wr_id), slot, rdepth), size + grh,
 				  wc[i].wr_id);
 		}
 		if (m > 0)
