@@ -884,12 +884,23 @@ mask_headers(uint8_t *buf, const uint8_t *hdr, uint32_t have, uint32_t len)
 	return n;
 }
 
+/*
+ * The register over a frame's first @len bytes from the IPv4 header on (@p),
+ * its first @n already masked into @buf behind the LRH stand-in
+ * (mask_headers()), from the initial register.
+ */
+static uint32_t
+sum_masked(const uint8_t *buf, uint32_t n, const uint8_t *p, uint32_t len)
+{
+	return crc_update(crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n), p + n, len - n);
+}
+
 uint32_t
 roce_icrc_ipv4(const void *ip, uint32_t len)
 {
 	const uint8_t *p = ip;
 	uint8_t buf[ICRC_HDR_MAX];
-	uint32_t n, crc;
+	uint32_t n;
 
 #ifdef ICRC_HAVE_CLMUL
 	/* the usual small frame: no header copy, no table (see the function) */
@@ -913,9 +924,7 @@ roce_icrc_ipv4(const void *ip, uint32_t len)
 			return ~crc_avx2_pair(buf, ICRC_LRH_LEN + n, p + n, len - n);
 	}
 #endif
-	crc = crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n);
-	crc = crc_update(crc, p + n, len - n);
-	return ~crc;
+	return ~sum_masked(buf, n, p, len);
 }
 
 uint32_t
@@ -923,11 +932,10 @@ roce_icrc_start(const void *hdr, uint32_t len)
 {
 	const uint8_t *p = hdr;
 	uint8_t buf[ICRC_HDR_MAX];
-	uint32_t n, crc;
+	uint32_t n;
 
 	n = mask_headers(buf, p, RTE_MIN(len, (uint32_t)ICRC_HDR_MAX - ICRC_LRH_LEN), len);
-	crc = crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n);
-	return crc_update(crc, p + n, len - n);
+	return sum_masked(buf, n, p, len);
 }
 
 uint32_t

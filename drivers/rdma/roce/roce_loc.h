@@ -531,15 +531,13 @@ void roce_xmit(struct roce_q *q, struct rte_mbuf *m);
 int roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 		 uint16_t sport, uint8_t tos, uint8_t ttl);
 int roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
-		    uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop);
+		    uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop, bool summed);
 /*
  * A request payload of at least this many bytes is summed for the ICRC as it
  * is copied into its frame (roce_icrc_copy()); a smaller one is copied, then
  * the frame summed whole (the small-frame path keeps its headers in registers).
  */
 #define ROCE_SUM_COPY_MIN	512
-int roce_ip_xmit_summed(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
-			uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop);
 bool roce_tx_sum_copy(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth,
 		      uint32_t hlen, const struct ibv_sge *sge, uint32_t off, uint32_t pay,
 		      rte_be32_t dip, uint16_t sport);

@@ -201,8 +201,8 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 		memset(p + pay, 0, pad);
 	}
 	roce_qp_cnt_tx(qp);
-	if ((summed ? roce_ip_xmit_summed : roce_ip_xmit_mc)(qp->q, m, av->dip, sport, av->tos,
-							     av->ttl, qp->mc_noloop) != 0)
+	if (roce_ip_xmit_mc(qp->q, m, av->dip, sport, av->tos, av->ttl, qp->mc_noloop,
+			    summed) != 0)
 		return -EAGAIN;
 	if (ackreq)
 		e->pkts_since_ackreq = 0;

@@ -493,9 +493,8 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			if (!summed)
 				memset(bth_payload(bth) + pay, 0, pad);
 			roce_qp_cnt_tx(qp);
-			if ((summed ? roce_ip_xmit_summed : roce_ip_xmit_mc)(qp->q, m, qp->av.dip,
-									     qp->sport, qp->av.tos,
-									     qp->av.ttl, false))
+			if (roce_ip_xmit_mc(qp->q, m, qp->av.dip, qp->sport, qp->av.tos,
+					    qp->av.ttl, false, summed))
 				return;
 			budget--;
 			if (pay != 0)

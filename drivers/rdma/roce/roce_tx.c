@@ -159,9 +159,9 @@ loop_to_owner(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth)
  * way. @summed: the builder wrote the ICRC already (roce_icrc_start() over
  * roce_ipv4_udp_fill()'s headers).
  */
-static int
-ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip, uint16_t sport, uint8_t tos,
-	uint8_t ttl, bool mc_noloop, bool summed)
+int
+roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip, uint16_t sport,
+		uint8_t tos, uint8_t ttl, bool mc_noloop, bool summed)
 {
 	struct roce_dev *dev = q->dev;
 	struct rte_ether_hdr *eth;
@@ -214,24 +214,10 @@ ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip, uint16_t sport, ui
 }
 
 int
-roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
-		uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop)
-{
-	return ip_xmit(q, m, dip, sport, tos, ttl, mc_noloop, false);
-}
-
-int
-roce_ip_xmit_summed(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
-		    uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop)
-{
-	return ip_xmit(q, m, dip, sport, tos, ttl, mc_noloop, true);
-}
-
-int
 roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 	     uint16_t sport, uint8_t tos, uint8_t ttl)
 {
-	return ip_xmit(q, m, dip, sport, tos, ttl, false, false);
+	return roce_ip_xmit_mc(q, m, dip, sport, tos, ttl, false, false);
 }
 
 /*
@@ -239,10 +225,10 @@ roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
  * @m holds the BTH and extension headers (@bth, @hlen bytes) and room for
  * the payload, its pad and the ICRC. Gathers @pay bytes from @sge at @off
  * behind the headers, pads them and writes the ICRC, summed with the IPv4
- * and UDP headers roce_ip_xmit_summed() will put in front (to @dip from
- * @sport). false, with nothing done, for a payload under ROCE_SUM_COPY_MIN
- * or while an ODP MR exists (whose copies are guarded): the caller copies,
- * and roce_ip_xmit_mc() sums the frame.
+ * and UDP headers roce_ip_xmit_mc() will put in front (to @dip from @sport),
+ * which is then told the frame is summed. false, with nothing done, for a
+ * payload under ROCE_SUM_COPY_MIN or while an ODP MR exists (whose copies
+ * are guarded): the caller copies, and roce_ip_xmit_mc() sums the frame.
  */
 bool
 roce_tx_sum_copy(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth, uint32_t hlen,
