@@ -32,7 +32,8 @@
  * --pcapng FILE: droce0 of the embedded default writes its frames there
  * (its devarg pcapng=); --eager-limit: tag_lat and tag_bw send messages
  * up to that many bytes eager, larger ones by rendezvous (8192);
- * --xstats: the embedded devices' non-zero counters, after the tests, on
+ * --xstats: the devices' non-zero counters (droce0 and droce1 of the
+ * embedded default, droce0 with --server/--client), after the tests, on
  * standard error (retransmits, fast_retransmits, NAKs... under -L).
  *
  * --server and --client run the tests between two processes, each with the
@@ -226,14 +227,15 @@ connect_qp(struct side *s, const struct side *peer)
 		die("modify RTS failed");
 }
 
+/* the first @ndev devices' (droce0, droce1) */
 static void
-dump_stats(void)
+dump_stats(unsigned int ndev)
 {
 	static const char *const devs[] = { "droce0", "droce1" };
 	const char *names[64];
 	uint64_t vals[64];
 
-	for (unsigned int d = 0; d < 2; d++) {
+	for (unsigned int d = 0; d < ndev; d++) {
 		int n = droce_dev_xstats(devs[d], names, vals, 64);
 
 		fprintf(stderr, "%s:", devs[d]);
@@ -387,7 +389,7 @@ stall(const struct post_run *r, uint64_t *since)
 	if (*since == 0) {
 		*since = rte_rdtsc();
 	} else if ((rte_rdtsc() - *since) * tsc_ns > STALL_S * 1e9) {
-		dump_stats();
+		dump_stats(2);
 		die("%s: no completion for %d s", pv_name[r->verb], STALL_S);
 	}
 }
@@ -1305,6 +1307,8 @@ devices:
 		sock = server ? tcp_accept(port) : tcp_connect(peer_host, port);
 		po.progress = "the devargs'";
 		perf_tests_remote(list[0], &po, sock, server);
+		if (xstats)
+			dump_stats(1);
 		close(sock);
 		ibv_free_device_list(list);
 		return 0;
@@ -1324,7 +1328,7 @@ devices:
 	po.progress = !embedded ? "the devargs'" : inl ? "inline" : "engine lcore";
 	perf_tests_run(list[0], list[1], &po);
 	if (xstats)
-		dump_stats();
+		dump_stats(2);
 	ibv_free_device_list(list);
 	return 0;
 }

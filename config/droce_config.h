@@ -80,6 +80,12 @@
  * against retry_cnt.
  */
 #define DROCE_RTO_MIN_US	50
+/*
+ * zcopy=auto: on a port that copies the frames it takes (roce_port.c), a
+ * request or READ response payload of at least this many bytes goes to it as
+ * segments of registered memory instead of being copied into the frame.
+ */
+#define DROCE_ZCOPY_MIN		1024
 #define DROCE_RTO_MAX_US	10000
 
 #define DROCE_MIN_MTU		256

@@ -47,6 +47,7 @@
 #include "droce_config.h"
 #include "droce_test.h"
 #include "eal_dir.h"
+#include "frame.h"
 #include "harness.h"
 #include "roce_hdr.h"
 
@@ -154,12 +155,15 @@ droce_cleanup(void)
 	memset(&D, 0, sizeof(D));
 }
 
+static void zc_cleanup(void);
+
 static void
 teardown(void)
 {
 	char p[128];
 
 	droce_cleanup();
+	zc_cleanup();
 	for (int i = 0; i < MAX_PORTS; i++) {
 		if (!ports[i].used)
 			continue;
@@ -226,17 +230,23 @@ link_up(uint16_t port)
 }
 
 static uint64_t
-droce_xstat(const char *name)
+dev_xstat(const char *dev, const char *name)
 {
 	const char *names[128];
 	uint64_t v[128];
-	int n = droce_dev_xstats("droce0", names, v, 128);
+	int n = droce_dev_xstats(dev, names, v, 128);
 
 	for (int i = 0; i < n && i < 128; i++)
 		if (strcmp(names[i], name) == 0)
 			return v[i];
-	fprintf(stderr, "  droce0: no counter %s\n", name);
+	fprintf(stderr, "  %s: no counter %s\n", dev, name);
 	return UINT64_MAX - 1;
+}
+
+static uint64_t
+droce_xstat(const char *name)
+{
+	return dev_xstat("droce0", name);
 }
 
 /* ------------------------------------------------------------------ */
@@ -904,6 +914,41 @@ struct dqp_seen {
 	uint8_t first_op, last_op;
 };
 
+/* frames droce_rx() found with a wrong ICRC, or a payload byte not 0x5a (D.buf's) */
+static uint32_t bad_icrc, bad_payload;
+
+/* One of droce0's WRITE frames, whole: its ICRC, and a payload of D.buf's bytes. */
+static void
+roce_frame_check(const struct rte_mbuf *m)
+{
+	static uint8_t f[MAX_FRAME];
+	const uint8_t *d = m->pkt_len <= sizeof(f) ? rte_pktmbuf_read(m, 0, m->pkt_len, f) : NULL;
+	const uint8_t *ip, *pay;
+	const struct roce_bth *bth;
+	uint32_t iplen, hlen, paylen;
+
+	if (d == NULL) {
+		bad_icrc++;
+		return;
+	}
+	ip = d + RTE_ETHER_HDR_LEN;
+	iplen = rte_be_to_cpu_16(((const struct rte_ipv4_hdr *)ip)->total_length);
+	if (RTE_ETHER_HDR_LEN + iplen > m->pkt_len ||
+	    roce_icrc_ipv4(ip, iplen - ROCE_ICRC_LEN) != frame_get_le32(ip + iplen - ROCE_ICRC_LEN)) {
+		bad_icrc++;
+		return;
+	}
+	bth = (const struct roce_bth *)(d + DROCE_OFF_BTH);
+	hlen = roce_opcode_tbl[bth_opcode(bth)].hdr_len;
+	pay = (const uint8_t *)bth + hlen;
+	paylen = (uint32_t)(ip + iplen - ROCE_ICRC_LEN - pay) - bth_pad(bth);
+	for (uint32_t i = 0; i < paylen; i++)
+		if (pay[i] != 0x5a) {
+			bad_payload++;
+			return;
+		}
+}
+
 /* Read every frame waiting on @port; 0, or -1 on a frame that is not droce0's. */
 static int
 droce_rx(uint16_t port, struct dqp_seen *seen, uint32_t *frames, uint32_t *arps, uint32_t *other)
@@ -937,6 +982,7 @@ droce_rx(uint16_t port, struct dqp_seen *seen, uint32_t *frames, uint32_t *arps,
 			continue;
 		}
 		(*frames)++;
+		roce_frame_check(m[j]);
 		s = &seen[q];
 		psn = bth_psn(bth);
 		if (s->fresh == 0 && s->dups == 0 && s->gaps == 0)
@@ -1015,6 +1061,7 @@ test_droce_holds_back_when_port_full(void)
 	retrans0 = droce_xstat("retransmits");
 	fast0 = droce_xstat("fast_retransmits");
 	TEST_ASSERT_EQ(droce_xstat("tx_drop_full"), 0);
+	bad_icrc = bad_payload = 0;
 
 	for (int i = 0; i < NB_DQP; i++) {
 		struct ibv_sge sge = { (uintptr_t)D.buf, WRITE_LEN, D.mr->lkey };
@@ -1067,6 +1114,17 @@ test_droce_holds_back_when_port_full(void)
 	TEST_ASSERT_EQ(other, 0);
 	TEST_ASSERT_EQ(nwc, 0);
 	/*
+	 * Sent without a copy (zcopy=auto on net_shm), and the frames the full
+	 * port did not take copied when their flush returned: every frame read
+	 * whole, its ICRC right, its payload D.buf's.
+	 */
+	printf("# tx_zcopy %" PRIu64 ", tx_zcopy_copied %" PRIu64 "\n", droce_xstat("tx_zcopy"),
+	       droce_xstat("tx_zcopy_copied"));
+	TEST_ASSERT(droce_xstat("tx_zcopy") >= NB_DQP * PKTS_PER_QP, "frames sent without a copy");
+	TEST_ASSERT(droce_xstat("tx_zcopy_copied") > 0, "held-back frames copied at their flush");
+	TEST_ASSERT_EQ(bad_icrc, 0);
+	TEST_ASSERT_EQ(bad_payload, 0);
+	/*
 	 * Every QP's 256 PSNs, contiguous from its start: frames were held, not
 	 * dropped (a dropped frame is a gap, or a tail that never comes: the
 	 * QP's window is spent and nothing is resent before the ACK timeout).
@@ -1104,6 +1162,249 @@ test_droce_holds_back_when_port_full(void)
 	return TEST_SUCCESS;
 }
 
+/* ------------------------------------------------------------------ */
+/*
+ * Zero-copy transmit (zcopy=, roce_tx_zc): droce0 and droce1 on the two
+ * ports of a link, RC, inline progress. droce0 WRITEs and SENDs from three
+ * SGEs and READs into two; droce1 answers the READs from its MR. Every
+ * message arrives byte for byte, the bytes behind it untouched, with no
+ * ICRC drop; the counters say which frames went without a copy.
+ */
+#define ZC_BUF		(2u << 20)
+#define ZC_MTU		1024u		/* h_connect's path MTU */
+
+static struct h_side za, zb;
+static bool zc_devs;
+
+static void
+zc_cleanup(void)
+{
+	if (za.ctx != NULL)
+		h_side_close(&za);
+	if (zb.ctx != NULL)
+		h_side_close(&zb);
+	memset(&za, 0, sizeof(za));
+	memset(&zb, 0, sizeof(zb));
+	if (zc_devs) {
+		droce_dev_destroy("droce0");
+		droce_dev_destroy("droce1");
+	}
+	zc_devs = false;
+}
+
+static struct ibv_device *
+dev_named(struct ibv_device **l, int n, const char *name)
+{
+	for (int i = 0; l != NULL && i < n; i++)
+		if (strcmp(ibv_get_device_name(l[i]), name) == 0)
+			return l[i];
+	return NULL;
+}
+
+/* droce0 (10.0.0.1) and droce1 (10.0.0.2) with devargs @extra, connected RC sides. */
+static int
+zc_setup(const char *extra)
+{
+	static const struct h_qp_opts o = {
+		.type = IBV_QPT_RC, .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 3,
+		.max_recv_sge = 2, .buf_len = ZC_BUF, .psn = 0xfffff0,
+	};
+	struct ibv_device **l;
+	char args[256], name[2][RTE_ETH_NAME_MAX_LEN];
+	uint16_t p[2];
+	int n, ret = -1;
+
+	if (port_new("a", NULL, &p[0]) != 0 || port_new("b", NULL, &p[1]) != 0)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		if (rte_eth_dev_get_name_by_port(p[i], name[i]) != 0)
+			return -1;
+		snprintf(args, sizeof(args),
+			 "ethdev=%s,ip=10.0.0.%d,mtu=4200,mac=02:00:00:00:00:0%d,"
+			 "neigh=10.0.0.%d@02:00:00:00:00:0%d,lcore=inline%s", name[i], i + 1, i + 1,
+			 2 - i, 2 - i, extra);
+		if (droce_dev_create(i == 0 ? "droce0" : "droce1", args) != 0)
+			return -1;
+		zc_devs = true;
+	}
+	l = ibv_get_device_list(&n);
+	if (h_side_open(&za, dev_named(l, n, "droce0"), &o) == 0 &&
+	    h_side_open(&zb, dev_named(l, n, "droce1"), &o) == 0 &&
+	    h_connect(&za, &zb, &o) == 0 && h_connect(&zb, &za, &o) == 0)
+		ret = 0;
+	ibv_free_device_list(l);
+	return ret;
+}
+
+/* Poll all four CQs (each poll moves its device) until @cq has a completion, 5 s at most. */
+static int
+zc_wait(struct ibv_cq *cq, struct ibv_wc *out)
+{
+	struct ibv_cq *all[] = { za.scq, za.rcq, zb.scq, zb.rcq };
+	uint64_t t0 = h_now_ms();
+
+	while (h_now_ms() - t0 < 5000) {
+		for (unsigned int i = 0; i < RTE_DIM(all); i++) {
+			struct ibv_wc wc;
+
+			if (ibv_poll_cq(all[i], 1, &wc) != 1)
+				continue;
+			if (all[i] != cq) {
+				fprintf(stderr, "  a completion on another CQ: wr_id %" PRIu64 " status %s\n",
+					wc.wr_id, ibv_wc_status_str(wc.status));
+				return -1;
+			}
+			*out = wc;
+			return 0;
+		}
+	}
+	fprintf(stderr, "  no completion in 5 s\n");
+	return -1;
+}
+
+static void
+zc_fill(uint8_t *b, uint32_t len, uint32_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		b[i] = (uint8_t)(seed * 29u + i * 13u + (i >> 9));
+}
+
+/* @len bytes of @b from @off as @n SGEs of about equal length, @mr's */
+static void
+zc_sges(struct ibv_sge *sge, int n, const uint8_t *b, uint32_t len, const struct ibv_mr *mr)
+{
+	for (int i = 0, off = 0; i < n; i++) {
+		uint32_t k = i == n - 1 ? len - (uint32_t)off : len / (uint32_t)n;
+
+		sge[i] = (struct ibv_sge){ (uintptr_t)b + (uint32_t)off, k, mr->lkey };
+		off += (int)k;
+	}
+}
+
+/* frames of a @len-byte message whose payload is at least @min bytes (0: none) */
+static uint64_t
+zc_frames(uint32_t len, uint32_t min)
+{
+	uint64_t n = 0;
+
+	for (uint32_t off = 0; min != 0 && off < len; off += ZC_MTU)
+		n += RTE_MIN(ZC_MTU, len - off) >= min;
+	return n;
+}
+
+static int
+zc_run(const char *extra, uint32_t min)
+{
+	static const uint32_t sizes[] = { 1000, 1024, 4096, 4097, 3 * 4096 + 5, (1u << 20) + 3 };
+	uint64_t want0 = 0, want1 = 0, zc0, zc1;
+	struct ibv_wc wc;
+
+	CHECK(zc_setup(extra));
+	for (unsigned int k = 0; k < RTE_DIM(sizes); k++) {
+		uint32_t len = sizes[k];
+		struct ibv_sge sge[3];
+		struct ibv_send_wr wr = { .sg_list = sge, .send_flags = IBV_SEND_SIGNALED }, *bad;
+		struct ibv_recv_wr rw = { .sg_list = sge, .num_sge = 2 }, *rbad;
+
+		/* WRITE: three SGEs of droce0's to droce1's buffer */
+		zc_fill(za.buf, len, k);
+		memset(zb.buf, 0xee, ZC_BUF);
+		zc_sges(sge, 3, za.buf, len, za.mr);
+		wr.wr_id = 100 + k;
+		wr.num_sge = 3;
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = (uintptr_t)zb.buf;
+		wr.wr.rdma.rkey = zb.mr->rkey;
+		TEST_ASSERT_EQ(ibv_post_send(za.qp, &wr, &bad), 0);
+		CHECK(zc_wait(za.scq, &wc));
+		TEST_ASSERT(wc.status == IBV_WC_SUCCESS && wc.wr_id == 100 + k, "WRITE %u: %s", len,
+			    ibv_wc_status_str(wc.status));
+		TEST_ASSERT(memcmp(zb.buf, za.buf, len) == 0, "WRITE of %u bytes arrived", len);
+		TEST_ASSERT_EQ(zb.buf[len], 0xee);
+
+		/* SEND: three SGEs into a receive of two */
+		zc_fill(za.buf, len, k + 50);
+		memset(zb.buf, 0xee, ZC_BUF);
+		zc_sges(sge, 2, zb.buf, ZC_BUF, zb.mr);
+		rw.wr_id = 200 + k;
+		TEST_ASSERT_EQ(ibv_post_recv(zb.qp, &rw, &rbad), 0);
+		zc_sges(sge, 3, za.buf, len, za.mr);
+		wr.wr_id = 300 + k;
+		wr.opcode = IBV_WR_SEND;
+		TEST_ASSERT_EQ(ibv_post_send(za.qp, &wr, &bad), 0);
+		CHECK(zc_wait(zb.rcq, &wc));
+		TEST_ASSERT(wc.status == IBV_WC_SUCCESS && wc.wr_id == 200 + k, "SEND %u: %s", len,
+			    ibv_wc_status_str(wc.status));
+		TEST_ASSERT_EQ(wc.byte_len, len);
+		CHECK(zc_wait(za.scq, &wc));
+		TEST_ASSERT(wc.status == IBV_WC_SUCCESS && wc.wr_id == 300 + k, "SEND %u", len);
+		TEST_ASSERT(memcmp(zb.buf, za.buf, len) == 0, "SEND of %u bytes arrived", len);
+		TEST_ASSERT_EQ(zb.buf[len], 0xee);
+
+		/* READ: droce1's responses into two SGEs of droce0's */
+		zc_fill(zb.buf, len, k + 100);
+		memset(za.buf, 0xee, ZC_BUF);
+		zc_sges(sge, 2, za.buf, len, za.mr);
+		wr.wr_id = 400 + k;
+		wr.num_sge = 2;
+		wr.opcode = IBV_WR_RDMA_READ;
+		TEST_ASSERT_EQ(ibv_post_send(za.qp, &wr, &bad), 0);
+		CHECK(zc_wait(za.scq, &wc));
+		TEST_ASSERT(wc.status == IBV_WC_SUCCESS && wc.wr_id == 400 + k, "READ %u: %s", len,
+			    ibv_wc_status_str(wc.status));
+		TEST_ASSERT_EQ(wc.byte_len, len);
+		TEST_ASSERT(memcmp(za.buf, zb.buf, len) == 0, "READ of %u bytes arrived", len);
+		TEST_ASSERT_EQ(za.buf[len], 0xee);
+
+		want0 += 2 * zc_frames(len, min);
+		want1 += zc_frames(len, min);
+	}
+	zc0 = dev_xstat("droce0", "tx_zcopy");
+	zc1 = dev_xstat("droce1", "tx_zcopy");
+	printf("# tx_zcopy droce0 %" PRIu64 " (%" PRIu64 " wanted), droce1 %" PRIu64 " (%" PRIu64
+	       "); copied at a flush %" PRIu64 ", %" PRIu64 "\n", zc0, want0, zc1, want1,
+	       dev_xstat("droce0", "tx_zcopy_copied"), dev_xstat("droce1", "tx_zcopy_copied"));
+	printf("# droce0: tx_pkts %" PRIu64 ", resends %" PRIu64 " early %" PRIu64 "; droce1: "
+	       "tx_pkts %" PRIu64 ", resends %" PRIu64 " early %" PRIu64 "\n",
+	       dev_xstat("droce0", "tx_pkts"), dev_xstat("droce0", "retransmits"),
+	       dev_xstat("droce0", "fast_retransmits"), dev_xstat("droce1", "tx_pkts"),
+	       dev_xstat("droce1", "retransmits"), dev_xstat("droce1", "fast_retransmits"));
+	TEST_ASSERT_EQ(dev_xstat("droce0", "rx_drop_bad_icrc"), 0);
+	TEST_ASSERT_EQ(dev_xstat("droce1", "rx_drop_bad_icrc"), 0);
+	/* exactly, unless something was resent (a loaded machine): at least */
+	if (dev_xstat("droce0", "retransmits") + dev_xstat("droce0", "fast_retransmits") +
+	    dev_xstat("droce1", "retransmits") + dev_xstat("droce1", "fast_retransmits") == 0) {
+		TEST_ASSERT_EQ(zc0, want0);
+		TEST_ASSERT_EQ(zc1, want1);
+	}
+	TEST_ASSERT(zc0 >= want0, "droce0's WRITE and SEND frames went without a copy");
+	TEST_ASSERT(zc1 >= want1, "droce1's READ responses went without a copy");
+	if (min == 0)
+		TEST_ASSERT_EQ(zc0 + zc1, 0);
+	return TEST_SUCCESS;
+}
+
+/* zcopy=auto, on net_shm: payloads of DROCE_ZCOPY_MIN bytes and more */
+static int
+test_zcopy_auto_payloads_arrive(void)
+{
+	return zc_run("", DROCE_ZCOPY_MIN);
+}
+
+/* zcopy=1: every payload, the 1000-byte ones too */
+static int
+test_zcopy_every_payload_arrives(void)
+{
+	return zc_run(",zcopy=1", 1);
+}
+
+/* zcopy=0: every payload copied into its frame */
+static int
+test_zcopy_off_payloads_copied(void)
+{
+	return zc_run(",zcopy=0", 0);
+}
+
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_frames_both_ways_identical),
 	TEST_CASE(test_alone_up_stale_dropped),
@@ -1112,6 +1413,9 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_zombie_holder_side_taken),
 	TEST_CASE(test_rx_pool_exhausted_frames_wait),
 	TEST_CASE(test_droce_holds_back_when_port_full),
+	TEST_CASE(test_zcopy_auto_payloads_arrive),
+	TEST_CASE(test_zcopy_every_payload_arrives),
+	TEST_CASE(test_zcopy_off_payloads_copied),
 };
 
 int

@@ -116,6 +116,8 @@ struct roce_stats {
 	uint64_t q_handoff;		/* frames handed to the queue that owns their QP (struct roce_q) */
 	uint64_t q_handoff_drop;	/* ... that found its ring full */
 	uint64_t fast_retransmits;	/* early resends on the measured round trip (roce_req.c) */
+	uint64_t tx_zcopy;		/* frames whose payload the port read from registered memory */
+	uint64_t tx_zcopy_copied;	/* ... copied after all: the port had no room (roce_tx_flush) */
 };
 
 /*
@@ -570,6 +572,15 @@ struct roce_q {
 	struct roce_qp *ack_qp[DROCE_BURST];	/* QPs owing a coalesced ACK */
 	struct rte_mbuf *tx[DROCE_BURST * 2];
 	/*
+	 * Zero-copy frames (roce_tx_zc): their payload segments point into
+	 * registered memory and share this, whose count the queue holds at 1
+	 * (the segments add theirs), so its free callback never runs. Such a
+	 * frame is staged (@zc_staged) until the next flush, which leaves none
+	 * behind: the port copies and frees it, or the flush copies it.
+	 */
+	struct rte_mbuf_ext_shared_info zc_shinfo;
+	bool zc_staged;
+	/*
 	 * The engine clock (timer cycles) that RC deadlines use: it advances
 	 * with the timer while the queue is polled, but by at most
 	 * dev->clock_gap_max across the gap between two iterations (roce_clock).
@@ -696,6 +707,12 @@ struct roce_dev {
 	 * zero-frame tx burst. False for ports known to send at once.
 	 */
 	bool port_tx_kick;
+	/*
+	 * zcopy=: a request or READ response payload of at least this many
+	 * bytes goes to the port as segments of registered memory, not copied
+	 * (roce_tx_zc); 0: always copied
+	 */
+	uint32_t zc_min;
 	uint32_t port_paused;		/* set while the control path restarts the port */
 	/* a device shared by forked processes (roce_share.c) */
 	bool share_on;			/* processes were forked: a frame may be another's */

@@ -46,6 +46,8 @@ roce_comp_send_wqe(struct roce_qp *qp, struct droce_send_wqe *wqe, enum ibv_wc_s
 	};
 	bool report = st != IBV_WC_SUCCESS || wqe->signaled;
 
+	/* no staged frame reads its buffer once the application has it back */
+	roce_tx_settle(qp->q);
 	if (unlikely(wqe->tm)) {
 		roce_tm_wqe_done(qp, wqe, st);
 		return;

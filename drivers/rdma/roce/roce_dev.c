@@ -40,11 +40,13 @@ RTE_LOG_REGISTER(roce_logtype, pmd.rdma.roce, NOTICE);
 #define ARG_QUEUES	"queues"
 #define ARG_RTO_MIN	"rto_min_us"
 #define ARG_STEERING	"steering"
+#define ARG_ZCOPY	"zcopy"
+#define ZCOPY_MAX	65536
 #define LINK_WAIT_MAX_MS	60000
 
 static const char *const valid_args[] = {
 	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, ARG_LINK_WAIT, ARG_PCAPNG,
-	ARG_OWN, ARG_ETHPORT, ARG_QUEUES, ARG_RTO_MIN, ARG_STEERING, NULL
+	ARG_OWN, ARG_ETHPORT, ARG_QUEUES, ARG_RTO_MIN, ARG_STEERING, ARG_ZCOPY, NULL
 };
 
 static struct roce_dev *devs[DROCE_MAX_DEVS];
@@ -267,6 +269,24 @@ arg_steering(const char *key, const char *val, void *opaque)
 	return roce_steer_parse(val, &a->steer);
 }
 
+/* zcopy=auto (the default) or the least payload, in bytes, sent without a copy; 0: never */
+static int
+arg_zcopy(const char *key, const char *val, void *opaque)
+{
+	struct roce_dev_args *a = opaque;
+	uint32_t v;
+
+	RTE_SET_USED(key);
+	a->zcopy_set = false;
+	if (val != NULL && strcmp(val, "auto") == 0)
+		return 0;
+	if (arg_uint(val, 0, ZCOPY_MAX, &v) != 0)
+		return -EINVAL;
+	a->zcopy_set = true;
+	a->zcopy = v;
+	return 0;
+}
+
 static int
 arg_neigh(const char *key, const char *val, void *opaque)
 {
@@ -301,14 +321,14 @@ roce_dev_args_parse(struct roce_dev_args *a, const char *params)
 		{ ARG_LINK_WAIT, arg_link_wait }, { ARG_PCAPNG, arg_pcapng },
 		{ ARG_OWN, arg_own }, { ARG_ETHPORT, arg_ethport }, { ARG_QUEUES, arg_queues },
 		{ ARG_RTO_MIN, arg_rto_min },
-		{ ARG_STEERING, arg_steering },
+		{ ARG_STEERING, arg_steering }, { ARG_ZCOPY, arg_zcopy },
 	};
 	struct rte_kvargs *kv;
 	int ret = 0;
 
 	kv = rte_kvargs_parse(params ? params : "", valid_args);
 	if (kv == NULL) {
-		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own, ethport, queues, rto_min_us, steering)",
+		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own, ethport, queues, rto_min_us, steering, zcopy)",
 			 a->dev, params ? params : "");
 		return -EINVAL;
 	}
@@ -356,6 +376,7 @@ queues_init(struct roce_dev *dev)
 		q->lock = k == 0 ? &dev->inline_lock : &q->own_lock;
 		q->clock_tsc = now;
 		q->clock = now;
+		roce_tx_zc_init(q);
 		/* shared: processes forked later post to queue 0's (roce_share.c) */
 		pthread_mutexattr_init(&ma);
 		pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
@@ -457,6 +478,7 @@ port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 	}
 
 	conf.rxmode.mtu = mtu;
+	dev->zc_min = roce_port_zc_min(dev, &info, a, &conf.txmode.offloads);
 	/* link changes become port events: by interrupt where the PMD has one */
 	dev->port_lsc = (*info.dev_flags & RTE_ETH_DEV_INTR_LSC) != 0;
 	conf.intr_conf.lsc = dev->port_lsc;

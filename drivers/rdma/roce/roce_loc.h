@@ -468,6 +468,8 @@ struct roce_dev_args {
 	uint16_t nb_q;		/* queues=: rx/tx queue pairs (struct roce_q) */
 	uint32_t rto_min_us;	/* rto_min_us=: early resends' shortest delay, 0 none */
 	enum roce_steer steer;	/* steering= (roce_steer.c) */
+	bool zcopy_set;		/* zcopy= a number: */
+	uint32_t zcopy;		/* the least payload sent without a copy, 0 never (else auto) */
 	uint16_t nb_lcores;	/* lcore=a:b:...: how many */
 	int16_t q_lcore[DROCE_MAX_QUEUES];
 	unsigned int nb_neigh;
@@ -541,6 +543,23 @@ int roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 bool roce_tx_sum_copy(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth,
 		      uint32_t hlen, const struct ibv_sge *sge, uint32_t off, uint32_t pay,
 		      rte_be32_t dip, uint16_t sport);
+
+int roce_tx_zc(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth, uint32_t hlen,
+	       const struct ibv_sge *sge, uint32_t off, uint32_t pay, rte_be32_t dip,
+	       uint16_t sport);
+void roce_tx_zc_settle(struct roce_q *q);
+void roce_tx_zc_init(struct roce_q *q);
+
+/*
+ * Before a send WQE completes: no staged frame of this queue may still point
+ * into memory that the completion gives back to the application.
+ */
+static inline void
+roce_tx_settle(struct roce_q *q)
+{
+	if (unlikely(q->zc_staged))
+		roce_tx_zc_settle(q);
+}
 
 /*
  * The IPv4 and UDP headers of a RoCEv2 datagram of @l4 bytes from the BTH on,
@@ -717,6 +736,23 @@ int roce_odp_copy(void *dst, const void *src, size_t n);
 int roce_odp_atomic(uint64_t *p, bool cmp_swap, uint64_t cmp_add, uint64_t swap, uint64_t *orig);
 int roce_odp_store64(uint64_t *p, uint64_t v);
 
+/* roce_tx.c, after roce_odp_mrs */
+/*
+ * Zero-copy transmit: whether a payload of @pay bytes to @dip goes to the
+ * port without a copy (roce_tx_zc). Only on ports that copy or drop a frame
+ * before their tx burst returns (zcopy=, roce_dev.c), only to another host
+ * (frames to our own IP wait in the loopback ring), and not while an ODP MR
+ * exists (its pages may go; the copy checks them).
+ */
+static inline bool
+roce_tx_zc_ok(const struct roce_q *q, uint32_t pay, rte_be32_t dip)
+{
+	const struct roce_dev *dev = q->dev;
+
+	return dev->zc_min != 0 && pay >= dev->zc_min && dip != dev->ip &&
+	       __atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) == 0;
+}
+
 /*
  * A copy to or from application memory: guarded while an ODP MR exists in
  * the process (roce_odp.c), so that an unmapped page fails it. 0 or -EFAULT.
@@ -778,6 +814,8 @@ void roce_port_warm(struct roce_dev *dev);
 void roce_port_monitor_start(struct roce_dev *dev);
 void roce_port_monitor_stop(struct roce_dev *dev);
 bool roce_port_guard_init(struct roce_dev *dev);
+uint32_t roce_port_zc_min(struct roce_dev *dev, const struct rte_eth_dev_info *info,
+			  const struct roce_dev_args *a, uint64_t *tx_offloads);
 void roce_port_revive_start(struct roce_dev *dev, bool started);
 void roce_port_revive_stop(struct roce_dev *dev);
 uint16_t roce_port_burst_guarded(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, bool tx);

@@ -313,6 +313,42 @@ roce_port_guard_init(struct roce_dev *dev)
 #endif
 }
 
+/*
+ * Zero-copy transmit (roce_tx_zc): its frames point into registered memory,
+ * which is safe only where no frame outlives the tx burst that takes it, so
+ * that none is left once the flush returns: ports that copy each frame (and
+ * its chain) and free it before they return. net_ring and a NIC hold the
+ * mbufs; a wrapper (net_impair) may hold or rewrite them; memif with
+ * zero-copy=yes hands them to its peer. zcopy=auto picks these ports, a
+ * number forces it (the user vouches for the port). The least payload, 0
+ * for none; the port's tx offloads gain multi-segment frames.
+ */
+uint32_t
+roce_port_zc_min(struct roce_dev *dev, const struct rte_eth_dev_info *info,
+		 const struct roce_dev_args *a, uint64_t *tx_offloads)
+{
+	static const char *const copies[] = {
+		"net_shm", "net_memif", "net_af_packet", "net_tap", "net_pcap",
+	};
+	const struct rte_devargs *da = rte_eth_devices[dev->port_id].device->devargs;
+	uint32_t min = 0;
+
+	if (a->zcopy_set) {
+		min = a->zcopy;
+	} else if (info->driver_name != NULL &&
+		   (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0) {
+		for (unsigned int i = 0; i < RTE_DIM(copies); i++)
+			if (strcmp(info->driver_name, copies[i]) == 0)
+				min = DROCE_ZCOPY_MIN;
+		if (strcmp(info->driver_name, "net_memif") == 0 && da != NULL &&
+		    da->args != NULL && strstr(da->args, "zero-copy=yes") != NULL)
+			min = 0;
+	}
+	if (min != 0 && (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0)
+		*tx_offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	return min;
+}
+
 /* The port started (@started: false, its start failed): restarts begin. */
 void
 roce_port_revive_start(struct roce_dev *dev, bool started)

@@ -124,7 +124,7 @@ static const struct {
 	XS(tx_drop_full), XS(tx_busy), XS(tx_no_neigh), XS(cq_overflow), XS(retransmits),
 	XS(rnr_naks_sent), XS(naks_sent), XS(naks_rcvd), XS(rx_drop_mcast), XS(rx_mcast),
 	XS(timeouts), XS(rnr_naks_rcvd), XS(rx_ethdev), XS(tx_ethdev), XS(share_fwd), XS(share_drop),
-	XS(q_handoff), XS(q_handoff_drop), XS(fast_retransmits),
+	XS(q_handoff), XS(q_handoff_drop), XS(fast_retransmits), XS(tx_zcopy), XS(tx_zcopy_copied),
 	{ "naks_sent_seq_err", offsetof(struct roce_stats, naks_sent_kind[0]) },
 	{ "naks_sent_inv_req", offsetof(struct roce_stats, naks_sent_kind[1]) },
 	{ "naks_sent_rem_access", offsetof(struct roce_stats, naks_sent_kind[2]) },

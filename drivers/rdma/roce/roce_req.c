@@ -153,7 +153,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	uint32_t pad = -pay & 3;
 	const struct droce_av *av = qp->fp.type == IBV_QPT_UD ? &wqe->wr.ud.av : &qp->av;
 	uint32_t dqpn = qp->fp.type == IBV_QPT_UD ? wqe->wr.ud.remote_qpn : qp->attr.dest_qp_num;
-	bool ackreq = false, summed;
+	bool ackreq = false, summed, zc;
 	struct rte_mbuf *m;
 	struct roce_bth *bth;
 	uint16_t sport;
@@ -166,7 +166,10 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	m = roce_pkt_alloc(qp->q);
 	if (m == NULL)
 		return -ENOBUFS;
-	bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len + pay + pad + ROCE_ICRC_LEN);
+	/* RC's WQEs complete on ACKs, after the flush (roce_tx_settle); others at once */
+	zc = !wqe->inl && roce_qp_reliable(qp) && roce_tx_zc_ok(qp->q, pay, av->dip);
+	bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len +
+						    (zc ? 0 : pay + pad + ROCE_ICRC_LEN));
 	if (bth == NULL) {
 		roce_mbuf_free(m);
 		return -ENOBUFS;
@@ -189,8 +192,17 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 		bth_set_ieth(bth, wqe->invalidate_rkey);
 	p = bth_payload(bth);
 	sport = qp->fp.type == IBV_QPT_UD ? roce_qp_ud_sport(qp, av->dip, dqpn) : qp->sport;
-	summed = !wqe->inl && roce_tx_sum_copy(qp->q, m, bth, oi->hdr_len, wqe->sge, e->cur_off,
-					       pay, av->dip, sport);
+	if (zc) {
+		if (roce_tx_zc(qp->q, m, bth, oi->hdr_len, wqe->sge, e->cur_off, pay, av->dip,
+			       sport) != 0) {
+			roce_mbuf_free(m);
+			return -ENOBUFS;
+		}
+		summed = true;
+	} else {
+		summed = !wqe->inl && roce_tx_sum_copy(qp->q, m, bth, oi->hdr_len, wqe->sge,
+						       e->cur_off, pay, av->dip, sport);
+	}
 	if (!summed) {
 		if (wqe->inl) {
 			memcpy(p, wqe->inline_data + e->cur_off, pay);

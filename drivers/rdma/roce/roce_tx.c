@@ -9,6 +9,8 @@
 
 #include "roce_loc.h"
 
+static void zc_copy_staged(struct roce_q *q);
+
 struct rte_mbuf *
 roce_pkt_alloc(struct roce_q *q)
 {
@@ -40,6 +42,53 @@ roce_tx_flush(struct roce_q *q)
 		memmove(q->tx, q->tx + sent, (n - sent) * sizeof(q->tx[0]));
 	/* atomic: droce_dev_objects_get reads it from another thread */
 	__atomic_store_n(&q->nb_tx, n - sent, __ATOMIC_RELAXED);
+	if (unlikely(q->zc_staged)) {
+		if (sent < n)
+			zc_copy_staged(q);
+		q->zc_staged = false;
+	}
+}
+
+/*
+ * Staged frames must not keep pointing into registered memory once the
+ * flush that staged them returns (the WQE may complete, the MR go): the
+ * zero-copy frames the port did not take become copies, in order. One
+ * without an mbuf for its copy is dropped (counted; RC sends it again).
+ */
+static void
+zc_copy_staged(struct roce_q *q)
+{
+	uint16_t k = 0;
+
+	for (uint16_t i = 0; i < q->nb_tx; i++) {
+		struct rte_mbuf *m = q->tx[i], *c;
+
+		roce_mbuf_takeover(m);
+		if (m->next == NULL || !RTE_MBUF_HAS_EXTBUF(m->next)) {
+			q->tx[k++] = m;
+			continue;
+		}
+		/* counted in tx_drop_no_mbuf if there is none; a frame fits one */
+		c = roce_pkt_alloc(q);
+		if (c != NULL) {
+			void *d = rte_pktmbuf_append(c, m->pkt_len);
+
+			rte_pktmbuf_read(m, 0, m->pkt_len, d);	/* a chain: copied to d */
+			q->stats.tx_zcopy_copied++;
+			q->tx[k++] = c;
+		}
+		roce_mbuf_free(m);
+	}
+	__atomic_store_n(&q->nb_tx, k, __ATOMIC_RELAXED);
+}
+
+/* Flush the queue's zero-copy frames before a send WQE completes (roce_tx_settle). */
+void
+roce_tx_zc_settle(struct roce_q *q)
+{
+	if (q->nb_tx != 0)
+		roce_tx_flush(q);
+	q->zc_staged = false;
 }
 
 /* Room for @n more frames in the staging area, after a flush if needed. */
@@ -221,6 +270,24 @@ roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 }
 
 /*
+ * The ICRC register after the IPv4 and UDP headers roce_ip_xmit_mc() will
+ * put in front of @m's RoCE packet (to @dip from @sport; m->pkt_len its
+ * length from the BTH on) and its BTH and extension headers (@bth, @hlen).
+ */
+static uint32_t
+sum_headers(const struct roce_q *q, const struct rte_mbuf *m, const struct roce_bth *bth,
+	    uint32_t hlen, rte_be32_t dip, uint16_t sport)
+{
+	uint8_t pre[ROCE_IPV4_LEN + ROCE_UDP_LEN + ROCE_REQ_HDR_MAX];
+
+	RTE_ASSERT(hlen <= ROCE_REQ_HDR_MAX);
+	/* TOS, TTL and the IPv4 checksum are masked out of the ICRC: any value does */
+	roce_ipv4_udp_fill((struct rte_ipv4_hdr *)pre, q->dev->ip, dip, sport, 0, 0, m->pkt_len);
+	memcpy(pre + ROCE_IPV4_LEN + ROCE_UDP_LEN, bth, hlen);
+	return roce_icrc_start(pre, ROCE_IPV4_LEN + ROCE_UDP_LEN + hlen);
+}
+
+/*
  * A large payload summed for the ICRC as it is copied, in one pass over it:
  * @m holds the BTH and extension headers (@bth, @hlen bytes) and room for
  * the payload, its pad and the ICRC. Gathers @pay bytes from @sge at @off
@@ -235,19 +302,91 @@ roce_tx_sum_copy(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bt
 		 const struct ibv_sge *sge, uint32_t off, uint32_t pay, rte_be32_t dip,
 		 uint16_t sport)
 {
-	uint8_t pre[ROCE_IPV4_LEN + ROCE_UDP_LEN + ROCE_REQ_HDR_MAX];
 	uint8_t *p = (uint8_t *)(uintptr_t)bth + hlen;
 	uint32_t pad = -pay & 3, crc;
 
 	if (pay < ROCE_SUM_COPY_MIN || __atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) != 0)
 		return false;
-	RTE_ASSERT(hlen <= ROCE_REQ_HDR_MAX);
-	/* TOS, TTL and the IPv4 checksum are masked out of the ICRC: any value does */
-	roce_ipv4_udp_fill((struct rte_ipv4_hdr *)pre, q->dev->ip, dip, sport, 0, 0, m->pkt_len);
-	memcpy(pre + ROCE_IPV4_LEN + ROCE_UDP_LEN, bth, hlen);
-	crc = roce_icrc_start(pre, ROCE_IPV4_LEN + ROCE_UDP_LEN + hlen);
+	crc = sum_headers(q, m, bth, hlen, dip, sport);
 	roce_copy_from_sge_sum(p, sge, off, pay, &crc);
 	memset(p + pay, 0, pad);
 	icrc_set(p + pay + pad, ~roce_icrc_more(crc, p + pay, pad));
 	return true;
+}
+
+/*
+ * Zero-copy transmit (roce_tx_zc_ok() said yes): @m holds the BTH and
+ * extension headers (@bth, @hlen bytes) and nothing after them. Chains
+ * behind it the @pay bytes of @sge from @off as external-buffer segments
+ * that point into the registered memory (one per SGE piece), then a segment
+ * of the pad and the ICRC, summed over the payload where it lies, with the
+ * headers as roce_tx_sum_copy() does. roce_ip_xmit_mc() is then told the
+ * frame is summed. The payload is read again when the port copies the frame
+ * (at the latest the flush that ends this iteration, roce_tx_flush), so a
+ * WQE completes only after that (roce_tx_settle). 0, or -ENOBUFS (the
+ * caller frees @m and what was chained to it).
+ */
+int
+roce_tx_zc(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth, uint32_t hlen,
+	   const struct ibv_sge *sge, uint32_t off, uint32_t pay, rte_be32_t dip, uint16_t sport)
+{
+	static const uint8_t zero[4];
+	struct rte_mbuf *tail = m, *t;
+	uint32_t pad = -pay & 3, crc;
+	uint8_t *p;
+
+	m->pkt_len = hlen + pay + pad + ROCE_ICRC_LEN;
+	crc = sum_headers(q, m, bth, hlen, dip, sport);
+	while (off >= sge->length) {
+		off -= sge->length;
+		sge++;
+	}
+	for (uint32_t left = pay; left != 0; sge++, off = 0) {
+		uint32_t n = RTE_MIN(left, sge->length - off);
+		uint8_t *src = (uint8_t *)(uintptr_t)sge->addr + off;
+		struct rte_mbuf *e;
+
+		if (n == 0)
+			continue;	/* an empty SGE */
+		e = roce_pkt_alloc(q);
+		if (e == NULL)
+			return -ENOBUFS;
+		/* the segment's reference; the queue's keeps the count above 0 */
+		rte_mbuf_ext_refcnt_update(&q->zc_shinfo, 1);
+		/* ports that copy take the address (roce_dev.c): no IOVA needed */
+		rte_pktmbuf_attach_extbuf(e, src, RTE_BAD_IOVA, (uint16_t)n, &q->zc_shinfo);
+		e->data_len = (uint16_t)n;
+		crc = roce_icrc_more(crc, src, n);
+		tail->next = e;
+		tail = e;
+		m->nb_segs++;
+		left -= n;
+	}
+	t = roce_pkt_alloc(q);
+	if (t == NULL)
+		return -ENOBUFS;
+	p = (uint8_t *)rte_pktmbuf_append(t, pad + ROCE_ICRC_LEN);
+	memset(p, 0, pad);
+	icrc_set(p + pad, ~roce_icrc_more(crc, zero, pad));
+	tail->next = t;
+	m->nb_segs++;
+	q->zc_staged = true;
+	q->stats.tx_zcopy++;
+	return 0;
+}
+
+/* The shared info's count never drops to 0 (the queue holds 1): never called. */
+static void
+zc_free_cb(void *addr, void *opaque)
+{
+	RTE_SET_USED(addr);
+	RTE_SET_USED(opaque);
+}
+
+void
+roce_tx_zc_init(struct roce_q *q)
+{
+	q->zc_shinfo.free_cb = zc_free_cb;
+	q->zc_shinfo.fcb_opaque = NULL;
+	rte_mbuf_ext_refcnt_set(&q->zc_shinfo, 1);
 }
