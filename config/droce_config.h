@@ -81,11 +81,14 @@
  */
 #define DROCE_RTO_MIN_US	50
 /*
- * zcopy=auto: on a port that copies the frames it takes (roce_port.c), a
- * request or READ response payload of at least this many bytes goes to it as
- * segments of registered memory instead of being copied into the frame.
+ * zcopy=auto: on a port that copies the frames it takes (roce_port.c), the
+ * frames of an RC message (SEND, WRITE, a READ's responses) of at least this
+ * many bytes take their payload to it as segments of registered memory
+ * instead of copies. Over net_shm, smaller messages (one or two 4 KiB
+ * frames) were faster copied: the mbuf chain costs the sender more than the
+ * copy it saves (doc/guides/tuning.rst, "Zero-copy transmit").
  */
-#define DROCE_ZCOPY_MIN		1024
+#define DROCE_ZCOPY_MIN		16384
 #define DROCE_RTO_MAX_US	10000
 
 #define DROCE_MIN_MTU		256

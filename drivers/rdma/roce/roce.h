@@ -708,9 +708,9 @@ struct roce_dev {
 	 */
 	bool port_tx_kick;
 	/*
-	 * zcopy=: a request or READ response payload of at least this many
-	 * bytes goes to the port as segments of registered memory, not copied
-	 * (roce_tx_zc); 0: always copied
+	 * zcopy=: the frames of a request (SEND, WRITE) or a READ's responses
+	 * of at least this many bytes take their payload to the port as
+	 * segments of registered memory, not copied (roce_tx_zc); 0: never
 	 */
 	uint32_t zc_min;
 	uint32_t port_paused;		/* set while the control path restarts the port */

@@ -269,7 +269,7 @@ arg_steering(const char *key, const char *val, void *opaque)
 	return roce_steer_parse(val, &a->steer);
 }
 
-/* zcopy=auto (the default) or the least payload, in bytes, sent without a copy; 0: never */
+/* zcopy=auto (the default) or the least message, in bytes, sent without a copy; 0: never */
 static int
 arg_zcopy(const char *key, const char *val, void *opaque)
 {

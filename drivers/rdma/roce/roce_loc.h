@@ -469,7 +469,7 @@ struct roce_dev_args {
 	uint32_t rto_min_us;	/* rto_min_us=: early resends' shortest delay, 0 none */
 	enum roce_steer steer;	/* steering= (roce_steer.c) */
 	bool zcopy_set;		/* zcopy= a number: */
-	uint32_t zcopy;		/* the least payload sent without a copy, 0 never (else auto) */
+	uint32_t zcopy;		/* the least message sent without a copy, 0 never (else auto) */
 	uint16_t nb_lcores;	/* lcore=a:b:...: how many */
 	int16_t q_lcore[DROCE_MAX_QUEUES];
 	unsigned int nb_neigh;
@@ -738,18 +738,19 @@ int roce_odp_store64(uint64_t *p, uint64_t v);
 
 /* roce_tx.c, after roce_odp_mrs */
 /*
- * Zero-copy transmit: whether a payload of @pay bytes to @dip goes to the
- * port without a copy (roce_tx_zc). Only on ports that copy or drop a frame
- * before their tx burst returns (zcopy=, roce_dev.c), only to another host
- * (frames to our own IP wait in the loopback ring), and not while an ODP MR
- * exists (its pages may go; the copy checks them).
+ * Zero-copy transmit: whether the frames of a message of @len bytes to @dip
+ * go to the port without a copy of their payload (roce_tx_zc). Only on ports
+ * that copy or drop a frame before their tx burst returns (zcopy=,
+ * roce_port_zc_min), only to another host (frames to our own IP wait in the
+ * loopback ring), and not while an ODP MR exists (its pages may go; the copy
+ * checks them).
  */
 static inline bool
-roce_tx_zc_ok(const struct roce_q *q, uint32_t pay, rte_be32_t dip)
+roce_tx_zc_ok(const struct roce_q *q, uint32_t len, rte_be32_t dip)
 {
 	const struct roce_dev *dev = q->dev;
 
-	return dev->zc_min != 0 && pay >= dev->zc_min && dip != dev->ip &&
+	return dev->zc_min != 0 && len >= dev->zc_min && dip != dev->ip &&
 	       __atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) == 0;
 }
 

@@ -320,7 +320,7 @@ roce_port_guard_init(struct roce_dev *dev)
  * its chain) and free it before they return. net_ring and a NIC hold the
  * mbufs; a wrapper (net_impair) may hold or rewrite them; memif with
  * zero-copy=yes hands them to its peer. zcopy=auto picks these ports, a
- * number forces it (the user vouches for the port). The least payload, 0
+ * number forces it (the user vouches for the port). The least message, 0
  * for none; the port's tx offloads gain multi-segment frames.
  */
 uint32_t

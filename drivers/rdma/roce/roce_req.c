@@ -167,7 +167,7 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	if (m == NULL)
 		return -ENOBUFS;
 	/* RC's WQEs complete on ACKs, after the flush (roce_tx_settle); others at once */
-	zc = !wqe->inl && roce_qp_reliable(qp) && roce_tx_zc_ok(qp->q, pay, av->dip);
+	zc = !wqe->inl && roce_qp_reliable(qp) && roce_tx_zc_ok(qp->q, wqe->length, av->dip);
 	bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len +
 						    (zc ? 0 : pay + pad + ROCE_ICRC_LEN));
 	if (bth == NULL) {

@@ -479,7 +479,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			if (m == NULL)
 				return;
 			/* the MR stays while the iteration runs (roce_mr_dereg quiesces) */
-			zc = roce_tx_zc_ok(qp->q, pay, qp->av.dip);
+			zc = pay != 0 && roce_tx_zc_ok(qp->q, j->len, qp->av.dip);
 			bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len +
 					(zc ? 0 : pay + pad + ROCE_ICRC_LEN));
 			bth_init(bth, op, 0, pad, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 0, j->psn);

@@ -122,7 +122,7 @@ tel_dev_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "ib_mtu", dev->ib_mtu);
 	rte_tel_data_add_dict_int(d, "queues", dev->nb_q);
 	rte_tel_data_add_dict_string(d, "steering", roce_steer_name(dev->steer));
-	/* the least payload sent without a copy (zcopy=), 0: none */
+	/* the least message sent without a copy (zcopy=), 0: none */
 	rte_tel_data_add_dict_int(d, "zcopy", (int)dev->zc_min);
 	rte_tel_data_add_dict_string(d, "port_state",
 				     __atomic_load_n(&dev->port_up, __ATOMIC_RELAXED) ?
