@@ -73,7 +73,7 @@ RTE_LOG_REGISTER_DEFAULT(shm_logtype, NOTICE);
 #define SHM_NAME_FMT		"/droce-shm.%s"
 
 #define SHM_MAGIC		0x64736831u	/* "dsh1" */
-#define SHM_VERSION		1u
+#define SHM_VERSION		2u		/* 2: slots carry their sequence number */
 #define SHM_NB_SLOTS		1024u		/* per direction, a power of two */
 #define SHM_SLOT_SIZE		4352u		/* stride; data starts at SHM_SLOT_HDR */
 #define SHM_SLOT_HDR		64u
@@ -91,7 +91,14 @@ struct shm_side {
 	uint64_t start;			/* the holder's start time (/proc/<pid>/stat), 0 unknown */
 };
 
-/* One direction: frames towards side i. */
+/*
+ * One direction: frames towards side i. The data path reads neither index of
+ * the other end at every burst: the consumer finds new frames by their slots'
+ * sequence numbers (struct shm_slot), the producer reads the tail only when
+ * the room it last saw is used up. Each burst then moves only the slots' own
+ * cache lines between the two CPUs, not also the indexes' two lines. The head
+ * is kept for a side's next holder (frames there before it are stale).
+ */
 struct shm_ring {
 	uint32_t head __rte_cache_aligned;	/* written by the producer */
 	uint32_t tail __rte_cache_aligned;	/* written by the consumer */
@@ -107,8 +114,10 @@ struct shm_hdr {
 	struct shm_ring ring[2];	/* ring[i]: towards side i */
 };
 
+/* A slot's header: its frame's length, then 1 + the ring index it was written at. */
 struct shm_slot {
 	uint32_t len;
+	uint32_t seq;			/* stored last (release): the frame is there */
 };
 
 #define SHM_SLOTS_OFF		RTE_ALIGN_CEIL(sizeof(struct shm_hdr), 4096)
@@ -118,6 +127,7 @@ struct shm_queue {
 	struct shm_ring *ring;		/* NULL while stopped */
 	uint8_t *slots;
 	uint32_t idx;			/* our index: tail (rx) or head (tx) */
+	uint32_t room_tail;		/* tx: the consumer's tail when last read */
 	struct rte_mempool *mp;		/* rx */
 	uint16_t port;			/* rx: the mbufs' port */
 	uint64_t pkts;
@@ -169,7 +179,11 @@ shm_tx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 
 	if (unlikely(q->ring == NULL))
 		return 0;
-	room = SHM_NB_SLOTS - (head - __atomic_load_n(&q->ring->tail, __ATOMIC_ACQUIRE));
+	room = SHM_NB_SLOTS - (head - q->room_tail);
+	if (room < nb) {
+		q->room_tail = __atomic_load_n(&q->ring->tail, __ATOMIC_ACQUIRE);
+		room = SHM_NB_SLOTS - (head - q->room_tail);
+	}
 	for (i = 0; i < nb && room != 0; i++) {
 		struct rte_mbuf *m = bufs[i], *seg;
 		uint8_t *s = slot_at(q, head), *d = s + SHM_SLOT_HDR;
@@ -184,6 +198,7 @@ shm_tx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 			d += seg->data_len;
 		}
 		((struct shm_slot *)s)->len = m->pkt_len;
+		__atomic_store_n(&((struct shm_slot *)s)->seq, head + 1, __ATOMIC_RELEASE);
 		q->bytes += m->pkt_len;
 		q->pkts++;
 		head++;
@@ -231,22 +246,24 @@ static uint16_t
 shm_rx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 {
 	struct shm_queue *q = queue;
-	uint32_t tail = q->idx, avail;
+	uint32_t tail = q->idx;
 	uint16_t n = 0;
 
 	if (unlikely(q->ring == NULL))
 		return 0;
-	avail = __atomic_load_n(&q->ring->head, __ATOMIC_ACQUIRE) - tail;
-	while (n < nb && avail != 0) {
+	while (n < nb) {
 		const uint8_t *s = slot_at(q, tail);
-		uint32_t len = ((const struct shm_slot *)s)->len;
+		uint32_t len;
 		struct rte_mbuf *m;
 
+		/* written at this index in this lap: an older lap's number is not */
+		if (__atomic_load_n(&((const struct shm_slot *)s)->seq, __ATOMIC_ACQUIRE) != tail + 1)
+			break;
+		len = ((const struct shm_slot *)s)->len;
 		if (unlikely(len > SHM_MAX_FRAME || len == 0)) {
 			/* a producer that never writes such a slot: skip it */
 			q->bad++;
 			tail++;
-			avail--;
 			continue;
 		}
 		m = frame_to_mbuf(q->mp, q->port, s + SHM_SLOT_HDR, len);
@@ -257,7 +274,6 @@ shm_rx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 		q->bytes += len;
 		bufs[n++] = m;
 		tail++;
-		avail--;
 	}
 	q->pkts += n;
 	if (tail != q->idx) {
@@ -550,6 +566,7 @@ shm_attach(struct rte_eth_dev *dev)
 	p->rxq.idx = head;
 	p->txq.slots = (uint8_t *)h + SHM_SLOTS_OFF + (uint64_t)peer * SHM_NB_SLOTS * SHM_SLOT_SIZE;
 	p->txq.idx = __atomic_load_n(&h->ring[peer].head, __ATOMIC_ACQUIRE);
+	p->txq.room_tail = __atomic_load_n(&h->ring[peer].tail, __ATOMIC_ACQUIRE);
 	p->hdr = h;
 	p->fd = fd;
 	p->side = side;
