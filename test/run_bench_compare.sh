@@ -37,7 +37,7 @@ for t in inline lcore inline-loss0.001 inline-loss0.01; do
 	want+=("droce-$t:send_lat/8,send_lat/4096,write_lat/8,write_lat/4096,send_bw/64,write_bw/65536")
 done
 # two processes, one core each (net_shm is droce's own: always there)
-want+=("droce-shm:send_lat/8,write_lat/8,send_bw/64,write_bw/65536")
+want+=("droce-shm:send_lat/8,write_lat/8,send_bw/64,write_bw/65536" "droce-shm-l16:send_bw/64")
 if command -v ucx_perftest >/dev/null; then
 	for t in tcp posix; do
 		want+=("ucx-$t:send_lat/8,send_lat/4096,write_lat/8,write_lat/4096,send_bw/64,write_bw/65536,write_bw/4194304")
