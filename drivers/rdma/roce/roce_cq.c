@@ -181,7 +181,7 @@ cq_purge_apply(struct roce_cq *cq)
 	cq->resize_ret = 0;
 }
 
-/* The engine, at the start of an iteration, when dev->cq_resize is set. */
+/* The engine, at the end of an iteration that began with dev->cq_resize set. */
 void
 roce_cq_resize_run(struct roce_dev *dev)
 {
@@ -196,8 +196,9 @@ roce_cq_resize_run(struct roce_dev *dev)
 
 /*
  * Run the job set in @cq (resize_to, or purge_qpn) where completions are
- * produced: inline, under the inline lock; with an engine lcore, by the
- * engine between two iterations while this waits. Under cq_resize_lock;
+ * produced, after an iteration of the engine that began after the call: inline,
+ * under the inline lock; with an engine lcore, by the engine at the end of
+ * its next iteration while this waits. Under cq_resize_lock;
  * the caller holds the CQ's pollers off. Returns the job's answer.
  */
 static int
@@ -207,6 +208,9 @@ cq_job(struct roce_cq *cq)
 
 	if (dev->engine == NULL) {
 		roce_dev_lock_all(dev);	/* every queue whose QPs may complete into it */
+		/* what was posted before the call first, as on an engine (roce_q_poll) */
+		for (uint16_t k = 0; k < dev->nb_q; k++)
+			roce_q_poll(dev->q[k]);
 		if (cq->resize_to != NULL)
 			cq_resize_apply(cq);
 		else

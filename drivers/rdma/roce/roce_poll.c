@@ -271,7 +271,7 @@ roce_q_poll(struct roce_q *q)
 {
 	struct roce_dev *dev = q->dev;
 	struct rte_mbuf *pkts[DROCE_BURST];
-	bool q0 = q->id == 0;
+	bool q0 = q->id == 0, cq_job;
 	uint16_t n;
 
 	iteration_begin(q);
@@ -280,12 +280,13 @@ roce_q_poll(struct roce_q *q)
 		return;
 	}
 	/*
-	 * Before anything completes in this iteration: it goes to the new
-	 * ring. Queue 0 runs it while the others are held (roce_dev_hold).
+	 * A CQ job (resize, purge) set before this iteration began runs at its
+	 * end, queue 0's while the others are held (roce_dev_hold): what was
+	 * posted before the call has been through the engine, as a NIC would
+	 * have taken it, and what completed meanwhile moves with the rest.
 	 */
-	if (unlikely(__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL) && q0 &&
-	    (likely(!dev->share_on) || dev->cq_resize_owner == roce_share_owner()))
-		roce_cq_resize_run(dev);
+	cq_job = unlikely(__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL) && q0 &&
+		 (likely(!dev->share_on) || dev->cq_resize_owner == roce_share_owner());
 	/*
 	 * Up to RX_BURSTS bursts while the port has more: the requesters below
 	 * may send a burst per QP each round, and a receiver that took one
@@ -333,6 +334,8 @@ roce_q_poll(struct roce_q *q)
 		roce_tx_flush(q);
 	else if (dev->port_tx_kick)	/* lets a wrapping port (net_impair) release frames it holds */
 		roce_port_tx(q, q->tx, 0);
+	if (unlikely(cq_job))
+		roce_cq_resize_run(dev);
 	iteration_end(q);
 }
 
