@@ -527,13 +527,31 @@ seg_populate(struct shm_hdr *h)
 #endif
 }
 
+/*
+ * The index after the frames written from @i on in a ring whose slots start
+ * at @slots: a producer publishes its head after a burst, so one that died in
+ * the middle of one leaves frames past it, whose sequence numbers say so.
+ */
+static uint32_t
+written_end(const uint8_t *slots, uint32_t i)
+{
+	for (uint32_t n = 0; n < SHM_NB_SLOTS; n++, i++) {
+		const struct shm_slot *s = (const struct shm_slot *)(const void *)
+			(slots + (uint64_t)(i & (SHM_NB_SLOTS - 1)) * SHM_SLOT_SIZE);
+
+		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != i + 1)
+			break;
+	}
+	return i;
+}
+
 static int
 shm_attach(struct rte_eth_dev *dev)
 {
 	struct shm_priv *p = dev->data->dev_private;
 	struct shm_hdr *h = NULL;
 	struct shm_side *me;
-	uint32_t head;
+	uint32_t head, tail;
 	int fd, side = -1, peer;
 
 	fd = seg_open(p, dev->data->name, &h);
@@ -557,15 +575,19 @@ shm_attach(struct rte_eth_dev *dev)
 	me->gen++;
 	__atomic_store_n(&me->pid, (int32_t)getpid(), __ATOMIC_RELEASE);
 
-	/* frames towards this side were sent to an earlier holder, or to nobody */
-	head = __atomic_load_n(&h->ring[side].head, __ATOMIC_ACQUIRE);
-	p->stale += head - h->ring[side].tail;
-	__atomic_store_n(&h->ring[side].tail, head, __ATOMIC_RELEASE);
-
 	p->rxq.slots = (uint8_t *)h + SHM_SLOTS_OFF + (uint64_t)side * SHM_NB_SLOTS * SHM_SLOT_SIZE;
-	p->rxq.idx = head;
 	p->txq.slots = (uint8_t *)h + SHM_SLOTS_OFF + (uint64_t)peer * SHM_NB_SLOTS * SHM_SLOT_SIZE;
-	p->txq.idx = __atomic_load_n(&h->ring[peer].head, __ATOMIC_ACQUIRE);
+	/* frames towards this side were sent to an earlier holder, or to nobody */
+	head = written_end(p->rxq.slots, __atomic_load_n(&h->ring[side].head, __ATOMIC_ACQUIRE));
+	tail = h->ring[side].tail;
+	if ((int32_t)(head - tail) > 0)
+		p->stale += head - tail;
+	__atomic_store_n(&h->ring[side].tail, head, __ATOMIC_RELEASE);
+	p->rxq.idx = head;
+	/* this side's earlier holder may have died in a burst: go on after what it wrote */
+	p->txq.idx = written_end(p->txq.slots, __atomic_load_n(&h->ring[peer].head,
+								__ATOMIC_ACQUIRE));
+	__atomic_store_n(&h->ring[peer].head, p->txq.idx, __ATOMIC_RELEASE);
 	p->txq.room_tail = __atomic_load_n(&h->ring[peer].tail, __ATOMIC_ACQUIRE);
 	p->hdr = h;
 	p->fd = fd;

@@ -181,7 +181,28 @@ cq_purge_apply(struct roce_cq *cq)
 	cq->resize_ret = 0;
 }
 
-/* The engine, at the end of an iteration that began with dev->cq_resize set. */
+/*
+ * A resize that shrinks the CQ runs after the work posted before it: the
+ * completions due then count against the smaller size (EINVAL if they do not
+ * fit), as they would on a NIC that had already completed them. A resize that
+ * grows it, and a purge, run first: a CQ grown because it was about to
+ * overrun must not take more completions at its old size.
+ */
+static bool
+cq_job_after_work(const struct roce_cq *cq)
+{
+	return cq->resize_to != NULL &&
+	       rte_ring_get_capacity(cq->resize_to) < rte_ring_get_capacity(cq->fp.ring);
+}
+
+/* Whether the engine runs the CQ job set (dev->cq_resize) at the end of its iteration. */
+bool
+roce_cq_job_late(const struct roce_dev *dev)
+{
+	return cq_job_after_work(__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE));
+}
+
+/* The engine, in an iteration that began with dev->cq_resize set (roce_cq_job_late: when). */
 void
 roce_cq_resize_run(struct roce_dev *dev)
 {
@@ -196,9 +217,9 @@ roce_cq_resize_run(struct roce_dev *dev)
 
 /*
  * Run the job set in @cq (resize_to, or purge_qpn) where completions are
- * produced, after an iteration of the engine that began after the call: inline,
- * under the inline lock; with an engine lcore, by the engine at the end of
- * its next iteration while this waits. Under cq_resize_lock;
+ * produced: inline, under the inline lock; with an engine lcore, by the
+ * engine in its next iteration while this waits; a shrink after an
+ * iteration that began after the call (cq_job_after_work). Under cq_resize_lock;
  * the caller holds the CQ's pollers off. Returns the job's answer.
  */
 static int
@@ -208,9 +229,10 @@ cq_job(struct roce_cq *cq)
 
 	if (dev->engine == NULL) {
 		roce_dev_lock_all(dev);	/* every queue whose QPs may complete into it */
-		/* what was posted before the call first, as on an engine (roce_q_poll) */
-		for (uint16_t k = 0; k < dev->nb_q; k++)
-			roce_q_poll(dev->q[k]);
+		/* a shrink: what was posted before the call first, as on an engine */
+		if (cq_job_after_work(cq))
+			for (uint16_t k = 0; k < dev->nb_q; k++)
+				roce_q_poll(dev->q[k]);
 		if (cq->resize_to != NULL)
 			cq_resize_apply(cq);
 		else

@@ -478,7 +478,9 @@ port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 	}
 
 	conf.rxmode.mtu = mtu;
-	dev->zc_min = roce_port_zc_min(dev, &info, a, &conf.txmode.offloads);
+	ret = roce_port_zc_min(dev, &info, a, &conf.txmode.offloads, &dev->zc_min);
+	if (ret)
+		return ret;
 	/* link changes become port events: by interrupt where the PMD has one */
 	dev->port_lsc = (*info.dev_flags & RTE_ETH_DEV_INTR_LSC) != 0;
 	conf.intr_conf.lsc = dev->port_lsc;

@@ -714,6 +714,7 @@ int roce_cq_destroy(struct droce_rdev_cq *fp);
 void roce_cq_arm(struct droce_rdev_cq *fp, uint32_t how);
 int roce_cq_resize(struct droce_rdev_cq *fp, uint32_t cqe);
 void roce_cq_resize_run(struct roce_dev *dev);
+bool roce_cq_job_late(const struct roce_dev *dev);
 bool roce_cq_bind(struct roce_cq *cq, const struct roce_q *q);
 void roce_cq_purge_qp(struct roce_cq *cq, uint32_t qpn, bool recv);
 
@@ -738,19 +739,22 @@ int roce_odp_store64(uint64_t *p, uint64_t v);
 
 /* roce_tx.c, after roce_odp_mrs */
 /*
- * Zero-copy transmit: whether the frames of a message of @len bytes to @dip
- * go to the port without a copy of their payload (roce_tx_zc). Only on ports
- * that copy or drop a frame before their tx burst returns (zcopy=,
- * roce_port_zc_min), only to another host (frames to our own IP wait in the
- * loopback ring), and not while an ODP MR exists (its pages may go; the copy
- * checks them).
+ * Zero-copy transmit: whether the frames of an RC request (SEND, WRITE) of
+ * @len bytes to @dip go to the port without a copy of their payload
+ * (roce_tx_zc). Only on ports that copy or drop a frame before their tx burst
+ * returns (zcopy=, roce_port_zc_min), only to another host (frames to our own
+ * IP wait in the loopback ring), not while an ODP MR exists (its pages may
+ * go; the copy checks them), and not on a device shared by forked processes
+ * (a frame staged by one that dies would point into memory the survivor
+ * that sends it does not have). READ responses are always copied: the
+ * responder's memory may change under them (roce_resp_run).
  */
 static inline bool
 roce_tx_zc_ok(const struct roce_q *q, uint32_t len, rte_be32_t dip)
 {
 	const struct roce_dev *dev = q->dev;
 
-	return dev->zc_min != 0 && len >= dev->zc_min && dip != dev->ip &&
+	return dev->zc_min != 0 && len >= dev->zc_min && dip != dev->ip && !dev->share_on &&
 	       __atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) == 0;
 }
 
@@ -815,8 +819,8 @@ void roce_port_warm(struct roce_dev *dev);
 void roce_port_monitor_start(struct roce_dev *dev);
 void roce_port_monitor_stop(struct roce_dev *dev);
 bool roce_port_guard_init(struct roce_dev *dev);
-uint32_t roce_port_zc_min(struct roce_dev *dev, const struct rte_eth_dev_info *info,
-			  const struct roce_dev_args *a, uint64_t *tx_offloads);
+int roce_port_zc_min(struct roce_dev *dev, const struct rte_eth_dev_info *info,
+		     const struct roce_dev_args *a, uint64_t *tx_offloads, uint32_t *min);
 void roce_port_revive_start(struct roce_dev *dev, bool started);
 void roce_port_revive_stop(struct roce_dev *dev);
 uint16_t roce_port_burst_guarded(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, bool tx);

@@ -280,13 +280,18 @@ roce_q_poll(struct roce_q *q)
 		return;
 	}
 	/*
-	 * A CQ job (resize, purge) set before this iteration began runs at its
-	 * end, queue 0's while the others are held (roce_dev_hold): what was
-	 * posted before the call has been through the engine, as a NIC would
-	 * have taken it, and what completed meanwhile moves with the rest.
+	 * A CQ job (resize, purge), queue 0's while the others are held
+	 * (roce_dev_hold): before anything completes in this iteration, or, a
+	 * shrink, at its end, once what was posted before the call has been
+	 * through the engine (roce_cq_job_late), what completed meanwhile moving
+	 * with the rest.
 	 */
 	cq_job = unlikely(__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL) && q0 &&
 		 (likely(!dev->share_on) || dev->cq_resize_owner == roce_share_owner());
+	if (unlikely(cq_job) && !roce_cq_job_late(dev)) {
+		roce_cq_resize_run(dev);
+		cq_job = false;
+	}
 	/*
 	 * Up to RX_BURSTS bursts while the port has more: the requesters below
 	 * may send a burst per QP each round, and a receiver that took one

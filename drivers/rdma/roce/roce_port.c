@@ -13,6 +13,7 @@
 
 #include <rte_alarm.h>
 #include <rte_ethdev.h>
+#include <rte_kvargs.h>
 #include <rte_log.h>
 #include <rte_pause.h>
 #ifdef DROCE_MEMIF_GUARD
@@ -313,40 +314,84 @@ roce_port_guard_init(struct roce_dev *dev)
 #endif
 }
 
-/*
- * Zero-copy transmit (roce_tx_zc): its frames point into registered memory,
- * which is safe only where no frame outlives the tx burst that takes it, so
- * that none is left once the flush returns: ports that copy each frame (and
- * its chain) and free it before they return. net_ring and a NIC hold the
- * mbufs; a wrapper (net_impair) may hold or rewrite them; memif with
- * zero-copy=yes hands them to its peer. zcopy=auto picks these ports, a
- * number forces it (the user vouches for the port). The least message, 0
- * for none; the port's tx offloads gain multi-segment frames.
- */
-uint32_t
-roce_port_zc_min(struct roce_dev *dev, const struct rte_eth_dev_info *info,
-		 const struct roce_dev_args *a, uint64_t *tx_offloads)
+/* memif's devarg zero-copy, as memif reads it (a value with "yes" in it) */
+static int
+memif_zc_arg(const char *key, const char *val, void *opaque)
+{
+	RTE_SET_USED(key);
+	if (val != NULL && strstr(val, "yes") != NULL)
+		*(bool *)opaque = true;
+	return 0;
+}
+
+/* Whether the port copies each frame it takes, chains too, and frees it before its burst returns. */
+static bool
+port_copies(struct roce_dev *dev, const struct rte_eth_dev_info *info)
 {
 	static const char *const copies[] = {
 		"net_shm", "net_memif", "net_af_packet", "net_tap", "net_pcap",
 	};
 	const struct rte_devargs *da = rte_eth_devices[dev->port_id].device->devargs;
-	uint32_t min = 0;
+	bool zc = false;
 
-	if (a->zcopy_set) {
-		min = a->zcopy;
-	} else if (info->driver_name != NULL &&
-		   (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0) {
-		for (unsigned int i = 0; i < RTE_DIM(copies); i++)
-			if (strcmp(info->driver_name, copies[i]) == 0)
-				min = DROCE_ZCOPY_MIN;
-		if (strcmp(info->driver_name, "net_memif") == 0 && da != NULL &&
-		    da->args != NULL && strstr(da->args, "zero-copy=yes") != NULL)
-			min = 0;
+	if (info->driver_name == NULL)
+		return false;
+	if (strcmp(info->driver_name, "net_memif") == 0 && da != NULL && da->args != NULL) {
+		struct rte_kvargs *kv = rte_kvargs_parse(da->args, NULL);
+
+		/* zero-copy=yes: memif hands the mbufs to its peer */
+		if (kv == NULL || rte_kvargs_process(kv, "zero-copy", memif_zc_arg, &zc) != 0)
+			zc = true;
+		rte_kvargs_free(kv);
+		if (zc)
+			return false;
 	}
-	if (min != 0 && (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0)
+	for (unsigned int i = 0; i < RTE_DIM(copies); i++)
+		if (strcmp(info->driver_name, copies[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Zero-copy transmit (roce_tx_zc): its frames point into registered memory,
+ * which is safe only where no frame outlives the tx burst that takes it, so
+ * that none is left once the flush returns: ports that copy each frame (and
+ * its chain) and free it before they return. net_ring and a NIC hold the
+ * mbufs (and a NIC would need the memory mapped for DMA); a wrapper
+ * (net_impair) may hold them; memif with zero-copy=yes hands them to its
+ * peer. zcopy=auto picks the ports that copy; a number forces it on a port
+ * that takes multi-segment frames (the user vouches that it copies; a
+ * warning says so). *@min: the least message, 0 for none; the port's tx
+ * offloads gain multi-segment frames. 0, or -EINVAL (a number given for a
+ * port without multi-segment transmit).
+ */
+int
+roce_port_zc_min(struct roce_dev *dev, const struct rte_eth_dev_info *info,
+		 const struct roce_dev_args *a, uint64_t *tx_offloads, uint32_t *min)
+{
+	bool segs = (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+	bool copies = port_copies(dev, info);
+
+	*min = 0;
+	if (a->zcopy_set && a->zcopy != 0) {
+		if (!segs) {
+			ROCE_LOG(ERR, "%s: zcopy=%u: %s does not send multi-segment frames",
+				 dev->name, a->zcopy, dev->ethdev_name);
+			return -EINVAL;
+		}
+		if (!copies)
+			ROCE_LOG(WARNING, "%s: zcopy=%u on %s (%s), not known to copy the frames it "
+				 "takes before its tx burst returns: one it holds longer still points "
+				 "into application memory after its WR completed",
+				 dev->name, a->zcopy, dev->ethdev_name,
+				 info->driver_name ? info->driver_name : "?");
+		*min = a->zcopy;
+	} else if (!a->zcopy_set && segs && copies) {
+		*min = DROCE_ZCOPY_MIN;
+	}
+	if (*min != 0)
 		*tx_offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
-	return min;
+	return 0;
 }
 
 /* The port started (@started: false, its start failed): restarts begin. */

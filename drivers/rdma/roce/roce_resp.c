@@ -463,8 +463,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 				 IBV_OPCODE_RDMA_READ_RESPONSE_MIDDLE);
 			const struct roce_opcode_info *oi = &roce_opcode_tbl[op];
 			uint32_t pad = -pay & 3;
-			struct ibv_sge host;
-			bool summed, zc;
+			bool summed;
 
 			/* the MR may have been deregistered since the request */
 			if (pay != 0 && roce_rkey_check(dev, qp, j->pd, j->rkey, j->va, pay,
@@ -474,24 +473,22 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			}
 			if (!roce_tx_room_data(qp->q))
 				return;
-			host = (struct ibv_sge){ (uintptr_t)j->host, pay, 0 };
 			m = roce_pkt_alloc(qp->q);
 			if (m == NULL)
 				return;
-			/* the MR stays while the iteration runs (roce_mr_dereg quiesces) */
-			zc = pay != 0 && roce_tx_zc_ok(qp->q, j->len, qp->av.dip);
-			bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len +
-					(zc ? 0 : pay + pad + ROCE_ICRC_LEN));
+			bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len + pay + pad +
+								    ROCE_ICRC_LEN);
 			bth_init(bth, op, 0, pad, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 0, j->psn);
 			if (oi->flags & ROCE_OPF_AETH)
 				aeth_init(bth_aeth(bth), AETH_ACK | AETH_CREDIT_INVALID, e->msn);
-			if (zc && roce_tx_zc(qp->q, m, bth, oi->hdr_len, &host, 0, pay, qp->av.dip,
-					     qp->sport) != 0) {
-				roce_mbuf_free(m);
-				return;
-			}
-			summed = zc || roce_tx_sum_copy(qp->q, m, bth, oi->hdr_len, &host, 0, pay,
-							qp->av.dip, qp->sport);
+			/*
+			 * Copied, never sent from the MR where it lies (roce_tx_zc): the
+			 * application may change memory a peer READs at any time, and
+			 * the ICRC must be over the bytes the frame carries
+			 */
+			summed = roce_tx_sum_copy(qp->q, m, bth, oi->hdr_len,
+						  &(struct ibv_sge){ (uintptr_t)j->host, pay, 0 }, 0,
+						  pay, qp->av.dip, qp->sport);
 			/* a zero-length READ names no memory: host is NULL */
 			if (!summed && pay != 0 && roce_mem_copy(bth_payload(bth), j->host, pay) != 0) {
 				roce_mbuf_free(m);	/* an ODP page that is not there */

@@ -64,18 +64,19 @@ zc_copy_staged(struct roce_q *q)
 		struct rte_mbuf *m = q->tx[i], *c;
 
 		roce_mbuf_takeover(m);
-		if (m->next == NULL || !RTE_MBUF_HAS_EXTBUF(m->next)) {
+		/* droce's (roce_tx_zc), not an application's frame from the device's ethdev port */
+		if (m->next == NULL || !RTE_MBUF_HAS_EXTBUF(m->next) ||
+		    m->next->shinfo != &q->zc_shinfo) {
 			q->tx[k++] = m;
 			continue;
 		}
-		/* counted in tx_drop_no_mbuf if there is none; a frame fits one */
-		c = roce_pkt_alloc(q);
+		c = rte_pktmbuf_copy(m, q->dev->mp, 0, UINT32_MAX);
 		if (c != NULL) {
-			void *d = rte_pktmbuf_append(c, m->pkt_len);
-
-			rte_pktmbuf_read(m, 0, m->pkt_len, d);	/* a chain: copied to d */
+			roce_mbuf_takeover(c);
 			q->stats.tx_zcopy_copied++;
 			q->tx[k++] = c;
+		} else {
+			q->stats.tx_drop_no_mbuf++;
 		}
 		roce_mbuf_free(m);
 	}
@@ -123,6 +124,9 @@ xmit(struct roce_q *q, struct rte_mbuf *m)
 	q->stats.tx_bytes += m->pkt_len;
 	if (unlikely(__atomic_load_n(&q->dev->cap, __ATOMIC_RELAXED) != NULL))
 		roce_capture_burst(q, &m, 1, true);
+	/* droce's own frames are one segment but zero-copy ones (roce_tx_zc) */
+	if (m->nb_segs > 1)
+		q->zc_staged = true;
 	q->tx[q->nb_tx] = m;
 	__atomic_store_n(&q->nb_tx, q->nb_tx + 1, __ATOMIC_RELAXED);
 	return true;
@@ -271,18 +275,18 @@ roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 
 /*
  * The ICRC register after the IPv4 and UDP headers roce_ip_xmit_mc() will
- * put in front of @m's RoCE packet (to @dip from @sport; m->pkt_len its
- * length from the BTH on) and its BTH and extension headers (@bth, @hlen).
+ * put in front of a RoCE packet of @l4 bytes from the BTH on (to @dip from
+ * @sport) and its BTH and extension headers (@bth, @hlen).
  */
 static uint32_t
-sum_headers(const struct roce_q *q, const struct rte_mbuf *m, const struct roce_bth *bth,
-	    uint32_t hlen, rte_be32_t dip, uint16_t sport)
+sum_headers(const struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uint32_t hlen,
+	    rte_be32_t dip, uint16_t sport)
 {
 	uint8_t pre[ROCE_IPV4_LEN + ROCE_UDP_LEN + ROCE_REQ_HDR_MAX];
 
 	RTE_ASSERT(hlen <= ROCE_REQ_HDR_MAX);
 	/* TOS, TTL and the IPv4 checksum are masked out of the ICRC: any value does */
-	roce_ipv4_udp_fill((struct rte_ipv4_hdr *)pre, q->dev->ip, dip, sport, 0, 0, m->pkt_len);
+	roce_ipv4_udp_fill((struct rte_ipv4_hdr *)pre, q->dev->ip, dip, sport, 0, 0, l4);
 	memcpy(pre + ROCE_IPV4_LEN + ROCE_UDP_LEN, bth, hlen);
 	return roce_icrc_start(pre, ROCE_IPV4_LEN + ROCE_UDP_LEN + hlen);
 }
@@ -307,7 +311,7 @@ roce_tx_sum_copy(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bt
 
 	if (pay < ROCE_SUM_COPY_MIN || __atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) != 0)
 		return false;
-	crc = sum_headers(q, m, bth, hlen, dip, sport);
+	crc = sum_headers(q, m->pkt_len, bth, hlen, dip, sport);
 	roce_copy_from_sge_sum(p, sge, off, pay, &crc);
 	memset(p + pay, 0, pad);
 	icrc_set(p + pay + pad, ~roce_icrc_more(crc, p + pay, pad));
@@ -323,8 +327,9 @@ roce_tx_sum_copy(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bt
  * headers as roce_tx_sum_copy() does. roce_ip_xmit_mc() is then told the
  * frame is summed. The payload is read again when the port copies the frame
  * (at the latest the flush that ends this iteration, roce_tx_flush), so a
- * WQE completes only after that (roce_tx_settle). 0, or -ENOBUFS (the
- * caller frees @m and what was chained to it).
+ * WQE completes only after that (roce_tx_settle; xmit() marks the queue when
+ * it stages such a frame). 0, or -ENOBUFS (the caller frees @m and what was
+ * chained to it).
  */
 int
 roce_tx_zc(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth, uint32_t hlen,
@@ -335,8 +340,7 @@ roce_tx_zc(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth, uin
 	uint32_t pad = -pay & 3, crc;
 	uint8_t *p;
 
-	m->pkt_len = hlen + pay + pad + ROCE_ICRC_LEN;
-	crc = sum_headers(q, m, bth, hlen, dip, sport);
+	crc = sum_headers(q, hlen + pay + pad + ROCE_ICRC_LEN, bth, hlen, dip, sport);
 	while (off >= sge->length) {
 		off -= sge->length;
 		sge++;
@@ -360,6 +364,7 @@ roce_tx_zc(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth, uin
 		tail->next = e;
 		tail = e;
 		m->nb_segs++;
+		m->pkt_len += n;	/* the chain stays whole for a free on failure */
 		left -= n;
 	}
 	t = roce_pkt_alloc(q);
@@ -370,7 +375,7 @@ roce_tx_zc(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth, uin
 	icrc_set(p + pad, ~roce_icrc_more(crc, zero, pad));
 	tail->next = t;
 	m->nb_segs++;
-	q->zc_staged = true;
+	m->pkt_len += t->data_len;
 	q->stats.tx_zcopy++;
 	return 0;
 }
