@@ -676,7 +676,7 @@ enum roce_rx_src {
 void roce_rx(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src src);
 
 /* roce_req.c */
-void roce_req_run(struct roce_dev *dev, struct roce_qp *qp);
+void roce_req_run(struct roce_dev *dev, struct roce_qp *qp, bool clock_fresh);
 void roce_req_rewind(struct roce_qp *qp, uint32_t psn);
 
 /* roce_resp.c */

@@ -153,7 +153,7 @@ active_run(struct roce_q *q)
 		if (st != IBV_QPS_RESET) {
 			if (qp->e.rd_head != qp->e.rd_tail || qp->e.ack_pending)
 				roce_resp_run(dev, qp);
-			roce_req_run(dev, qp);
+			roce_req_run(dev, qp, false);
 			st = roce_qp_state(qp);
 			if (unlikely(q->tx_full) && full_at == UINT32_MAX)
 				full_at = i;
@@ -227,7 +227,7 @@ roce_dev_send_qp(struct roce_qp *qp)
 	iteration_begin(q);
 	db_collect(q);	/* its doorbell, if it rang: on the list for what follows */
 	if (roce_qp_state(qp) != IBV_QPS_RESET)
-		roce_req_run(q->dev, qp);
+		roce_req_run(q->dev, qp, true);	/* iteration_begin read the clock */
 	if (q->nb_tx)
 		roce_tx_flush(q);
 	iteration_end(q);
