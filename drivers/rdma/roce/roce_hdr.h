@@ -136,6 +136,29 @@ _Static_assert(sizeof(struct ibv_tmh) == ROCE_TMH_LEN, "rdma-core's TMH");
 _Static_assert(sizeof(struct roce_rvh) == ROCE_RVH_LEN, "RVH");
 _Static_assert(sizeof(struct ibv_rvh) == ROCE_RVH_LEN, "rdma-core's RVH");
 
+/*
+ * The one's-complement sum of a 20-byte IPv4 header (no options), folded to
+ * 16 bits and not inverted, as rte_raw_cksum(ip, 20) gives it: five 32-bit
+ * words summed at once and folded, where DPDK 22.11 adds 16-bit words in a
+ * loop (half of the transmit path's header time in a profile). A header
+ * whose checksum is right sums to 0xffff; ~ of the sum with the checksum
+ * field 0 is the checksum.
+ */
+static inline uint16_t
+roce_ipv4_sum20(const void *ip)
+{
+	uint32_t w[5];
+	uint64_t s;
+
+	memcpy(w, ip, sizeof(w));	/* 2-byte aligned behind Ethernet */
+	s = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
+	s = (s & 0xffffffffu) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
 /* --- Ethernet, IPv4, UDP: where each header starts, from the one before --- */
 static inline struct rte_ipv4_hdr *
 eth_ipv4(struct rte_ether_hdr *eth)

@@ -169,7 +169,7 @@ rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
 	iplen = rte_be_to_cpu_16(ip->total_length);
 	if (ip->version_ihl != RTE_IPV4_VHL_DEF ||
 	    (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) ||
-	    rte_raw_cksum(ip, ROCE_IPV4_LEN) != 0xffff) {
+	    roce_ipv4_sum20(ip) != 0xffff) {
 		st->rx_drop_bad_ip++;
 		goto drop;
 	}

@@ -240,7 +240,7 @@ roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip, uint16_t s
 	eth->dst_addr = local ? dev->mac : dmac;
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	roce_ipv4_udp_fill(ip, dev->ip, dip, sport, tos, ttl, l4);
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	ip->hdr_checksum = roce_ipv4_udp_cksum(dev->ip, dip, tos, ttl, l4);
 	/* ICRC over IP..payload; the 4 bytes were reserved by the builder */
 	if (!summed)
 		icrc_set(ipv4_icrc(ip), roce_icrc_ipv4(ip, m->pkt_len - RTE_ETHER_HDR_LEN -
