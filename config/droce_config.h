@@ -82,9 +82,9 @@
 #define DROCE_RTO_MIN_US	50
 /*
  * zcopy=auto: on a port that copies the frames it takes (roce_port.c), the
- * frames of an RC message (SEND, WRITE, a READ's responses) of at least this
- * many bytes take their payload to it as segments of registered memory
- * instead of copies. Over net_shm, smaller messages (one or two 4 KiB
+ * frames of an RC SEND or WRITE of at least this many bytes take their
+ * payload to it as segments of registered memory instead of copies (READ
+ * responses are always copied: roce_resp_run). Over net_shm, smaller messages (one or two 4 KiB
  * frames) were faster copied: the mbuf chain costs the sender more than the
  * copy it saves (doc/guides/tuning.rst, "Zero-copy transmit").
  */

@@ -1134,23 +1134,40 @@ test_ud_datagrams_while_down_are_lost_after_up_arrive(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * Device @dev on @base ("ethdev=...,ip=...") with @key=each of @vals: taken
+ * (created, then destroyed) if @take, else refused. 0 or TEST_FAILED.
+ */
+static int
+devarg_values(const char *dev, const char *base, const char *key, const char *const *vals,
+	      unsigned int n, bool take)
+{
+	char args[160];
+
+	for (unsigned int i = 0; i < n; i++) {
+		int ret;
+
+		snprintf(args, sizeof(args), "%s,%s=%s", base, key, vals[i]);
+		ret = droce_dev_create(dev, args);
+		TEST_ASSERT(take ? ret == 0 : ret < 0, "%s=%s %s: %d", key, vals[i],
+			    take ? "refused" : "taken", ret);
+		if (ret == 0)
+			TEST_ASSERT_EQ(droce_dev_destroy(dev), 0);
+	}
+	return TEST_SUCCESS;
+}
+
 /* rto_min_us=: 0 (no early resends) to 10000; anything else refused, the port left free */
 static int
 test_rto_min_us_devarg(void)
 {
 	static const char *const bad[] = { "-1", "10001", "x", "", "5us" };
-	char args[128];
+	static const char *const good[] = { "0", "10000" };
+	static const char *const base = "ethdev=net_ring_rto_a,ip=10.0.6.1";
 
 	TEST_ASSERT_EQ(droce_ring_pair_create("net_ring_rto_a", "net_ring_rto_b"), 0);
-	for (unsigned int i = 0; i < RTE_DIM(bad); i++) {
-		snprintf(args, sizeof(args), "ethdev=net_ring_rto_a,ip=10.0.6.1,rto_min_us=%s", bad[i]);
-		TEST_ASSERT(droce_dev_create("droce6", args) < 0, "rto_min_us=%s taken", bad[i]);
-	}
-	TEST_ASSERT_EQ(droce_dev_create("droce6", "ethdev=net_ring_rto_a,ip=10.0.6.1,rto_min_us=0"), 0);
-	TEST_ASSERT_EQ(droce_dev_destroy("droce6"), 0);
-	TEST_ASSERT_EQ(droce_dev_create("droce6",
-					"ethdev=net_ring_rto_a,ip=10.0.6.1,rto_min_us=10000"), 0);
-	TEST_ASSERT_EQ(droce_dev_destroy("droce6"), 0);
+	CHECK(devarg_values("droce6", base, "rto_min_us", bad, RTE_DIM(bad), false));
+	CHECK(devarg_values("droce6", base, "rto_min_us", good, RTE_DIM(good), true));
 	return TEST_SUCCESS;
 }
 
@@ -1164,37 +1181,22 @@ static int
 test_zcopy_devarg(void)
 {
 	static const char *const bad[] = { "-1", "65537", "x", "", "16k", "autox" };
+	static const char *const always[] = { "auto", "0" };
+	static const char *const numbers[] = { "1024", "65536" };
+	static const char *const base = "ethdev=net_ring_zc_a,ip=10.0.7.1";
 	struct rte_eth_dev_info info;
 	uint16_t port;
-	char args[128];
 	bool segs;
 
 	TEST_ASSERT_EQ(droce_ring_pair_create("net_ring_zc_a", "net_ring_zc_b"), 0);
-	for (unsigned int i = 0; i < RTE_DIM(bad); i++) {
-		snprintf(args, sizeof(args), "ethdev=net_ring_zc_a,ip=10.0.7.1,zcopy=%s", bad[i]);
-		TEST_ASSERT(droce_dev_create("droce7", args) < 0, "zcopy=%s taken", bad[i]);
-	}
-	TEST_ASSERT_EQ(droce_dev_create("droce7", "ethdev=net_ring_zc_a,ip=10.0.7.1,zcopy=auto"), 0);
-	TEST_ASSERT_EQ(droce_dev_destroy("droce7"), 0);
-	TEST_ASSERT_EQ(droce_dev_create("droce7", "ethdev=net_ring_zc_a,ip=10.0.7.1,zcopy=0"), 0);
-	TEST_ASSERT_EQ(droce_dev_destroy("droce7"), 0);
+	CHECK(devarg_values("droce7", base, "zcopy", bad, RTE_DIM(bad), false));
+	CHECK(devarg_values("droce7", base, "zcopy", always, RTE_DIM(always), true));
 	TEST_ASSERT_EQ(rte_eth_dev_get_port_by_name("net_ring_zc_a", &port), 0);
 	TEST_ASSERT_EQ(rte_eth_dev_info_get(port, &info), 0);
 	segs = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
-	if (segs) {
-		TEST_ASSERT_EQ(droce_dev_create("droce7",
-						"ethdev=net_ring_zc_a,ip=10.0.7.1,zcopy=1024"), 0);
-		TEST_ASSERT_EQ(droce_dev_destroy("droce7"), 0);
-	} else {
-		TEST_ASSERT(droce_dev_create("droce7", "ethdev=net_ring_zc_a,ip=10.0.7.1,zcopy=1024") < 0,
-			    "zcopy=1024 taken on a port without multi-segment transmit");
-	}
 	printf("# net_ring %s multi-segment transmit: zcopy=1024 %s\n", segs ? "has" : "has no",
 	       segs ? "taken" : "refused");
-	TEST_ASSERT_EQ(droce_dev_create("droce7", "ethdev=net_ring_zc_a,ip=10.0.7.1,zcopy=65536"),
-		       segs ? 0 : -EINVAL);
-	if (segs)
-		TEST_ASSERT_EQ(droce_dev_destroy("droce7"), 0);
+	CHECK(devarg_values("droce7", base, "zcopy", numbers, RTE_DIM(numbers), segs));
 	return TEST_SUCCESS;
 }
 

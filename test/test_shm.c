@@ -1287,6 +1287,28 @@ zc_sges(struct ibv_sge *sge, int n, const uint8_t *b, uint32_t len, const struct
 	}
 }
 
+/*
+ * @wr_id's completion on @cq, a success (of @byte_len bytes unless 0), and
+ * @len bytes of @src at @dst with the byte behind them untouched (0xee).
+ */
+static int
+zc_arrived(struct ibv_cq *cq, uint64_t wr_id, uint32_t byte_len, const char *what,
+	   const uint8_t *dst, const uint8_t *src, uint32_t len)
+{
+	struct ibv_wc wc;
+
+	CHECK(zc_wait(cq, &wc));
+	TEST_ASSERT(wc.status == IBV_WC_SUCCESS && wc.wr_id == wr_id, "%s %u: %s, wr_id %" PRIu64,
+		    what, len, ibv_wc_status_str(wc.status), wc.wr_id);
+	if (byte_len != 0)
+		TEST_ASSERT_EQ(wc.byte_len, byte_len);
+	if (dst != NULL) {
+		TEST_ASSERT(memcmp(dst, src, len) == 0, "%s of %u bytes arrived", what, len);
+		TEST_ASSERT_EQ(dst[len], 0xee);
+	}
+	return TEST_SUCCESS;
+}
+
 /* frames of a @len-byte message sent without a copy: all if it has @min bytes (0: none) */
 static uint64_t
 zc_frames(uint32_t len, uint32_t min)
@@ -1300,7 +1322,6 @@ zc_run(const char *extra, uint32_t min)
 	static const uint32_t sizes[] = { 1000, 1024, 4097, 3 * 1024 + 5, 16383, 16384, 65537,
 					  (1u << 20) + 3 };
 	uint64_t want0 = 0, want1 = 0, zc0, zc1;	/* want1: droce1 sends nothing without a copy */
-	struct ibv_wc wc;
 
 	CHECK(zc_setup(extra));
 	for (unsigned int k = 0; k < RTE_DIM(sizes); k++) {
@@ -1319,11 +1340,7 @@ zc_run(const char *extra, uint32_t min)
 		wr.wr.rdma.remote_addr = (uintptr_t)zb.buf;
 		wr.wr.rdma.rkey = zb.mr->rkey;
 		TEST_ASSERT_EQ(ibv_post_send(za.qp, &wr, &bad), 0);
-		CHECK(zc_wait(za.scq, &wc));
-		TEST_ASSERT(wc.status == IBV_WC_SUCCESS && wc.wr_id == 100 + k, "WRITE %u: %s", len,
-			    ibv_wc_status_str(wc.status));
-		TEST_ASSERT(memcmp(zb.buf, za.buf, len) == 0, "WRITE of %u bytes arrived", len);
-		TEST_ASSERT_EQ(zb.buf[len], 0xee);
+		CHECK(zc_arrived(za.scq, 100 + k, 0, "WRITE", zb.buf, za.buf, len));
 
 		/* SEND: three SGEs into a receive of two */
 		zc_fill(za.buf, len, k + 50);
@@ -1335,14 +1352,8 @@ zc_run(const char *extra, uint32_t min)
 		wr.wr_id = 300 + k;
 		wr.opcode = IBV_WR_SEND;
 		TEST_ASSERT_EQ(ibv_post_send(za.qp, &wr, &bad), 0);
-		CHECK(zc_wait(zb.rcq, &wc));
-		TEST_ASSERT(wc.status == IBV_WC_SUCCESS && wc.wr_id == 200 + k, "SEND %u: %s", len,
-			    ibv_wc_status_str(wc.status));
-		TEST_ASSERT_EQ(wc.byte_len, len);
-		CHECK(zc_wait(za.scq, &wc));
-		TEST_ASSERT(wc.status == IBV_WC_SUCCESS && wc.wr_id == 300 + k, "SEND %u", len);
-		TEST_ASSERT(memcmp(zb.buf, za.buf, len) == 0, "SEND of %u bytes arrived", len);
-		TEST_ASSERT_EQ(zb.buf[len], 0xee);
+		CHECK(zc_arrived(zb.rcq, 200 + k, len, "SEND", zb.buf, za.buf, len));
+		CHECK(zc_arrived(za.scq, 300 + k, 0, "SEND", NULL, NULL, len));
 
 		/* READ: droce1's responses into two SGEs of droce0's */
 		zc_fill(zb.buf, len, k + 100);
@@ -1352,12 +1363,7 @@ zc_run(const char *extra, uint32_t min)
 		wr.num_sge = 2;
 		wr.opcode = IBV_WR_RDMA_READ;
 		TEST_ASSERT_EQ(ibv_post_send(za.qp, &wr, &bad), 0);
-		CHECK(zc_wait(za.scq, &wc));
-		TEST_ASSERT(wc.status == IBV_WC_SUCCESS && wc.wr_id == 400 + k, "READ %u: %s", len,
-			    ibv_wc_status_str(wc.status));
-		TEST_ASSERT_EQ(wc.byte_len, len);
-		TEST_ASSERT(memcmp(za.buf, zb.buf, len) == 0, "READ of %u bytes arrived", len);
-		TEST_ASSERT_EQ(za.buf[len], 0xee);
+		CHECK(zc_arrived(za.scq, 400 + k, len, "READ", za.buf, zb.buf, len));
 
 		want0 += 2 * zc_frames(len, min);
 	}
@@ -1420,13 +1426,12 @@ test_zcopy_read_of_changing_memory(void)
 		struct ibv_send_wr wr = { .wr_id = 500 + (uint64_t)k, .sg_list = sge, .num_sge = 2,
 					  .opcode = IBV_WR_RDMA_READ,
 					  .send_flags = IBV_SEND_SIGNALED }, *bad;
-		struct ibv_wc wc;
 
 		zc_sges(sge, 2, za.buf, ZC_BUF / 2, za.mr);
 		wr.wr.rdma.remote_addr = (uintptr_t)zb.buf;
 		wr.wr.rdma.rkey = zb.mr->rkey;
-		if (ibv_post_send(za.qp, &wr, &bad) != 0 || zc_wait(za.scq, &wc) != 0 ||
-		    wc.status != IBV_WC_SUCCESS || wc.wr_id != 500 + (uint64_t)k) {
+		if (ibv_post_send(za.qp, &wr, &bad) != 0 ||
+		    zc_arrived(za.scq, wr.wr_id, ZC_BUF / 2, "READ", NULL, NULL, 0) != TEST_SUCCESS) {
 			fprintf(stderr, "  READ %d did not complete\n", k);
 			break;
 		}

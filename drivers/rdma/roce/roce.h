@@ -708,9 +708,9 @@ struct roce_dev {
 	 */
 	bool port_tx_kick;
 	/*
-	 * zcopy=: the frames of a request (SEND, WRITE) or a READ's responses
-	 * of at least this many bytes take their payload to the port as
-	 * segments of registered memory, not copied (roce_tx_zc); 0: never
+	 * zcopy=: the frames of an RC SEND or WRITE of at least this many
+	 * bytes take their payload to the port as segments of registered
+	 * memory, not copied (roce_tx_zc); 0: never
 	 */
 	uint32_t zc_min;
 	uint32_t port_paused;		/* set while the control path restarts the port */

@@ -547,18 +547,18 @@ bool roce_tx_sum_copy(struct roce_q *q, struct rte_mbuf *m, const struct roce_bt
 int roce_tx_zc(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth, uint32_t hlen,
 	       const struct ibv_sge *sge, uint32_t off, uint32_t pay, rte_be32_t dip,
 	       uint16_t sport);
-void roce_tx_zc_settle(struct roce_q *q);
 void roce_tx_zc_init(struct roce_q *q);
 
 /*
  * Before a send WQE completes: no staged frame of this queue may still point
- * into memory that the completion gives back to the application.
+ * into memory that the completion gives back to the application (a flush
+ * leaves none; zc_staged implies frames are staged).
  */
 static inline void
 roce_tx_settle(struct roce_q *q)
 {
 	if (unlikely(q->zc_staged))
-		roce_tx_zc_settle(q);
+		roce_tx_flush(q);
 }
 
 /*
@@ -872,6 +872,16 @@ roce_port_tx(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n)
 }
 
 /* roce_mr.c */
+/* The SGE of a list that holds byte @*off of it (@len bytes from there), @*off made its own. */
+static inline const struct ibv_sge *
+roce_sge_seek(const struct ibv_sge *sge, uint32_t *off, uint32_t len)
+{
+	while (*off >= sge->length && len) {
+		*off -= sge->length;
+		sge++;
+	}
+	return sge;
+}
 struct droce_rdev_mr *roce_mr_lookup(struct roce_dev *dev, uint32_t key);
 int roce_mr_check(struct roce_dev *dev, const struct droce_rdev_pd *pd, uint32_t key,
 		  uint64_t addr, uint64_t len, int access, uint8_t **host);

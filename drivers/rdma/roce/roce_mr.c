@@ -66,10 +66,7 @@ int
 roce_copy_from_sge_sum(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len,
 		       uint32_t *crc)
 {
-	while (off >= sge->length && len) {
-		off -= sge->length;
-		sge++;
-	}
+	sge = roce_sge_seek(sge, &off, len);
 	while (len) {
 		uint32_t n = RTE_MIN(len, sge->length - off);
 		const uint8_t *src = (const uint8_t *)(uintptr_t)sge->addr + off;

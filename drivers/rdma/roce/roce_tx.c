@@ -83,15 +83,6 @@ zc_copy_staged(struct roce_q *q)
 	__atomic_store_n(&q->nb_tx, k, __ATOMIC_RELAXED);
 }
 
-/* Flush the queue's zero-copy frames before a send WQE completes (roce_tx_settle). */
-void
-roce_tx_zc_settle(struct roce_q *q)
-{
-	if (q->nb_tx != 0)
-		roce_tx_flush(q);
-	q->zc_staged = false;
-}
-
 /* Room for @n more frames in the staging area, after a flush if needed. */
 bool
 roce_tx_room(struct roce_q *q, uint16_t n)
@@ -341,10 +332,7 @@ roce_tx_zc(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth, uin
 	uint8_t *p;
 
 	crc = sum_headers(q, hlen + pay + pad + ROCE_ICRC_LEN, bth, hlen, dip, sport);
-	while (off >= sge->length) {
-		off -= sge->length;
-		sge++;
-	}
+	sge = roce_sge_seek(sge, &off, pay);
 	for (uint32_t left = pay; left != 0; sge++, off = 0) {
 		uint32_t n = RTE_MIN(left, sge->length - off);
 		uint8_t *src = (uint8_t *)(uintptr_t)sge->addr + off;
