@@ -98,16 +98,19 @@ struct droce_send_wqe {
 			uint32_t access;
 		} bind;
 	} wr;
-	union {
-		struct ibv_sge sge[DROCE_MAX_SGE];
-		uint8_t inline_data[DROCE_MAX_INLINE];
-	};
-	/* the driver's */
+	/*
+	 * the driver's: before the SGEs, so that a WR of one SGE is two cache
+	 * lines for the post and the engine alike
+	 */
 	uint32_t first_psn;
 	uint32_t last_psn;
 	uint32_t npkts;
 	uint8_t tm;			/* the driver's own WQE (rendezvous) */
 	uint32_t tm_handle;
+	union {
+		struct ibv_sge sge[DROCE_MAX_SGE];
+		uint8_t inline_data[DROCE_MAX_INLINE];
+	};
 };
 
 struct droce_recv_wqe {

@@ -400,6 +400,14 @@ struct roce_qp_eng {
 	uint32_t rd_head, rd_tail;	/* free-running */
 	uint32_t rd_ndup;		/* queued jobs that are re-executions */
 	uint32_t atm_next;
+	/*
+	 * The round trip's smoothed value and mean deviation, in timer
+	 * cycles: every ACK that ends a timed request updates them (the
+	 * fourth line, which roce_qp_prefetch also fetches)
+	 */
+	uint32_t srtt, rttvar;
+	uint32_t fast_round;		/* q->rx_rounds when the early resend fell due */
+	uint8_t fast_due;		/* ... and it did */
 	/* responder: READ responses and atomic replies owed, in PSN order */
 	struct roce_rd_job {
 		uint8_t *host;		/* READ: next byte to send */
@@ -420,10 +428,6 @@ struct roce_qp_eng {
 		uint8_t valid;
 		uint64_t orig;
 	} atm[DROCE_MAX_RD_ATOMIC];
-	/* the round trip's smoothed value and mean deviation, in timer cycles */
-	uint32_t srtt, rttvar;
-	uint32_t fast_round;		/* q->rx_rounds when the early resend fell due */
-	uint8_t fast_due;		/* ... and it did */
 	/*
 	 * XRC_RECV: the XRC SRQ of the message in progress (its number; rwqe
 	 * is its WQE), and that of the packet being handled (valid only while
@@ -470,7 +474,8 @@ struct roce_qp {
 
 	/* written by the engine */
 	struct roce_qp_eng e __rte_cache_aligned;
-	struct roce_qp_stats stats;
+	/* its first line: the four counters every packet adds to (roce_qp_prefetch) */
+	struct roce_qp_stats stats __rte_cache_aligned;
 };
 
 /* --- Multicast groups (roce_mcast.c) --- */

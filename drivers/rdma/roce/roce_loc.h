@@ -384,6 +384,7 @@ roce_qp_prefetch(const struct roce_qp *qp)
 	rte_prefetch0(&qp->e);
 	rte_prefetch0((const uint8_t *)&qp->e + RTE_CACHE_LINE_SIZE);
 	rte_prefetch0((const uint8_t *)&qp->e + 2 * RTE_CACHE_LINE_SIZE);
+	rte_prefetch0((const uint8_t *)&qp->e + 3 * RTE_CACHE_LINE_SIZE);
 	rte_prefetch0(&qp->stats);
 }
 
