@@ -191,6 +191,8 @@ batch_fail(struct droce_wr_batch *b, int err)
 	b->cur = NULL;
 }
 
+static const struct ibv_send_wr wr_zero;
+
 static struct ibv_send_wr *
 wr_new(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op)
 {
@@ -202,7 +204,8 @@ wr_new(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op)
 		return NULL;
 	}
 	wr = &b->wr[b->n];
-	memset(wr, 0, sizeof(*wr));
+	/* a copy of zeros: GCC makes a 128-byte memset a slow-starting `rep stosq` */
+	memcpy(wr, &wr_zero, sizeof(*wr));
 	wr->wr_id = qpx->wr_id;
 	wr->send_flags = qpx->wr_flags;
 	wr->opcode = op;
