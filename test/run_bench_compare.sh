@@ -52,7 +52,7 @@ if command -v sockperf >/dev/null; then
 		want+=("sockperf-$t:send_lat/8,send_bw/64,write_bw/65536")
 	done
 fi
-command -v cc >/dev/null && want+=("memcpy:write_bw/65536,write_bw/4194304")
+command -v cc >/dev/null && want+=("memcpy:write_bw/65536,write_bw/4194304" "pingpong:send_lat/8")
 
 "$PY" - "$OUT" "${want[@]}" <<'PYEOF'
 import json, os, sys
