@@ -52,13 +52,13 @@
 #include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
-#include <rte_memcpy.h>
 #include <rte_string_fns.h>
 
 #include <bus_vdev_driver.h>
 #include <ethdev_driver.h>
 #include <ethdev_vdev.h>
 
+#include "droce_memcpy.h"
 #include "shm_args.h"
 
 #ifndef RTE_LOG_DEFAULT_LOGTYPE
@@ -194,7 +194,7 @@ shm_tx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 			continue;
 		}
 		for (seg = m; seg != NULL; seg = seg->next) {
-			rte_memcpy(d, rte_pktmbuf_mtod(seg, void *), seg->data_len);
+			droce_memcpy(d, rte_pktmbuf_mtod(seg, void *), seg->data_len);
 			d += seg->data_len;
 		}
 		((struct shm_slot *)s)->len = m->pkt_len;
@@ -225,7 +225,7 @@ frame_to_mbuf(struct rte_mempool *mp, uint16_t port, const uint8_t *src, uint32_
 			return NULL;
 		}
 		n = RTE_MIN(len, (uint32_t)rte_pktmbuf_tailroom(m));
-		rte_memcpy(rte_pktmbuf_mtod(m, void *), src, n);
+		droce_memcpy(rte_pktmbuf_mtod(m, void *), src, n);
 		m->data_len = n;
 		if (head == NULL) {
 			head = m;

@@ -8,6 +8,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
+#include "droce_memcpy.h"
 #include "roce.h"
 
 #ifdef __SANITIZE_THREAD__
@@ -796,7 +797,7 @@ static inline int
 roce_mem_copy(void *dst, const void *src, size_t n)
 {
 	if (likely(__atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) == 0)) {
-		rte_memcpy(dst, src, n);
+		droce_memcpy(dst, src, n);
 		return 0;
 	}
 	return roce_odp_copy(dst, src, n);
