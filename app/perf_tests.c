@@ -494,8 +494,8 @@ wr_fill(struct ibv_send_wr *w, struct ibv_sge *sge, struct pside *s, unsigned in
 {
 	/*
 	 * A copy of zeros, not memset(): GCC's generic tuning makes a 128-byte
-	 * memset a `rep stosq`, whose start-up took 18% of a 64 B send_bw
-	 * sender's cycles here; the copy is eight vector stores.
+	 * memset a `rep stosq`, slow to start (perf put 18% of a 64 B send_bw
+	 * sender's samples on it); the copy is eight vector stores.
 	 */
 	static const struct ibv_send_wr zero;
 
@@ -808,9 +808,9 @@ land_wait(struct pside *s, struct pside *o, size_t off, size_t len, uint64_t i)
 
 /*
  * Room for @cap latency samples, every page touched before the clock runs:
- * a first touch inside the timed loop is a page fault (microseconds in a
- * VM) once every 512 samples, which alone made p99.9 several times the
- * median.
+ * a first touch inside the timed loop is a page fault, timed with the
+ * sample it falls in, once every 512 samples (0.2% of them: between p99 and
+ * p99.9).
  */
 static double *
 samples_alloc(uint64_t cap)

@@ -16,7 +16,6 @@
 
 #include <string.h>
 
-#include <rte_branch_prediction.h>
 #include <rte_memcpy.h>
 
 /* from this many bytes on, the C library's memcpy */
