@@ -117,6 +117,13 @@ run() {
 		fails=$((fails + 1))
 		return
 	fi
+	# each process removed its EAL files at exit (DPDK leaves 3 MB of tmpfs a run)
+	if [ -e "/var/run/dpdk/prS$$" ] || [ -e "/var/run/dpdk/prC$$" ]; then
+		echo "FAIL: $label: /var/run/dpdk/prS$$ or prC$$ left behind"
+		fails=$((fails + 1))
+		rm -rf "/var/run/dpdk/prS$$" "/var/run/dpdk/prC$$"
+		return
+	fi
 	local tests
 	tests=$(echo "$@" | tr ' ' '\n' | grep -E '^[a-z]+_(lat|bw)$' | paste -sd,)
 	"$PY" "$CHECK" "$label: client" "$co" "$tests" --mode client $HDR || fails=$((fails + 1))

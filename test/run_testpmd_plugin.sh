@@ -13,7 +13,8 @@ for base in /run /var/cache "$HOME"; do
 		dir=$(mktemp -d -p "$base" droce-plugin.XXXXXX 2>/dev/null) && break
 done
 [ -n "$dir" ] || { echo "no private directory for the plugin"; exit 77; }
-trap 'rm -rf "$dir"' EXIT
+# ...and testpmd's EAL files, which DPDK leaves in /var/run/dpdk (3 MB each)
+trap 'rm -rf "$dir" /var/run/dpdk/droce-tp*-$$' EXIT
 chmod 755 "$dir"
 cp "$1" "$dir/" && plugin=$dir/$(basename "$1")
 impair=""
