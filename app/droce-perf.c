@@ -86,7 +86,6 @@
  * parentheses, the lowest and highest per-thread mean; p50, p99 and max of
  * single calls, over every thread's sampled batches.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -876,45 +875,6 @@ run_post(struct ibv_device *dev0, struct ibv_device *dev1, const char *progress)
 }
 
 /*
- * This process's EAL files (its --file-prefix's directory under
- * /var/run/dpdk; as a primary process it shares them with nobody): removed
- * at exit, whatever the EAL arguments, so that runs leave nothing behind.
- * DPDK leaves them (3.3 MB of tmpfs each, mostly the memseg arrays), and a
- * machine that ran the benchmarks and tests for a day held 584 such
- * directories, 3.1 GB of memory.
- */
-static void
-runtime_dir_remove(void)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct dirent *e;
-	DIR *d;
-
-	/* not rte_eal_cleanup(): it would wait for the engine lcore, which runs on */
-	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
-	d = opendir(dir);
-	if (d != NULL) {
-		while ((e = readdir(d)) != NULL) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			unlink(path);
-		}
-		closedir(d);
-	}
-	if (rmdir(dir) != 0 && errno != ENOENT)
-		fprintf(stderr, "droce-perf: rmdir %s: %s\n", dir, strerror(errno));
-}
-
-/* After a successful rte_eal_init: a primary process's EAL files go at exit. */
-static void
-runtime_dir_own(void)
-{
-	if (rte_eal_process_type() == RTE_PROC_PRIMARY)
-		atexit(runtime_dir_remove);
-}
-
-/*
  * -m reg [-s bytes]: what registering memory costs (default 1 GiB of
  * anonymous memory, untouched). droce pins nothing: ibv_reg_mr records the
  * range, with or without IBV_ACCESS_ON_DEMAND, and the implicit MR covers
@@ -1135,7 +1095,7 @@ main(int argc, char **argv)
 		ret = rte_eal_init(argc, argv);
 		if (ret < 0)
 			die("EAL init failed");
-		runtime_dir_own();
+		droce_eal_files_remove_at_exit();
 		argc -= ret;
 		argv += ret;
 	}
@@ -1258,7 +1218,7 @@ main(int argc, char **argv)
 		}
 		if (rte_eal_init(nd, dflt) < 0)
 			die("EAL init failed");
-		runtime_dir_own();
+		droce_eal_files_remove_at_exit();
 		if (nthreads != 0) {
 			if (queues)
 				queues_topology(nthreads);

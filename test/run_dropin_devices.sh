@@ -82,6 +82,8 @@ expect_rc devices 0
 expect devices out '^[[:space:]]+droce0[[:space:]]+[0-9a-f]{16}$'
 refuse devices out '^EAL'
 guid=$(awk '$1 == "droce0" { print $2 }' "$TMP/devices.out")
+# droce brought EAL up from DROCE_EAL: the program's EAL files went with it
+[ -e "/var/run/dpdk/${PFX}a" ] && fail "devices: /var/run/dpdk/${PFX}a left behind"
 
 # ibv_devinfo -v: device, port and GID attributes
 run devinfo "$EAL --file-prefix=${PFX}b" ibv_devinfo -v

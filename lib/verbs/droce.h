@@ -36,6 +36,18 @@ int droce_ring_pair_create_queues(const char *name_a, const char *name_b,
 				  unsigned int nb_queues);
 
 /**
+ * Remove this process's EAL runtime files (its --file-prefix's directory
+ * under /var/run/dpdk) when it exits. DPDK leaves them behind, about 3 MB
+ * of tmpfs a run, and programs that run with a new prefix each time fill
+ * memory with them. Only for a primary process that shares its EAL with no
+ * secondary; a child forked later leaves them to its parent. droce calls it
+ * itself when it brought EAL up from DROCE_EAL.
+ *
+ * @return 0, -EPERM in a secondary process, -ENOMEM if atexit() refused.
+ */
+int droce_eal_files_remove_at_exit(void);
+
+/**
  * Probe a droce device at run time, as --vdev=@name,@args would have.
  *
  * @return 0, or a negative errno from the probe (-EINVAL for bad devargs,

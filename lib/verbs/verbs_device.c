@@ -19,6 +19,7 @@
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 
+#include "droce.h"
 #include "verbs_loc.h"
 
 RTE_LOG_REGISTER(droce_verbs_logtype, lib.verbs, NOTICE);
@@ -167,8 +168,11 @@ eal_from_env(void)
 			rte_errno ? rte_strerror(rte_errno) : "see the EAL messages above");
 		return -(rte_errno ? rte_errno : EINVAL);
 	}
-	if (ret >= 0)
+	if (ret >= 0) {
 		atexit(exit_hook);
+		/* droce brought EAL up for the program: its files are droce's to remove */
+		droce_eal_files_remove_at_exit();
+	}
 	return 0;
 }
 

@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* droce.h: topology helpers and counters. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_bus_vdev.h>
+#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_lcore.h>
@@ -12,6 +19,44 @@
 
 #include "droce.h"
 #include "verbs_loc.h"
+
+/* the process that asked for its EAL files to go at exit (a forked child leaves them) */
+static pid_t eal_files_owner;
+
+static void
+eal_files_remove(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct dirent *e;
+	DIR *d;
+
+	if (getpid() != eal_files_owner)
+		return;
+	/* not rte_eal_cleanup(): it would wait for engine lcores, which run on */
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	d = opendir(dir);
+	if (d != NULL) {
+		while ((e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	if (rmdir(dir) != 0 && errno != ENOENT)
+		fprintf(stderr, "droce: rmdir %s: %s\n", dir, strerror(errno));
+}
+
+int
+droce_eal_files_remove_at_exit(void)
+{
+	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
+		return -EPERM;
+	if (__atomic_exchange_n(&eal_files_owner, getpid(), __ATOMIC_ACQ_REL) == getpid())
+		return 0;	/* asked before */
+	return atexit(eal_files_remove) == 0 ? 0 : -ENOMEM;
+}
 
 int
 droce_ring_pair_create(const char *name_a, const char *name_b)
