@@ -1768,20 +1768,6 @@ interact(void)
 static char eal_prefix[64];
 
 static void
-runtime_dir_remove(void)
-{
-	char cmd[PATH_MAX + 16];
-
-	/* only the embedded default's own directory */
-	if (eal_prefix[0] != '\0' && strstr(rte_eal_get_runtime_dir(), "droce-testpmd-") != NULL) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rte_eal_get_runtime_dir());
-		if (system(cmd) != 0)
-			fprintf(stderr, "droce-testpmd: could not remove %s\n",
-				rte_eal_get_runtime_dir());
-	}
-}
-
-static void
 cleanup(void)
 {
 	if (tr.on) {
@@ -1859,6 +1845,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "droce-testpmd: EAL init failed\n");
 			return 1;
 		}
+		droce_eal_files_remove_at_exit();
 		argc -= ret;
 		argv += ret;
 	}
@@ -1890,7 +1877,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "droce-testpmd: EAL init failed\n");
 			return 1;
 		}
-		atexit(runtime_dir_remove);
+		droce_eal_files_remove_at_exit();
 	}
 	/*
 	 * EAL arguments that create no port get the embedded default's

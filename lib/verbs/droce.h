@@ -39,9 +39,10 @@ int droce_ring_pair_create_queues(const char *name_a, const char *name_b,
  * Remove this process's EAL runtime files (its --file-prefix's directory
  * under /var/run/dpdk) when it exits. DPDK leaves them behind, about 3 MB
  * of tmpfs a run, and programs that run with a new prefix each time fill
- * memory with them. Only for a primary process that shares its EAL with no
- * secondary; a child forked later leaves them to its parent. droce calls it
- * itself when it brought EAL up from DROCE_EAL.
+ * memory with them. For a primary process (secondaries attached to it, such
+ * as dpdk-dumpcap, keep what they have mapped); a child forked later leaves
+ * them to its parent. droce calls it itself when it brought EAL up from
+ * DROCE_EAL.
  *
  * @return 0, -EPERM in a secondary process, -ENOMEM if atexit() refused.
  */
