@@ -17,7 +17,8 @@ TEL=$(command -v dpdk-telemetry.py) || { echo "SKIP: dpdk-telemetry.py (Debian's
 command -v rping >/dev/null || { echo "SKIP: rping (rdmacm-utils) is missing"; exit 77; }
 PY=/usr/bin/python3
 WORK=$(mktemp -d)
-ID=$$ PORT=$((20000 + $$ % 20000)) LINK=cmtel$$
+. "$(dirname "${BASH_SOURCE[0]}")/port_lib.sh"
+ID=$$ PORT=$(free_port) LINK=cmtel$$
 S_PFX=cmtel-s$$ C_PFX=cmtel-c$$
 fails=0
 ok() { echo "ok: $*"; }

@@ -51,7 +51,9 @@ fi
 
 SOCK=/tmp/droce-pp-$$.sock
 LOGDIR=$(mktemp -d /tmp/droce-pp-$$.XXXXXX)
-PORT=$((20000 + $$ % 20000))
+# each case's TCP port: free, below the ephemeral range (a port in it was
+# once some connection's source port, and the server could not listen)
+. "$(dirname "${BASH_SOURCE[0]}")/port_lib.sh"
 RUN_TIMEOUT=${PP_TIMEOUT:-60}
 SPID= CPID=
 if [ "$(nproc)" -ge 2 ]; then CLIENT_LCORE=1; else CLIENT_LCORE=0; fi
@@ -102,8 +104,8 @@ run_case() {
 	local prog=$1 i src crc ok=1 t0 t1
 	shift
 	n=$((n + 1))
-	local port=$((PORT + n)) slog=$LOGDIR/$n.server clog=$LOGDIR/$n.client
-	while listening $port; do port=$((port + 100)); done
+	local port slog=$LOGDIR/$n.server clog=$LOGDIR/$n.client
+	port=$(free_port)
 	rm -f "$SOCK"
 	echo "== $prog $* (server 10.0.0.1 <-$TOPO-> client 10.0.0.2, TCP port $port)"
 	t0=$(date +%s.%N)
