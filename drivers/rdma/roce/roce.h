@@ -151,9 +151,19 @@ struct roce_qp_stats {
 	ROCE_CNT_INC((qp)->stats.f);		\
 } while (0)
 
+/*
+ * An ARP table entry. Queue 0 writes it (and the probe, before the engine
+ * runs); other queues, the control path and telemetry read it. ip, mac,
+ * valid and is_static change under seq, odd while a write is under way, so a
+ * reader takes a consistent copy or none (roce_neigh_load).
+ */
 struct roce_neigh {
+	uint32_t seq;
 	rte_be32_t ip;
-	struct rte_ether_addr mac;
+	union {
+		struct rte_ether_addr mac;
+		uint16_t mac_w[3];	/* the words loaded and stored atomically */
+	};
 	uint8_t valid;
 	uint8_t is_static;
 	uint16_t retry_ms;	/* while unresolved: wait before asking again, doubling */

@@ -25,10 +25,62 @@ neigh_find(struct roce_dev *dev, rte_be32_t ip)
 	return NULL;
 }
 
+/*
+ * An entry changed by its one writer (queue 0, or the probe before the
+ * engine runs): seq odd while the fields change, even again after, so
+ * readers on other threads see all of the change or none of it. Fields are
+ * relaxed atomics so that a reader's racing load is defined.
+ */
+static void
+neigh_store(struct roce_neigh *n, rte_be32_t ip, const struct rte_ether_addr *mac,
+	    uint8_t valid, uint8_t is_static)
+{
+	uint32_t seq = n->seq;
+	uint16_t w[3] = { 0, 0, 0 };
+
+	if (mac != NULL)
+		memcpy(w, mac->addr_bytes, sizeof(w));
+	__atomic_store_n(&n->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&n->ip, ip, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < 3; i++)
+		__atomic_store_n(&n->mac_w[i], w[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&n->valid, valid, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->is_static, is_static, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+/*
+ * A consistent copy of @n's ip, mac, valid and is_static into @out, from
+ * any thread; false if a write kept racing it (a few tries).
+ */
+bool
+roce_neigh_load(const struct roce_neigh *n, struct roce_neigh *out)
+{
+	for (unsigned int tries = 0; tries < 4; tries++) {
+		uint32_t seq = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
+
+		if (seq & 1) {
+			rte_pause();
+			continue;
+		}
+		out->ip = __atomic_load_n(&n->ip, __ATOMIC_RELAXED);
+		for (unsigned int i = 0; i < 3; i++)
+			out->mac_w[i] = __atomic_load_n(&n->mac_w[i], __ATOMIC_RELAXED);
+		out->valid = __atomic_load_n(&n->valid, __ATOMIC_RELAXED);
+		out->is_static = __atomic_load_n(&n->is_static, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&n->seq, __ATOMIC_RELAXED) == seq)
+			return true;
+	}
+	return false;
+}
+
 int
 roce_neigh_add(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac, bool is_static)
 {
 	struct roce_neigh *n = neigh_find(dev, ip);
+	uint8_t was_static = n != NULL && n->is_static;
 
 	if (n == NULL) {
 		/* a free slot, else evict the first dynamic entry */
@@ -40,16 +92,12 @@ roce_neigh_add(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr 
 				n = &dev->neigh[i];
 		if (n == NULL)
 			return -ENOSPC;
-		n->is_static = 0;
-	} else if (n->is_static && !is_static) {
+	} else if (was_static && !is_static) {
 		return 0;
 	}
 	if (n->ip != 0 && !n->valid)	/* resolved now, or evicted */
 		dev->neigh_pending--;
-	n->ip = ip;
-	n->mac = *mac;
-	n->valid = 1;
-	n->is_static |= is_static;
+	neigh_store(n, ip, mac, 1, was_static | is_static);
 	return 0;
 }
 
@@ -183,22 +231,20 @@ roce_arp_input(struct roce_q *q, struct rte_mbuf *m)
 
 /*
  * The table read by a thread other than queue 0's, which writes it: an
- * entry is read twice and taken only if it did not change in between;
- * otherwise the IP is left for queue 0 to resolve (neigh_want).
+ * entry is taken from a consistent copy (roce_neigh_load); otherwise the IP
+ * is left for queue 0 to resolve (neigh_want).
  */
 static int
 neigh_read(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac)
 {
 	for (unsigned int i = 0; i < DROCE_NEIGH_MAX; i++) {
-		struct roce_neigh *n = &dev->neigh[i];
+		struct roce_neigh e;
 
-		if (__atomic_load_n(&n->ip, __ATOMIC_ACQUIRE) != ip ||
-		    !__atomic_load_n(&n->valid, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&dev->neigh[i].ip, __ATOMIC_RELAXED) != ip ||
+		    !roce_neigh_load(&dev->neigh[i], &e) || e.ip != ip || !e.valid)
 			continue;
-		*mac = n->mac;
-		if (__atomic_load_n(&n->ip, __ATOMIC_ACQUIRE) == ip &&
-		    __atomic_load_n(&n->valid, __ATOMIC_ACQUIRE))
-			return 0;
+		*mac = e.mac;
+		return 0;
 	}
 	__atomic_store_n(&dev->neigh_want, ip, __ATOMIC_RELEASE);
 	return -EAGAIN;
@@ -246,8 +292,7 @@ roce_neigh_resolve(struct roce_q *q, rte_be32_t ip, struct rte_ether_addr *mac)
 				n = &dev->neigh[i];
 		if (n == NULL)
 			return -EAGAIN;
-		n->ip = ip;
-		n->valid = 0;
+		neigh_store(n, ip, NULL, 0, 0);
 		n->req_tsc = 0;
 		n->retry_ms = DROCE_ARP_RETRY_MIN_MS;
 		dev->neigh_pending++;

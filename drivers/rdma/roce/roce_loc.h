@@ -693,6 +693,7 @@ int roce_neigh_resolve(struct roce_q *q, rte_be32_t ip, struct rte_ether_addr *m
 int roce_neigh_query(struct roce_dev *dev, rte_be32_t ip, struct rte_ether_addr *mac);
 int roce_neigh_add(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac, bool is_static);
 void roce_neigh_confirm(struct roce_q *q, rte_be32_t ip);
+bool roce_neigh_load(const struct roce_neigh *n, struct roce_neigh *out);
 void roce_neigh_learn(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr *mac);
 void roce_arp_announce(struct roce_q *q);
 

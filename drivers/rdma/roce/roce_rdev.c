@@ -242,7 +242,7 @@ rdev_share_listen(struct droce_rdev *rdev, uint64_t sid, bool on)
 	return roce_share_listen(to_roce_dev(rdev), sid, on);
 }
 
-/* The engine's table: an entry read twice, taken if its address did not change meanwhile. */
+/* The engine's table: each entry a consistent copy (roce_neigh_load), or left out. */
 static int
 rdev_neigh_get(struct droce_rdev *rdev, struct droce_neigh *tbl, int n)
 {
@@ -250,18 +250,15 @@ rdev_neigh_get(struct droce_rdev *rdev, struct droce_neigh *tbl, int n)
 	int k = 0;
 
 	for (unsigned int i = 0; i < DROCE_NEIGH_MAX; i++) {
-		const struct roce_neigh *e = &dev->neigh[i];
-		rte_be32_t ip = __atomic_load_n(&e->ip, __ATOMIC_ACQUIRE);
-		struct rte_ether_addr mac = e->mac;
-		bool valid = __atomic_load_n(&e->valid, __ATOMIC_ACQUIRE);
+		struct roce_neigh e;
 
-		if (ip == 0 || ip != __atomic_load_n(&e->ip, __ATOMIC_ACQUIRE))
+		if (!roce_neigh_load(&dev->neigh[i], &e) || e.ip == 0)
 			continue;
 		if (k < n) {
-			tbl[k].ip = ip;
-			memcpy(tbl[k].mac, mac.addr_bytes, sizeof(tbl[k].mac));
-			tbl[k].resolved = valid;
-			tbl[k].is_static = e->is_static;
+			tbl[k].ip = e.ip;
+			memcpy(tbl[k].mac, e.mac.addr_bytes, sizeof(tbl[k].mac));
+			tbl[k].resolved = e.valid;
+			tbl[k].is_static = e.is_static;
 		}
 		k++;
 	}

@@ -277,20 +277,17 @@ tel_neigh(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (dev == NULL)
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
-	/* the engine's table: an entry read twice, taken if it did not change */
+	/* the engine's table: each entry a consistent copy, or left out */
 	for (unsigned int i = 0; i < DROCE_NEIGH_MAX; i++) {
-		const struct roce_neigh *n = &dev->neigh[i];
-		rte_be32_t ip = __atomic_load_n(&n->ip, __ATOMIC_ACQUIRE);
-		struct rte_ether_addr mac = n->mac;
-		bool valid = __atomic_load_n(&n->valid, __ATOMIC_ACQUIRE);
+		struct roce_neigh n;
 		char ipb[32], macb[32];
 
-		if (ip == 0 || ip != __atomic_load_n(&n->ip, __ATOMIC_ACQUIRE))
+		if (!roce_neigh_load(&dev->neigh[i], &n) || n.ip == 0)
 			continue;
-		ip_str(ip, ipb, sizeof(ipb));
-		if (valid)
+		ip_str(n.ip, ipb, sizeof(ipb));
+		if (n.valid)
 			snprintf(macb, sizeof(macb), RTE_ETHER_ADDR_PRT_FMT "%s",
-				 RTE_ETHER_ADDR_BYTES(&mac), n->is_static ? " static" : "");
+				 RTE_ETHER_ADDR_BYTES(&n.mac), n.is_static ? " static" : "");
 		else
 			snprintf(macb, sizeof(macb), "incomplete");
 		rte_tel_data_add_dict_string(d, ipb, macb);
