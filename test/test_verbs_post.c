@@ -123,6 +123,105 @@ test_post_srq_recv_full_enomem_bad_is_2nd(void)
 	return 0;
 }
 
+/*
+ * A QP's own queues take their slots in turn and get them back in turn
+ * (struct droce_wq): sizes that are not powers of two, filled exactly and
+ * emptied over several wraps, then across a flush (ERR) and a RESET that
+ * discards what was posted. Each time exactly max_send_wr and max_recv_wr
+ * WRs fit, the next is ENOMEM with *bad_wr on it, and every message lands in
+ * the receive its wr_id names, in order, with its bytes.
+ */
+static int
+sq_fill_exact(uint64_t id0)
+{
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ibv_sge sg;
+
+	for (int i = 0; i < 5; i++)
+		CHECK(vp_send1(&x, &y, NULL, (size_t)i * SLOT, MSG, id0 + i, IBV_SEND_SIGNALED));
+	vp_mk_send(&wr, &sg, &x, &y, NULL, 0, MSG);
+	TEST_ASSERT_EQ(ibv_post_send(x.qp, &wr, &bad), ENOMEM);
+	TEST_ASSERT_PTR_EQ(bad, &wr);
+	return 0;
+}
+
+static int
+rq_fill_exact(uint64_t rid[3])
+{
+	struct ibv_recv_wr wr, *bad = NULL;
+	struct ibv_sge sg;
+
+	for (int i = 0; i < 3; i++)
+		CHECK(vp_recv1(&y, NULL, SLOT, &rid[i]));
+	vp_mk_recv(&wr, &sg, &y, SLOT);
+	TEST_ASSERT_EQ(ibv_post_recv(y.qp, &wr, &bad), ENOMEM);
+	TEST_ASSERT_PTR_EQ(bad, &wr);
+	return 0;
+}
+
+static int
+test_post_queues_full_exact_over_wraps_flush_and_reset(void)
+{
+	struct h_qp_opts o = { .type = IBV_QPT_RC, .max_send_wr = 5, .max_recv_wr = 3 };
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
+	uint64_t rid[5];
+	struct ibv_wc wc;
+
+	CHECK(vp_extra_pair(&x, &y, &o));
+	CHECK(vp_query(x.qp, &at));
+	TEST_ASSERT_EQ(at.cap.max_send_wr, 5);
+	CHECK(vp_query(y.qp, &at));
+	TEST_ASSERT_EQ(at.cap.max_recv_wr, 3);
+	vp_fill(x.buf, 8 * SLOT, 91);
+	/* 7 rounds of 3: 21 WRs through 5 send and 3 receive slots */
+	for (int r = 0; r < 7; r++) {
+		CHECK(rq_fill_exact(rid));
+		for (int i = 0; i < 3; i++)
+			CHECK(vp_send1(&x, &y, NULL, (size_t)((r + i) % 8) * SLOT, MSG,
+				       (uint64_t)r << 8 | i, IBV_SEND_SIGNALED));
+		for (int i = 0; i < 3; i++)
+			CHECK(vp_expect_send(&x, (uint64_t)r << 8 | i, IBV_WC_SEND));
+		for (int i = 0; i < 3; i++)
+			CHECK(vp_expect_recv(&y, x.buf + ((r + i) % 8) * SLOT, MSG, 0, rid[i]));
+	}
+	/* y has no receive: the sends are RNR-NAKed and keep their slots; ERR flushes them in order */
+	CHECK(sq_fill_exact(0x100));
+	at.qp_state = IBV_QPS_ERR;
+	TEST_ASSERT_EQ(ibv_modify_qp(x.qp, &at, IBV_QP_STATE), 0);
+	for (int i = 0; i < 5; i++) {
+		memset(&wc, 0, sizeof(wc));
+		TEST_ASSERT_EQ(h_poll(x.scq, &wc, 1, WAIT_MS), 1);
+		TEST_ASSERT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+		TEST_ASSERT_EQ(wc.wr_id, 0x100 + (uint64_t)i);
+	}
+	CHECK(vp_reconnect(&x, &y, IBV_QPT_RC, IBV_MTU_1024));
+	CHECK(vp_reconnect(&y, &x, IBV_QPT_RC, IBV_MTU_1024));
+	/* RESET discards what was posted: 5 sends, then 2 receives, never complete */
+	CHECK(sq_fill_exact(0x200));
+	TEST_ASSERT_EQ(vp_to_reset(x.qp), 0);
+	CHECK(vp_recv1(&y, NULL, SLOT, &rid[0]));
+	CHECK(vp_recv1(&y, NULL, SLOT, &rid[1]));
+	TEST_ASSERT_EQ(vp_to_reset(y.qp), 0);
+	CHECK(vp_expect_none(x.scq, y.rcq, QUIET_MS));
+	CHECK(vp_reconnect(&x, &y, IBV_QPT_RC, IBV_MTU_1024));
+	CHECK(vp_reconnect(&y, &x, IBV_QPT_RC, IBV_MTU_1024));
+	/* whole again: 3 receives and 5 sends fit; 3 land, then 2 more receives take the rest */
+	CHECK(rq_fill_exact(rid));
+	CHECK(sq_fill_exact(0x300));
+	for (int i = 0; i < 3; i++) {
+		CHECK(vp_expect_send(&x, 0x300 + (uint64_t)i, IBV_WC_SEND));
+		CHECK(vp_expect_recv(&y, x.buf + i * SLOT, MSG, 0, rid[i]));
+	}
+	CHECK(vp_recv1(&y, NULL, SLOT, &rid[3]));
+	CHECK(vp_recv1(&y, NULL, SLOT, &rid[4]));
+	for (int i = 3; i < 5; i++) {
+		CHECK(vp_expect_send(&x, 0x300 + (uint64_t)i, IBV_WC_SEND));
+		CHECK(vp_expect_recv(&y, x.buf + i * SLOT, MSG, 0, rid[i]));
+	}
+	CHECK(vp_expect_none(x.scq, y.rcq, QUIET_MS));
+	return 0;
+}
+
 /* --- post: num_sge --- */
 
 static int
@@ -657,6 +756,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_post_send_sq_full_enomem_bad_is_2nd),
 	TEST_CASE(test_post_recv_rq_full_enomem_bad_is_2nd),
 	TEST_CASE(test_post_srq_recv_full_enomem_bad_is_2nd),
+	TEST_CASE(test_post_queues_full_exact_over_wraps_flush_and_reset),
 	TEST_CASE(test_post_send_num_sge_over_max_einval),
 	TEST_CASE(test_post_recv_num_sge_over_max_einval),
 	TEST_CASE(test_post_srq_recv_num_sge_over_max_einval),

@@ -121,26 +121,94 @@ struct droce_recv_wqe {
 };
 
 /*
- * A work queue: a fixed array of WQE slots, a ring of free slot pointers
- * (empty means the queue is full) and the posted ring the driver consumes.
- * Both rings have exact sizes. Posting threads take @post_lock for a whole
- * WR list, so only one of them at a time works on the rings' application
- * ends: a mutex, not a spin lock, so that with more threads than CPUs a
- * waiter sleeps instead of spinning behind a preempted poster (as a
- * multi-producer ring's tail update would).
+ * A work queue: a fixed array of WQE slots, in one of two ways.
+ * - A QP's own send or receive queue (@posted NULL): the slots are a ring.
+ *   Posts fill them in turn (@post_idx next) and count them in @posts,
+ *   with a release store the driver's acquire pairs with; the driver takes
+ *   them in the same turn (@taken, @take_idx) and gives them back in it
+ *   (@retired, @retire_idx: IBA has a queue complete in order, flushes
+ *   too). The queue is full when @posts - @retired reaches @size -
+ *   @reserved. Two counters and a slot a WR, no ring between.
+ * - An SRQ (@posted and @free rings of slot pointers): its QPs take and
+ *   finish its WQEs in any order (tag matching, QPs on several lcores).
+ * Posting threads take @post_lock for a whole WR list, so only one of them
+ * at a time works on the application's side: a mutex, not a spin lock, so
+ * that with more threads than CPUs a waiter sleeps instead of spinning
+ * behind a preempted poster (as a multi-producer ring's tail update would).
  */
 struct droce_wq {
 	void *slots;
-	uint32_t size;		/* max WRs */
+	uint32_t size;		/* slots */
 	uint32_t max_sge;
-	struct rte_ring *free;
-	struct rte_ring *posted;
+	uint32_t slot_size;
+	uint32_t reserved;	/* the last slots, the driver's own (not taken by posts) */
+	struct rte_ring *free;	/* an SRQ's free slots */
+	struct rte_ring *posted;	/* an SRQ's posted slots */
+	uint32_t posts;		/* WRs ever posted (a QP's queue): the poster's */
+	uint32_t post_idx;	/* the next slot to fill */
 	pthread_mutex_t post_lock;
 	bool no_lock;		/* a thread domain's QP: one thread posts, no post_lock */
 	/* the slots came from this application allocator (a parent domain's) */
 	const struct droce_rdev_alloc *alloc;
 	uint64_t alloc_type;
+	/* a QP's queue: the driver's side, on a line of its own */
+	uint32_t taken __rte_cache_aligned;	/* WRs ever taken by the driver */
+	uint32_t take_idx;	/* the next slot to take */
+	uint32_t retired;	/* slots ever given back (release store) */
+	uint32_t retire_idx;	/* the slot the next one given back must be */
 };
+
+/* The number of WRs @wq takes now (exact under its post_lock, else a snapshot). */
+static inline uint32_t
+droce_wq_room(const struct droce_wq *wq)
+{
+	if (wq->free != NULL)
+		return rte_ring_count(wq->free);
+	return wq->size - wq->reserved - (__atomic_load_n(&wq->posts, __ATOMIC_RELAXED) -
+					  __atomic_load_n(&wq->retired, __ATOMIC_ACQUIRE));
+}
+
+/* WRs posted to @wq that the driver has not taken yet (exact on the driver's side). */
+static inline uint32_t
+droce_wq_pending(const struct droce_wq *wq)
+{
+	if (wq->posted != NULL)
+		return rte_ring_count(wq->posted);
+	return __atomic_load_n(&wq->posts, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(&wq->taken, __ATOMIC_RELAXED);
+}
+
+/*
+ * A free slot of @wq to fill, or NULL when it is full; droce_wq_post()
+ * hands it to the driver. Under post_lock (or a thread domain's one thread).
+ */
+static inline void *
+droce_wq_take(struct droce_wq *wq)
+{
+	void *w;
+
+	if (wq->free != NULL)
+		return rte_ring_sc_dequeue(wq->free, &w) == 0 ? w : NULL;
+	/* acquire: the driver is done with the slot before it is filled again */
+	if (wq->posts - __atomic_load_n(&wq->retired, __ATOMIC_ACQUIRE) >=
+	    wq->size - wq->reserved)
+		return NULL;
+	return (uint8_t *)wq->slots + (size_t)wq->post_idx * wq->slot_size;
+}
+
+/* Post @w, which droce_wq_take() gave: the driver sees it from now on. */
+static inline void
+droce_wq_post(struct droce_wq *wq, void *w)
+{
+	if (wq->posted != NULL) {
+		rte_ring_sp_enqueue(wq->posted, w);	/* sized for every slot */
+		return;
+	}
+	if (++wq->post_idx == wq->size - wq->reserved)
+		wq->post_idx = 0;
+	/* release: the WQE is written before the driver sees it counted */
+	__atomic_store_n(&wq->posts, wq->posts + 1, __ATOMIC_RELEASE);
+}
 
 /* @wq's post_lock, unless a thread domain makes it needless */
 static inline void

@@ -484,7 +484,7 @@ wr_complete(struct ibv_qp_ex *qpx)
 		ret = droce_sq_state_check(qp);
 	for (uint32_t i = 0; ret == 0 && i < b->n; i++)
 		ret = droce_send_wr_check(qp, &b->wr[i]);
-	if (ret == 0 && rte_ring_count(qp->sq.free) < b->n)
+	if (ret == 0 && droce_wq_room(&qp->sq) < b->n)
 		ret = ENOMEM;
 	for (uint32_t i = 0; ret == 0 && i < b->n; i++)
 		ret = droce_send_wr_enqueue(qp, &b->wr[i]);

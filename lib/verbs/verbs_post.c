@@ -141,14 +141,9 @@ droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 	struct droce_send_wqe *wqe;
 	uint32_t len = 0;
 
-	/*
-	 * The application's posts are the only takers of free slots, one at a
-	 * time (under post_lock, or one thread of a thread domain): the ring's
-	 * single-consumer dequeue, without a compare-and-swap. (The driver puts
-	 * slots back from any lcore, and may add to posted: those sides stay
-	 * multi-producer.)
-	 */
-	if (rte_ring_sc_dequeue(qp->sq.free, (void **)&wqe) != 0)
+	/* the application's posts, one at a time, are the only takers of slots */
+	wqe = droce_wq_take(&qp->sq);
+	if (wqe == NULL)
 		return ENOMEM;
 	if (wr->opcode != IBV_WR_BIND_MW && wr->opcode != IBV_WR_LOCAL_INV)
 		for (int i = 0; i < wr->num_sge; i++)
@@ -207,8 +202,7 @@ droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 		if (wr->num_sge > 0)	/* a zero-length WR may have no sg_list */
 			memcpy(wqe->sge, wr->sg_list, sizeof(struct ibv_sge) * wr->num_sge);
 	}
-	/* sized like the free ring, so this cannot fail */
-	rte_ring_enqueue(qp->sq.posted, wqe);
+	droce_wq_post(&qp->sq, wqe);
 	return 0;
 }
 
@@ -266,18 +260,19 @@ post_one_recv(struct droce_wq *wq, struct ibv_recv_wr *wr)
 	/*
 	 * Posts, one at a time (post_lock or a thread domain), are the only
 	 * takers of a receive queue's free WQEs and the only givers of posted
-	 * ones: single-consumer and single-producer on those sides, no
-	 * compare-and-swap. The lcores that take posted WQEs and give them back
-	 * (an SRQ's QPs may be on several) use the other sides, many at a time.
+	 * ones: no compare-and-swap on those sides. The lcores that take posted
+	 * WQEs and give them back (an SRQ's QPs may be on several) use the
+	 * other sides, many at a time.
 	 */
-	if (rte_ring_sc_dequeue(wq->free, (void **)&wqe) != 0)
+	wqe = droce_wq_take(wq);
+	if (wqe == NULL)
 		return ENOMEM;
 	wqe->wr_id = wr->wr_id;
 	wqe->num_sge = wr->num_sge;
 	wqe->length = len;
 	if (wr->num_sge > 0)
 		memcpy(wqe->sge, wr->sg_list, sizeof(struct ibv_sge) * wr->num_sge);
-	rte_ring_sp_enqueue(wq->posted, wqe);
+	droce_wq_post(wq, wqe);
 	return 0;
 }
 

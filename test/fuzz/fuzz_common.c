@@ -668,7 +668,7 @@ snapshot(struct fz_qp *q)
 {
 	q->snap = q->rqp->e;
 	q->snap_state = roce_qp_state(q->rqp);
-	q->snap_sq = (int)rte_ring_count(q->rqp->fp.sq.posted);
+	q->snap_sq = (int)droce_wq_pending(&q->rqp->fp.sq);
 	q->dirty = false;
 }
 
@@ -677,7 +677,7 @@ moved(const struct fz_qp *q)
 {
 	return roce_qp_state(q->rqp) != q->snap_state ||
 	       memcmp(&q->rqp->e, &q->snap, sizeof(q->snap)) != 0 ||
-	       (int)rte_ring_count(q->rqp->fp.sq.posted) != q->snap_sq;
+	       (int)droce_wq_pending(&q->rqp->fp.sq) != q->snap_sq;
 }
 
 void

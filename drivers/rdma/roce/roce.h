@@ -464,6 +464,7 @@ struct roce_qp {
 	uint32_t idx;			/* index in dev->qp_tbl */
 	uint64_t serial;		/* unique on the device, unlike the QPN (memory windows) */
 	struct rte_ring *tm_pool;	/* on a TM SRQ: slots kept for rendezvous */
+	struct rte_ring *tm_posted;	/* ... and those the engine posted, sent before the SQ's */
 
 	/* attributes, written by modify_qp before the state that uses them */
 	struct ibv_qp_attr attr;

@@ -53,7 +53,7 @@ roce_comp_send_wqe(struct roce_qp *qp, struct droce_send_wqe *wqe, enum ibv_wc_s
 		return;
 	}
 	/* the slot is free before the application can see the completion */
-	rte_ring_enqueue(qp->fp.sq.free, wqe);
+	roce_wq_retire(&qp->fp.sq, wqe);
 	if (report)
 		roce_cq_push(qp->scq, &wc, NULL, false);
 }

@@ -370,7 +370,7 @@ roce_qp_activate(struct roce_qp *qp)
 
 /*
  * Into the cache ahead of a visit: the lines of @qp that every packet and
- * every visit reads (the queues' rings, type and state, the CQs, the
+ * every visit reads (the queues' counters, type and state, the CQs, the
  * destination, the engine's first lines, the counters). With thousands of
  * QPs each visit is otherwise a string of cache misses, one after another.
  */
@@ -378,7 +378,9 @@ static inline void
 roce_qp_prefetch(const struct roce_qp *qp)
 {
 	rte_prefetch0(&qp->fp.sq);
-	rte_prefetch0(&qp->fp.rq.posted);
+	rte_prefetch0(&qp->fp.sq.taken);
+	rte_prefetch0(&qp->fp.rq);
+	rte_prefetch0(&qp->fp.rq.taken);
 	rte_prefetch0(&qp->fp.qpn);
 	rte_prefetch0(&qp->dev);
 	rte_prefetch0(&qp->av);
@@ -947,7 +949,74 @@ struct rte_ring *roce_ring_alloc(const char *name, unsigned int esize, unsigned 
 void roce_ring_release(struct rte_ring *r);
 int roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 		 uint32_t max_sge, size_t slot_size, int socket,
-		 const struct droce_rdev_alloc *a, uint64_t type, bool no_lock);
+		 const struct droce_rdev_alloc *a, uint64_t type, bool no_lock, bool srq);
+void roce_wq_retire_bad(struct droce_wq *wq, const void *w);
+
+/*
+ * The driver is done with @w, a WQE of @wq: its slot is the application's
+ * to take again. A QP's own queue gives its slots back in posting order,
+ * from the one thread that progresses the QP (or with the QP quiesced).
+ */
+/*
+ * Up to @n WQEs posted to @wq, in posting order, for the driver to work on.
+ * One taker at a time: the thread progressing the QP (an SRQ's: any of its
+ * QPs' lcores).
+ */
+static inline unsigned int
+roce_wq_pull(struct droce_wq *wq, void **w, unsigned int n)
+{
+	uint32_t k;
+
+	if (wq->posted != NULL)
+		return rte_ring_dequeue_burst(wq->posted, w, n, NULL);
+	/* acquire: the WQEs' contents were written before they were counted */
+	k = RTE_MIN(n, __atomic_load_n(&wq->posts, __ATOMIC_ACQUIRE) - wq->taken);
+	for (uint32_t i = 0; i < k; i++) {
+		w[i] = (uint8_t *)wq->slots + (size_t)wq->take_idx * wq->slot_size;
+		if (++wq->take_idx == wq->size - wq->reserved)
+			wq->take_idx = 0;
+	}
+	/* atomic: read by droce_wq_pending() from other threads */
+	__atomic_store_n(&wq->taken, wq->taken + k, __ATOMIC_RELAXED);
+	return k;
+}
+
+/* Send WQEs posted and not taken yet: the application's, or the engine's own (TM). */
+static inline bool
+roce_sq_pending(const struct roce_qp *qp)
+{
+	return droce_wq_pending(&qp->fp.sq) != 0 ||
+	       (unlikely(qp->tm_posted != NULL) && !roce_ring_empty(qp->tm_posted));
+}
+
+/*
+ * The next send WQE posted, the engine's own first; NULL if none. (Reset and
+ * flush: the QP's own thread, or the QP quiesced.)
+ */
+static inline struct droce_send_wqe *
+roce_sq_pull_one(struct roce_qp *qp)
+{
+	void *w;
+
+	if (unlikely(qp->tm_posted != NULL) && rte_ring_dequeue(qp->tm_posted, &w) == 0)
+		return w;
+	return roce_wq_pull(&qp->fp.sq, &w, 1) == 1 ? w : NULL;
+}
+
+static inline void
+roce_wq_retire(struct droce_wq *wq, void *w)
+{
+	if (wq->free != NULL) {
+		rte_ring_enqueue(wq->free, w);	/* an SRQ's QPs, from any lcore */
+		return;
+	}
+	if (unlikely((uint8_t *)w != (uint8_t *)wq->slots + (size_t)wq->retire_idx * wq->slot_size))
+		roce_wq_retire_bad(wq, w);
+	if (++wq->retire_idx == wq->size - wq->reserved)
+		wq->retire_idx = 0;
+	/* release: done with the slot before the application may take it */
+	__atomic_store_n(&wq->retired, wq->retired + 1, __ATOMIC_RELEASE);
+}
 void *roce_queue_zalloc(const struct droce_rdev_alloc *a, uint64_t type, const char *name,
 			size_t size, int socket, bool *app);
 void roce_queue_free(const struct droce_rdev_alloc *a, uint64_t type, void *p, bool app);

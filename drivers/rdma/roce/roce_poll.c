@@ -64,7 +64,7 @@ qp_idle(struct roce_qp *qp, uint32_t st)
 	if (e->win_head != e->win_tail || e->cur_pkt != 0 || e->tx_stalled ||
 	    e->rd_head != e->rd_tail || e->ack_pending)
 		return false;
-	if (st != IBV_QPS_SQD && !roce_ring_empty(qp->fp.sq.posted))
+	if (st != IBV_QPS_SQD && roce_sq_pending(qp))
 		return false;
 	/*
 	 * ERR: until everything is flushed, and a QP taking its receive WQEs
@@ -79,7 +79,7 @@ qp_idle(struct roce_qp *qp, uint32_t st)
 		return false;
 	if (roce_qp_srq_fed(qp))
 		return e->last_wqe_raised;
-	return qp->fp.rq.posted == NULL || roce_ring_empty(qp->fp.rq.posted);
+	return qp->fp.rq.slots == NULL || droce_wq_pending(&qp->fp.rq) == 0;
 }
 
 static void

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The QP's engine side: work queues (slot array + free ring + posted ring),
+ * The QP's engine side: work queues (struct droce_wq),
  * engine reset, and the move to ERR with its flush.
  */
 #include <rte_errno.h>
@@ -141,12 +141,14 @@ roce_ring_release(struct rte_ring *r)
 
 /*
  * @a: the WQE slots from this application allocator (resource @type), or
- * NULL. @no_lock: a thread domain's queue, posted to by one thread.
+ * NULL. @no_lock: a thread domain's queue, posted to by one thread. @srq: an
+ * SRQ's queue, whose slots come back in any order (a ring of free slots);
+ * otherwise a QP's own, taken in turn (struct droce_wq).
  */
 int
 roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 	     uint32_t max_sge, size_t slot_size, int socket,
-	     const struct droce_rdev_alloc *a, uint64_t type, bool no_lock)
+	     const struct droce_rdev_alloc *a, uint64_t type, bool no_lock, bool srq)
 {
 	char rname[RTE_RING_NAMESIZE];
 	bool app;
@@ -155,6 +157,7 @@ roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 	pthread_mutex_init(&wq->post_lock, NULL);
 	wq->size = size;
 	wq->max_sge = max_sge;
+	wq->slot_size = slot_size;
 	wq->no_lock = no_lock;
 	wq->slots = roce_queue_zalloc(a, type, name, slot_size * size, socket, &app);
 	if (wq->slots == NULL) {
@@ -165,17 +168,22 @@ roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 		wq->alloc = a;
 		wq->alloc_type = type;
 	}
+	if (!srq)
+		return 0;	/* a QP's own queue: the slots in turn */
 	/*
-	 * Any number of application threads take free slots and post (the
-	 * default multi-thread modes). Not the relaxed-tail-sync modes: there
-	 * a consumer's tail lags while others are still taking, the engine's
-	 * return of a slot then finds the ring "full", and the slot is lost.
+	 * An SRQ's rings: one poster at a time (post_lock) posts and takes
+	 * free slots; its QPs, on any lcores, take posted ones and give them
+	 * back. Not the relaxed-tail-sync modes: there a consumer's tail lags
+	 * while others are still taking, the engine's return of a slot then
+	 * finds the ring "full", and the slot is lost.
 	 */
-	snprintf(rname, sizeof(rname), "%s_f", name);
-	wq->free = roce_ring_alloc(rname, sizeof(void *), size, socket, RING_F_EXACT_SZ);
 	snprintf(rname, sizeof(rname), "%s_p", name);
-	wq->posted = roce_ring_alloc(rname, sizeof(void *), size, socket, RING_F_EXACT_SZ);
-	if (wq->free == NULL || wq->posted == NULL) {
+	wq->posted = roce_ring_alloc(rname, sizeof(void *), size, socket,
+				     RING_F_EXACT_SZ | RING_F_SP_ENQ);
+	snprintf(rname, sizeof(rname), "%s_f", name);
+	wq->free = roce_ring_alloc(rname, sizeof(void *), size, socket,
+				   RING_F_EXACT_SZ | RING_F_SC_DEQ);
+	if (wq->posted == NULL || wq->free == NULL) {
 		int err = rte_errno;
 
 		roce_wq_fini(wq);
@@ -184,6 +192,17 @@ roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 	for (uint32_t i = 0; i < size; i++)
 		rte_ring_enqueue(wq->free, (uint8_t *)wq->slots + i * slot_size);
 	return 0;
+}
+
+/* A slot given back out of turn: a driver defect, said the first times. */
+void
+roce_wq_retire_bad(struct droce_wq *wq, const void *w)
+{
+	static uint32_t told;
+
+	if (__atomic_fetch_add(&told, 1, __ATOMIC_RELAXED) < 8)
+		ROCE_LOG(ERR, "work queue %p: slot %p given back out of turn (expected slot %u)",
+			 (void *)wq, w, wq->retire_idx);
 }
 
 void
@@ -196,16 +215,16 @@ roce_wq_fini(struct droce_wq *wq)
 	memset(wq, 0, sizeof(*wq));
 }
 
-/* Return every posted WQE to the free ring (RESET discards WRs). */
+/* Every posted WQE back to the application (RESET discards WRs). */
 void
 roce_wq_drain(struct droce_wq *wq)
 {
 	void *p;
 
-	if (wq->posted == NULL)
+	if (wq->slots == NULL)
 		return;
-	while (rte_ring_dequeue(wq->posted, &p) == 0)
-		rte_ring_enqueue(wq->free, p);
+	while (roce_wq_pull(wq, &p, 1) == 1)
+		roce_wq_retire(wq, p);
 }
 
 /* Engine state back to zero; called with the engine quiesced and the QP in RESET. */
@@ -218,7 +237,7 @@ roce_qp_reset_engine(struct roce_qp *qp)
 
 	for (uint32_t i = e->win_head; i != e->win_tail; i++)
 		roce_send_wqe_release(qp, win[i % qp->fp.sq.size]);
-	while (rte_ring_dequeue(qp->fp.sq.posted, &w) == 0)
+	while ((w = roce_sq_pull_one(qp)) != NULL)
 		roce_send_wqe_release(qp, w);
 	if (e->tm_tag != NULL && e->rwqe == &e->tm_tag->rw) {
 		roce_tm_drop(qp);
@@ -227,11 +246,11 @@ roce_qp_reset_engine(struct roce_qp *qp)
 
 		/* an SRQ destroyed meanwhile took its WQEs with it */
 		if (xsrq != NULL)
-			rte_ring_enqueue(xsrq->fp.rq.free, e->rwqe);
+			roce_wq_retire(&xsrq->fp.rq, e->rwqe);
 	} else if (e->rwqe != NULL) {
 		if (e->tm_kind == ROCE_TM_UNEXPECTED)	/* cut short: software never sees it */
 			roce_tm_uncount(qp->srq->tm);
-		rte_ring_enqueue(qp->srq ? qp->srq->fp.rq.free : qp->fp.rq.free, e->rwqe);
+		roce_wq_retire(qp->srq ? &qp->srq->fp.rq : &qp->fp.rq, e->rwqe);
 	}
 	memset(e, 0, sizeof(*e));
 	e->win = win;
@@ -306,21 +325,28 @@ qp_sport_steer(struct roce_qp *qp)
 
 /*
  * A QP of a tag-matching SRQ gets ROCE_TM_QP_WQES send slots more than it
- * asked for, kept apart for the engine's rendezvous READs and FINs.
+ * asked for, the last ones, kept apart for the engine's rendezvous READs
+ * and FINs (posts never take them: the queue's @reserved).
  */
 static int
 tm_pool_init(struct roce_qp *qp)
 {
+	struct droce_wq *sq = &qp->fp.sq;
 	char name[RTE_RING_NAMESIZE];
-	void *w;
 
 	snprintf(name, sizeof(name), "dtmp%u_%.8s", qp->fp.qpn, qp->dev->name);
 	qp->tm_pool = roce_ring_alloc(name, sizeof(void *), ROCE_TM_QP_WQES, SOCKET_ID_ANY,
 				      RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	if (qp->tm_pool == NULL)
 		return -rte_errno;
-	for (int i = 0; i < ROCE_TM_QP_WQES && rte_ring_dequeue(qp->fp.sq.free, &w) == 0; i++)
-		rte_ring_enqueue(qp->tm_pool, w);
+	snprintf(name, sizeof(name), "dtmq%u_%.8s", qp->fp.qpn, qp->dev->name);
+	qp->tm_posted = roce_ring_alloc(name, sizeof(void *), ROCE_TM_QP_WQES, SOCKET_ID_ANY,
+					RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (qp->tm_posted == NULL)
+		return -rte_errno;
+	sq->reserved = ROCE_TM_QP_WQES;
+	for (uint32_t i = sq->size - sq->reserved; i < sq->size; i++)
+		rte_ring_enqueue(qp->tm_pool, (uint8_t *)sq->slots + (size_t)i * sq->slot_size);
 	return 0;
 }
 
@@ -419,7 +445,8 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 	ret = roce_wq_init(&qp->fp.sq, name,
 			   RTE_MAX(cap->max_send_wr, 1U) + (tm ? ROCE_TM_QP_WQES : 0),
 			   RTE_MAX(cap->max_send_sge, 1U), sizeof(struct droce_send_wqe),
-			   SOCKET_ID_ANY, init->alloc, DROCE_RES_TYPE_SQ, init->single_threaded);
+			   SOCKET_ID_ANY, init->alloc, DROCE_RES_TYPE_SQ, init->single_threaded,
+			   false);
 	if (ret)
 		goto err_release_slot;
 	if (tm) {
@@ -438,7 +465,7 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 		ret = roce_wq_init(&qp->fp.rq, name, RTE_MAX(cap->max_recv_wr, 1U),
 				   RTE_MAX(cap->max_recv_sge, 1U), sizeof(struct droce_recv_wqe),
 				   SOCKET_ID_ANY, init->alloc, DROCE_RES_TYPE_RQ,
-				   init->single_threaded);
+				   init->single_threaded, false);
 		if (ret)
 			goto err_free_win;
 		cap->max_recv_sge = init->type == IBV_QPT_XRC_SEND || xrc_recv ?
@@ -467,6 +494,7 @@ err_free_win:
 	roce_free(qp->e.win);
 err_fini_sq:
 	roce_ring_release(qp->tm_pool);
+	roce_ring_release(qp->tm_posted);
 	roce_wq_fini(&qp->fp.sq);
 err_release_slot:
 	pthread_mutex_lock(&dev->lock);
@@ -629,6 +657,7 @@ roce_qp_destroy(struct droce_rdev_qp *fp)
 	roce_qp_reset_engine(qp);
 	qp_purge_completions(qp);
 	roce_ring_release(qp->tm_pool);
+	roce_ring_release(qp->tm_posted);
 	roce_wq_fini(&qp->fp.sq);
 	if (qp->srq == NULL)
 		roce_wq_fini(&qp->fp.rq);
@@ -769,12 +798,12 @@ flush_recv(struct roce_qp *qp, struct droce_recv_wqe *r)
 
 		/* an SRQ destroyed meanwhile took its WQEs with it */
 		if (xsrq != NULL) {
-			rte_ring_enqueue(xsrq->fp.rq.free, r);
+			roce_wq_retire(&xsrq->fp.rq, r);
 			roce_cq_push(xsrq->cq, &wc, NULL, false);
 		}
 		return;
 	}
-	rte_ring_enqueue(qp->srq ? qp->srq->fp.rq.free : qp->fp.rq.free, r);
+	roce_wq_retire(qp->srq ? &qp->srq->fp.rq : &qp->fp.rq, r);
 	roce_cq_push(qp->rcq, &wc, NULL, false);
 }
 
@@ -793,14 +822,14 @@ roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
 	e->win_cur = e->win_tail = e->win_head;
 	e->cur_pkt = 0;
 	e->cur_off = 0;
-	while (rte_ring_dequeue(qp->fp.sq.posted, &w) == 0)
+	while ((w = roce_sq_pull_one(qp)) != NULL)
 		roce_comp_send_wqe(qp, w, IBV_WC_WR_FLUSH_ERR);
 	if (e->rwqe != NULL) {
 		flush_recv(qp, e->rwqe);
 		e->rwqe = NULL;
 	}
 	if (!roce_qp_srq_fed(qp)) {
-		while (rte_ring_dequeue(qp->fp.rq.posted, &w) == 0)
+		while (roce_wq_pull(&qp->fp.rq, &w, 1) == 1)
 			flush_recv(qp, w);
 	} else if (!e->last_wqe_raised) {
 		/*

@@ -504,11 +504,15 @@ pull_posted(struct roce_qp *qp)
 	struct roce_qp_eng *e = &qp->e;
 	uint32_t space = qp->fp.sq.size - (e->win_tail - e->win_head);
 	void *tmp[DROCE_BURST];
-	unsigned int n;
+	unsigned int n = 0;
 
 	if (space == 0)
 		return;
-	n = rte_ring_dequeue_burst(qp->fp.sq.posted, tmp, RTE_MIN(space, (uint32_t)DROCE_BURST), NULL);
+	space = RTE_MIN(space, (uint32_t)DROCE_BURST);
+	/* the engine's own (a rendezvous READ, its FIN) before the application's */
+	if (unlikely(qp->tm_posted != NULL))
+		n = rte_ring_dequeue_burst(qp->tm_posted, tmp, space, NULL);
+	n += roce_wq_pull(&qp->fp.sq, tmp + n, space - n);
 	for (unsigned int i = 0; i < n; i++) {
 		struct droce_send_wqe *w = tmp[i];
 
@@ -594,7 +598,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp, bool clock_fresh)
 		return;
 	/* SQD: finish the messages already begun, start no new one (IBA 10.3.1) */
 	if (st != IBV_QPS_SQD && e->win_tail - e->win_head < qp->fp.sq.size &&
-	    !roce_ring_empty(qp->fp.sq.posted))
+	    roce_sq_pending(qp))
 		pull_posted(qp);
 	if (e->win_cur == e->win_tail && e->win_head == e->win_cur)
 		return;

@@ -41,7 +41,7 @@ get_rwqe(struct roce_dev *dev, struct roce_qp *qp)
 
 	if (srq)
 		return roce_srq_get(dev, srq);
-	return rte_ring_dequeue(qp->fp.rq.posted, (void **)&w) == 0 ? w : NULL;
+	return roce_wq_pull(&qp->fp.rq, (void **)&w, 1) == 1 ? w : NULL;
 }
 
 /* IBA 10.2.9.1: an SRQ's WQEs are checked against the SRQ's PD */
@@ -58,7 +58,7 @@ put_rwqe(struct roce_qp *qp, struct droce_recv_wqe *w)
 {
 	struct roce_srq *srq = resp_srq(qp);
 
-	rte_ring_enqueue(srq ? srq->fp.rq.free : qp->fp.rq.free, w);
+	roce_wq_retire(srq ? &srq->fp.rq : &qp->fp.rq, w);
 }
 
 static void

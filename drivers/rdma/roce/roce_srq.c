@@ -44,7 +44,7 @@ roce_srq_create(struct droce_rdev_pd *pd, uint32_t max_wr, uint32_t max_sge, voi
 	}
 	snprintf(name, sizeof(name), "dsrq%p", (void *)srq);
 	ret = roce_wq_init(&srq->fp.rq, name, max_wr, RTE_MAX(max_sge, 1U),
-			   sizeof(struct droce_recv_wqe), SOCKET_ID_ANY, NULL, 0, false);
+			   sizeof(struct droce_recv_wqe), SOCKET_ID_ANY, NULL, 0, false, true);
 	if (ret)
 		goto err_free_srq;
 	srq->fp.dev = &dev->rdev;

@@ -197,9 +197,9 @@ wq_info(struct rte_tel_data *d, const char *prefix, const struct droce_wq *wq)
 	char key[64];
 
 	snprintf(key, sizeof(key), "%s_size", prefix);
-	rte_tel_data_add_dict_int(d, key, (int)wq->size);
+	rte_tel_data_add_dict_int(d, key, (int)(wq->size - wq->reserved));
 	snprintf(key, sizeof(key), "%s_posted", prefix);
-	rte_tel_data_add_dict_int(d, key, (int)(wq->size - rte_ring_count(wq->free)));
+	rte_tel_data_add_dict_int(d, key, (int)(wq->size - wq->reserved - droce_wq_room(wq)));
 }
 
 static int

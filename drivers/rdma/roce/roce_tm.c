@@ -205,7 +205,7 @@ rndv_start(struct roce_qp *qp, struct roce_tm_tag *t)
 	w->wr.rdma.rkey = t->rv_rkey;
 	w->tm = ROCE_TMW_READ;
 	w->tm_handle = handle_of(qp->srq->tm, t);
-	rte_ring_enqueue(qp->fp.sq.posted, w);	/* sized for every slot */
+	rte_ring_enqueue(qp->tm_posted, w);	/* sized for every slot of the pool */
 	roce_qp_activate(qp);
 }
 
@@ -258,7 +258,7 @@ roce_tm_wqe_done(struct roce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_statu
 		w->inl = 1;
 		tmh_init((struct roce_tmh *)w->inline_data, IBV_TMH_FIN, t->msg_ctx, t->msg_tag);
 		w->tm = ROCE_TMW_FIN;
-		rte_ring_enqueue(qp->fp.sq.posted, w);
+		rte_ring_enqueue(qp->tm_posted, w);
 		roce_qp_activate(qp);
 	} else {
 		rte_ring_enqueue(qp->tm_pool, w);
@@ -275,7 +275,7 @@ roce_send_wqe_release(struct roce_qp *qp, struct droce_send_wqe *w)
 			tag_end(qp, &qp->srq->tm->tags[w->tm_handle], IBV_WC_WR_FLUSH_ERR, 0);
 		rte_ring_enqueue(qp->tm_pool, w);
 	} else {
-		rte_ring_enqueue(qp->fp.sq.free, w);
+		roce_wq_retire(&qp->fp.sq, w);
 	}
 }
 
@@ -400,7 +400,7 @@ roce_tm_recv_done(struct roce_qp *qp, struct droce_recv_wqe *w, struct ibv_wc *w
 		ti.release = release_of(tm, handle_of(tm, t));
 		t->state = TMT_FREE;
 	} else {
-		rte_ring_enqueue(qp->srq->fp.rq.free, w);
+		roce_wq_retire(&qp->srq->fp.rq, w);
 		if (e->tm_kind == ROCE_TM_UNEXPECTED) {
 			wc->opcode = IBV_WC_TM_RECV;
 			/* software cannot count an error completion: neither does the SRQ */
