@@ -506,6 +506,30 @@ test_uc_sequence_errors_drop_message(void)
 	CHECK(hp_settle());
 	CHECK(hp_expect_recv(q, d, 64));
 	CHECK(hp_expect_silence());
+
+	/*
+	 * WRITE_LAST_IMM short of its RETH length takes the one receive WQE,
+	 * then fails: the message is dropped, the WQE stays for the next one
+	 * (it was given up with no completion: the WR lost)
+	 */
+	CHECK(hp_post_recvs(q, 1));
+	q->epsn = psn_add(q->epsn, 3);
+	{
+		struct ext r = ext_reth(hp_va(TGT_OFF), W.mr->rkey, PMTU + 16);
+
+		hp_build(&F, IBV_OPCODE_UC_RDMA_WRITE_FIRST, q->qpn, q->epsn, &r, d, PMTU);
+		CHECK(hp_inject(&F));
+		hp_build(&F, IBV_OPCODE_UC_RDMA_WRITE_LAST_WITH_IMMEDIATE, q->qpn, psn_add(q->epsn, 1),
+		      &(struct ext){ .n = 4 }, d, 8);
+		CHECK(hp_inject(&F));
+	}
+	CHECK(hp_settle());
+	CHECK(hp_no_completion(q));
+	CHECK(hp_inject_send_only(q, psn_add(q->epsn, 2), d + 1, 64));
+	CHECK(hp_settle());
+	CHECK(hp_expect_recv(q, d + 1, 64));
+	CHECK(hp_expect_silence());
+	TEST_ASSERT_EQ(hp_qp_state(q), IBV_QPS_RTS);
 	hp_qp_destroy(q);
 	return hp_finish();
 }

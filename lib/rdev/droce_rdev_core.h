@@ -162,10 +162,17 @@ struct droce_wq {
 static inline uint32_t
 droce_wq_room(const struct droce_wq *wq)
 {
+	uint32_t cap = wq->size - wq->reserved, retired, out;
+
 	if (wq->free != NULL)
 		return rte_ring_count(wq->free);
-	return wq->size - wq->reserved - (__atomic_load_n(&wq->posts, __ATOMIC_RELAXED) -
-					  __atomic_load_n(&wq->retired, __ATOMIC_ACQUIRE));
+	/*
+	 * retired first: posts, read after, is no less (from another thread
+	 * than the poster's, both may have moved on meanwhile: clamped)
+	 */
+	retired = __atomic_load_n(&wq->retired, __ATOMIC_ACQUIRE);
+	out = __atomic_load_n(&wq->posts, __ATOMIC_ACQUIRE) - retired;
+	return out < cap ? cap - out : 0;
 }
 
 /* WRs posted to @wq that the driver has not taken yet (exact on the driver's side). */

@@ -35,19 +35,20 @@ static void
 neigh_store(struct roce_neigh *n, rte_be32_t ip, const struct rte_ether_addr *mac,
 	    uint8_t valid, uint8_t is_static)
 {
-	uint32_t seq = n->seq;
+	/* odd, even if a process sharing the device died in the middle of a store */
+	uint32_t seq = n->seq | 1;
 	uint16_t w[3] = { 0, 0, 0 };
 
 	if (mac != NULL)
 		memcpy(w, mac->addr_bytes, sizeof(w));
-	__atomic_store_n(&n->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->seq, seq, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&n->ip, ip, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < 3; i++)
 		__atomic_store_n(&n->mac_w[i], w[i], __ATOMIC_RELAXED);
 	__atomic_store_n(&n->valid, valid, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->is_static, is_static, __ATOMIC_RELAXED);
-	__atomic_store_n(&n->seq, seq + 2, __ATOMIC_RELEASE);
+	__atomic_store_n(&n->seq, seq + 1, __ATOMIC_RELEASE);
 }
 
 /*

@@ -953,11 +953,6 @@ int roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 void roce_wq_retire_bad(struct droce_wq *wq, const void *w);
 
 /*
- * The driver is done with @w, a WQE of @wq: its slot is the application's
- * to take again. A QP's own queue gives its slots back in posting order,
- * from the one thread that progresses the QP (or with the QP quiesced).
- */
-/*
  * Up to @n WQEs posted to @wq, in posting order, for the driver to work on.
  * One taker at a time: the thread progressing the QP (an SRQ's: any of its
  * QPs' lcores).
@@ -979,6 +974,23 @@ roce_wq_pull(struct droce_wq *wq, void **w, unsigned int n)
 	/* atomic: read by droce_wq_pending() from other threads */
 	__atomic_store_n(&wq->taken, wq->taken + k, __ATOMIC_RELAXED);
 	return k;
+}
+
+/*
+ * @w, the WQE of a QP's own queue roce_wq_pull() gave last, back at the head
+ * of the queue, as if never taken (a message dropped before it used it).
+ * False for an SRQ's, which cannot go back.
+ */
+static inline bool
+roce_wq_unpull(struct droce_wq *wq, void *w)
+{
+	if (wq->posted != NULL)
+		return false;
+	wq->take_idx = wq->take_idx == 0 ? wq->size - wq->reserved - 1 : wq->take_idx - 1;
+	if (unlikely((uint8_t *)w != (uint8_t *)wq->slots + (size_t)wq->take_idx * wq->slot_size))
+		roce_wq_retire_bad(wq, w);
+	__atomic_store_n(&wq->taken, wq->taken - 1, __ATOMIC_RELAXED);
+	return true;
 }
 
 /* Send WQEs posted and not taken yet: the application's, or the engine's own (TM). */
@@ -1003,6 +1015,11 @@ roce_sq_pull_one(struct roce_qp *qp)
 	return roce_wq_pull(&qp->fp.sq, &w, 1) == 1 ? w : NULL;
 }
 
+/*
+ * The driver is done with @w, a WQE of @wq: its slot is the application's
+ * to take again. A QP's own queue gives its slots back in posting order,
+ * from the one thread that progresses the QP (or with the QP quiesced).
+ */
 static inline void
 roce_wq_retire(struct droce_wq *wq, void *w)
 {

@@ -3,6 +3,7 @@
  * The QP's engine side: work queues (struct droce_wq),
  * engine reset, and the move to ERR with its flush.
  */
+#include <rte_debug.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
@@ -194,12 +195,20 @@ roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 	return 0;
 }
 
-/* A slot given back out of turn: a driver defect, said the first times. */
+/*
+ * A slot given back out of turn: a driver defect. The checked builds (ASan,
+ * TSan, fuzzing: DROCE_CHECKED) stop there, so that the test suite and the
+ * fuzzers find it; others say so the first times.
+ */
 void
 roce_wq_retire_bad(struct droce_wq *wq, const void *w)
 {
 	static uint32_t told;
 
+#ifdef DROCE_CHECKED
+	rte_panic("work queue %p: slot %p given back out of turn (expected slot %u)\n",
+		  (void *)wq, w, wq->retire_idx);
+#endif
 	if (__atomic_fetch_add(&told, 1, __ATOMIC_RELAXED) < 8)
 		ROCE_LOG(ERR, "work queue %p: slot %p given back out of turn (expected slot %u)",
 			 (void *)wq, w, wq->retire_idx);

@@ -61,6 +61,27 @@ put_rwqe(struct roce_qp *qp, struct droce_recv_wqe *w)
 	roce_wq_retire(srq ? &srq->fp.rq : &qp->fp.rq, w);
 }
 
+/*
+ * A WRITE with immediate that failed after it took its receive WQE. RC
+ * keeps the WQE, to flush it with the QP. A UC message is dropped and the
+ * QP goes on, so the WQE must not stay taken (its SGEs were never checked,
+ * and a kept WQE is reused for SEND data unchecked): a QP's own receive
+ * queue takes it back at its head, for the next message, as if the dropped
+ * one never came; an SRQ cannot, and gives the slot up (the WR is lost,
+ * with no completion).
+ */
+static void
+imm_rwqe_drop(struct roce_qp *qp)
+{
+	struct roce_qp_eng *e = &qp->e;
+
+	if (e->rwqe == NULL || roce_qp_reliable(qp))
+		return;
+	if (resp_srq(qp) != NULL || !roce_wq_unpull(&qp->fp.rq, e->rwqe))
+		put_rwqe(qp, e->rwqe);
+	e->rwqe = NULL;
+}
+
 static void
 complete_recv(struct roce_qp *qp, struct droce_recv_wqe *w, enum ibv_wc_status st,
 	      enum ibv_wc_opcode op, uint32_t len, unsigned int flags,
@@ -743,6 +764,7 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	if (pkt->paylen != 0) {
 		if (roce_mem_copy(e->w_host, pkt->payload, pkt->paylen) != 0) {
 			/* an ODP page that is not there: as an R_Key violation */
+			imm_rwqe_drop(qp);
 			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 			return -EACCES;
 		}
@@ -750,15 +772,7 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	}
 	e->w_left -= pkt->paylen;
 	if ((pkt->opf & ROCE_OPF_LAST) && e->w_left != 0) {
-		/*
-		 * A receive WQE taken for the immediate: RC keeps it, to flush it
-		 * with the QP. UC cannot keep it (its SGEs were never checked, and a
-		 * kept WQE is reused for SEND data unchecked).
-		 */
-		if (e->rwqe && !roce_qp_reliable(qp)) {
-			put_rwqe(qp, e->rwqe);
-			e->rwqe = NULL;
-		}
+		imm_rwqe_drop(qp);
 		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 		return -EINVAL;
 	}
