@@ -619,6 +619,56 @@ test_ring_full_exact_in_order(void)
 }
 
 /*
+ * A slot's tag holds its ring index modulo 2^19 (net_shm's struct
+ * shm_slot): 2^19 + 4096 frames of sizes 60 to 123 bytes (a 64-byte SEND
+ * and its tag in two cache lines) pass in order and intact across that wrap,
+ * the ring full in between, and nothing more arrives.
+ */
+static int
+test_tag_wraps_every_frame_in_order(void)
+{
+	const uint32_t total = (1u << 19) + 4096;
+	struct rte_mbuf *m[64];
+	uint32_t sent = 0, got = 0;
+	uint16_t a, b;
+	int k;
+
+	CHECK(port_new("a", big_pool, &a));
+	CHECK(port_new("b", small_pool, &b));
+	CHECK(rte_eth_dev_start(a));
+	CHECK(rte_eth_dev_start(b));
+	while (got < total) {
+		/* the producer runs ahead until the ring is full */
+		while (sent < total && sent - got < NB_SLOTS) {
+			uint32_t n = RTE_MIN(64u, total - sent), took;
+
+			n = RTE_MIN(n, NB_SLOTS - (sent - got));
+			for (uint32_t i = 0; i < n; i++)
+				TEST_ASSERT((m[i] = frame_new(60 + (sent + i) % 64, sent + i)) != NULL,
+					    "mbuf");
+			took = rte_eth_tx_burst(a, 0, m, (uint16_t)n);
+			TEST_ASSERT_EQ(took, n);
+			sent += took;
+		}
+		k = rx_n(b, m, (int)RTE_MIN(64u, sent - got), 1000);
+
+		TEST_ASSERT(k > 0, "received %u of %u", got, total);
+		for (int i = 0; i < k; i++)
+			if (frame_check(m[i], 60 + (got + (uint32_t)i) % 64, got + (uint32_t)i) != 0) {
+				rte_pktmbuf_free_bulk(m, (unsigned int)k);
+				return TEST_FAILED;
+			}
+		rte_pktmbuf_free_bulk(m, (unsigned int)k);
+		got += (uint32_t)k;
+	}
+	CHECK(rx_none(b, 5));
+	TEST_ASSERT_EQ(stats(a).opackets, total);
+	TEST_ASSERT_EQ(stats(b).ipackets, total);
+	TEST_ASSERT_EQ(stats(b).ierrors, 0);
+	return TEST_SUCCESS;
+}
+
+/*
  * Both sides held: a third port fails to start with -EBUSY. Once one of the
  * two stops, the third starts on the side it left, drops what was sent to
  * that side before, and exchanges frames with the one that stayed.
@@ -1473,6 +1523,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_frames_both_ways_identical),
 	TEST_CASE(test_alone_up_stale_dropped),
 	TEST_CASE(test_ring_full_exact_in_order),
+	TEST_CASE(test_tag_wraps_every_frame_in_order),
 	TEST_CASE(test_third_port_busy_then_takes_side),
 	TEST_CASE(test_zombie_holder_side_taken),
 	TEST_CASE(test_rx_pool_exhausted_frames_wait),

@@ -73,11 +73,15 @@ RTE_LOG_REGISTER_DEFAULT(shm_logtype, NOTICE);
 #define SHM_NAME_FMT		"/droce-shm.%s"
 
 #define SHM_MAGIC		0x64736831u	/* "dsh1" */
-#define SHM_VERSION		2u		/* 2: slots carry their sequence number */
+#define SHM_VERSION		3u		/* 3: a slot's tag and its frame share lines */
 #define SHM_NB_SLOTS		1024u		/* per direction, a power of two */
 #define SHM_SLOT_SIZE		4352u		/* stride; data starts at SHM_SLOT_HDR */
-#define SHM_SLOT_HDR		64u
-#define SHM_MAX_FRAME		(SHM_SLOT_SIZE - SHM_SLOT_HDR)
+#define SHM_SLOT_HDR		4u		/* struct shm_slot */
+#define SHM_MAX_FRAME		4288u		/* < 2^SHM_LEN_BITS, <= SHM_SLOT_SIZE - SHM_SLOT_HDR */
+#define SHM_LEN_BITS		13u
+#define SHM_LEN_MASK		((1u << SHM_LEN_BITS) - 1)
+_Static_assert(SHM_MAX_FRAME <= SHM_LEN_MASK && SHM_MAX_FRAME + SHM_SLOT_HDR <= SHM_SLOT_SIZE,
+	       "a frame's length fits its slot's tag, and the frame its slot");
 #define SHM_MAX_MTU		(SHM_MAX_FRAME - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN)
 /* big enough for RoCE's 4096-byte IB MTU with every header */
 #define SHM_DEFAULT_MTU		4200u
@@ -114,11 +118,29 @@ struct shm_hdr {
 	struct shm_ring ring[2];	/* ring[i]: towards side i */
 };
 
-/* A slot's header: its frame's length, then 1 + the ring index it was written at. */
+/*
+ * A slot's header, one word stored last (release): the frame is there. Its
+ * low SHM_LEN_BITS are the frame's length, the others 1 + the ring index it
+ * was written at (modulo 2^19: 512 laps of the ring). The frame follows at
+ * once, so a 64-byte RoCE SEND (122 bytes) takes two cache lines with its
+ * tag, not three: each line is one the other CPU has to fetch.
+ */
 struct shm_slot {
-	uint32_t len;
-	uint32_t seq;			/* stored last (release): the frame is there */
+	uint32_t tag;
 };
+
+static inline uint32_t
+slot_tag(uint32_t idx, uint32_t len)
+{
+	return (idx + 1) << SHM_LEN_BITS | len;
+}
+
+/* @tag is of a frame written at ring index @idx (in this lap) */
+static inline bool
+slot_tag_is(uint32_t tag, uint32_t idx)
+{
+	return (tag ^ slot_tag(idx, 0)) >> SHM_LEN_BITS == 0;
+}
 
 #define SHM_SLOTS_OFF		RTE_ALIGN_CEIL(sizeof(struct shm_hdr), 4096)
 #define SHM_SEG_SIZE		(SHM_SLOTS_OFF + 2ull * SHM_NB_SLOTS * SHM_SLOT_SIZE)
@@ -197,8 +219,8 @@ shm_tx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 			droce_memcpy(d, rte_pktmbuf_mtod(seg, void *), seg->data_len);
 			d += seg->data_len;
 		}
-		((struct shm_slot *)s)->len = m->pkt_len;
-		__atomic_store_n(&((struct shm_slot *)s)->seq, head + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&((struct shm_slot *)s)->tag, slot_tag(head, m->pkt_len),
+				 __ATOMIC_RELEASE);
 		q->bytes += m->pkt_len;
 		q->pkts++;
 		head++;
@@ -253,13 +275,14 @@ shm_rx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 		return 0;
 	while (n < nb) {
 		const uint8_t *s = slot_at(q, tail);
-		uint32_t len;
+		uint32_t len, tag;
 		struct rte_mbuf *m;
 
 		/* written at this index in this lap: an older lap's number is not */
-		if (__atomic_load_n(&((const struct shm_slot *)s)->seq, __ATOMIC_ACQUIRE) != tail + 1)
+		tag = __atomic_load_n(&((const struct shm_slot *)s)->tag, __ATOMIC_ACQUIRE);
+		if (!slot_tag_is(tag, tail))
 			break;
-		len = ((const struct shm_slot *)s)->len;
+		len = tag & SHM_LEN_MASK;
 		if (unlikely(len > SHM_MAX_FRAME || len == 0)) {
 			/* a producer that never writes such a slot: skip it */
 			q->bad++;
@@ -539,7 +562,7 @@ written_end(const uint8_t *slots, uint32_t i)
 		const struct shm_slot *s = (const struct shm_slot *)(const void *)
 			(slots + (uint64_t)(i & (SHM_NB_SLOTS - 1)) * SHM_SLOT_SIZE);
 
-		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != i + 1)
+		if (!slot_tag_is(__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE), i))
 			break;
 	}
 	return i;
