@@ -2,8 +2,6 @@
 /* Memory keys: lookup, checks of PD, access and bounds, and SGE copies. */
 #include <stdlib.h>
 
-#include <rte_memcpy.h>
-
 #include "roce_loc.h"
 
 struct droce_rdev_mr *

@@ -5,8 +5,6 @@
  * payloads into registered memory, completes receives, and owes the peer a
  * coalesced ACK, sent after the rx burst.
  */
-#include <rte_memcpy.h>
-
 #include "roce_loc.h"
 
 /* The SRQ receives take their WQEs from: the QP's, or the one an XRC request names. */
