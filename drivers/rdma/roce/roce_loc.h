@@ -1034,6 +1034,7 @@ roce_wq_retire(struct droce_wq *wq, void *w)
 	/* release: done with the slot before the application may take it */
 	__atomic_store_n(&wq->retired, wq->retired + 1, __ATOMIC_RELEASE);
 }
+
 void *roce_queue_zalloc(const struct droce_rdev_alloc *a, uint64_t type, const char *name,
 			size_t size, int socket, bool *app);
 void roce_queue_free(const struct droce_rdev_alloc *a, uint64_t type, void *p, bool app);
