@@ -1350,7 +1350,7 @@ test_cq_overrun_under_load_other_cqs_unharmed(void)
 			/* messages the engine had not completed yet when it was (for the log) */
 			for (int i = 0; i < R.nfl; i++)
 				left += 16 - __builtin_popcountll(R.fl[i].s_done) -
-					(int)rte_ring_count(to_dcq(R.fl[i].a.scq)->fp->ring);
+					(int)(to_dcq(R.fl[i].a.scq)->fp->produced - to_dcq(R.fl[i].a.scq)->fp->consumed);
 			printf("# CQ overrun with %d of %d messages of the other pairs in flight\n",
 			       left, 16 * R.nfl);
 		}

@@ -266,22 +266,28 @@ struct droce_cqe {
 struct droce_rdev;
 
 /*
- * A CQ. The facade reads all of it; one poller at a time dequeues. The
- * cq_resize op replaces @ring while no poller runs.
+ * A CQ. The facade reads all of it; one poller at a time takes completions.
+ * The completions held are slots[i & mask] for i from @consumed to
+ * @produced: no ring structure between, so a completion moves one line
+ * (its slot) and the two counts between the engine and the poller. The
+ * cq_resize op replaces @slots, @mask and @cap while no poller runs.
  */
 struct droce_rdev_cq {
-	struct rte_ring *ring;		/* struct droce_cqe elements */
+	struct droce_cqe *slots;	/* mask + 1 of them */
+	uint32_t mask;
+	uint32_t cap;			/* completions held at most (the ring's size) */
 	struct droce_rdev *dev;
 	uint32_t cqe;
 	uint32_t tm_users;		/* tag-matching and XRC SRQs completing here (atomic) */
 	void *user;			/* the facade's, given back in events */
 	/*
-	 * Completions ever put in @ring (the driver's: a release store after
-	 * each) and ever taken or purged from it (the facade's, under its poll
-	 * lock; a purge, which runs while the facade holds the pollers off,
-	 * adds what it dropped). Equal: nothing to take, which ibv_poll_cq
-	 * sees without its lock and without the ring (that a resize may be
-	 * replacing). Each on a line of its own: two writers.
+	 * Completions ever put in @slots (the driver's: a release store after
+	 * writing each) and ever taken or purged from them (the facade's, under
+	 * its poll lock: a release store after reading them, which the driver's
+	 * acquire pairs with before it writes those slots again; a purge, which
+	 * runs while the facade holds the pollers off, adds what it dropped).
+	 * Equal: nothing to take, which ibv_poll_cq sees without its lock. Each
+	 * on a line of its own: two writers.
 	 */
 	uint64_t produced __rte_cache_aligned;
 	uint64_t consumed __rte_cache_aligned;

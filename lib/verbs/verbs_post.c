@@ -335,35 +335,33 @@ droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_re
 }
 
 /*
- * Copy completions out of @cq's ring, by the caller holding its poll lock:
+ * Copy completions out of @cq, by the caller holding its poll lock:
  * the work completion into @wc and, for a tag-matching one, its tag into
  * @tm (if given), handing the tag's handle back to the driver. @n >= 1.
  */
 static inline int
 cq_take(struct droce_cq *cq, struct ibv_wc *wc, struct ibv_wc_tm_info *tm, int n)
 {
-	struct droce_cqe c[16];
-	int got = 0;
+	struct droce_rdev_cq *f = cq->fp;
+	uint64_t c0 = f->consumed;
+	/* acquire: the slots were written before they were counted */
+	uint64_t held = __atomic_load_n(&f->produced, __ATOMIC_ACQUIRE) - c0;
+	int got = held < (uint64_t)n ? (int)held : n;
 
-	while (got < n) {
-		int k = rte_ring_dequeue_burst_elem(cq->fp->ring, c, sizeof(c[0]),
-						    RTE_MIN(n - got, (int)RTE_DIM(c)), NULL);
+	for (int i = 0; i < got; i++) {
+		const struct droce_cqe *c = &f->slots[(c0 + (uint64_t)i) & f->mask];
 
-		for (int i = 0; i < k; i++) {
-			wc[got + i] = c[i].wc;
-			if (tm != NULL)
-				tm[got + i] = (struct ibv_wc_tm_info){
-					.tag = c[i].tm.tag,
-					.priv = c[i].tm.app_ctx,
-				};
-			if (unlikely(c[i].tm.release))
-				cq->dev->ops->tm_release(cq->dev, c[i].tm.release);
-		}
-		got += k;
-		if (k < (int)RTE_DIM(c))
-			break;
+		wc[i] = c->wc;
+		if (tm != NULL)
+			tm[i] = (struct ibv_wc_tm_info){
+				.tag = c->tm.tag,
+				.priv = c->tm.app_ctx,
+			};
+		if (unlikely(c->tm.release))
+			cq->dev->ops->tm_release(cq->dev, c->tm.release);
 	}
-	__atomic_store_n(&cq->fp->consumed, cq->fp->consumed + got, __ATOMIC_RELAXED);
+	/* release: the slots are read before the driver may write them again */
+	__atomic_store_n(&f->consumed, c0 + (uint64_t)got, __ATOMIC_RELEASE);
 	return got;
 }
 

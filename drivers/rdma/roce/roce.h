@@ -48,6 +48,7 @@ extern int roce_logtype;
 
 struct roce_dev;
 struct roce_cq;
+struct roce_cq_store;
 struct roce_qp;
 struct roce_srq;
 
@@ -247,17 +248,27 @@ struct roce_cq {
 	 * device's cq_resize_lock (cq_job): ibv_resize_cq, or the purge of a
 	 * QP's completions when it goes to RESET or is destroyed.
 	 */
-	struct rte_ring *resize_to;	/* resize: the new ring the engine moves completions to */
+	struct roce_cq_store *resize_to;	/* resize: the slots the engine moves completions to */
 	uint32_t purge_qpn;		/* purge (resize_to NULL): this QP's completions go, */
 	bool purge_recv;		/* its receive completions too */
 	int resize_ret;			/* the engine's answer: 0 or -EINVAL (too many held) */
-	const struct droce_rdev_alloc *alloc;	/* a parent domain's, for the ring; or NULL */
-	bool ring_app;			/* the ring's memory came from @alloc */
+	const struct droce_rdev_alloc *alloc;	/* a parent domain's, for the slots; or NULL */
+	bool slots_app;			/* fp.slots' memory came from @alloc */
 	/* written by the application, read by the engine */
 	uint32_t armed __rte_cache_aligned;	/* 0, IBV_SOLICITED-only (2) or any (1) */
 	/* written by the engine */
 	uint32_t overflow __rte_cache_aligned;
 	uint64_t events;			/* completion events raised */
+	uint64_t cons_seen;		/* fp.consumed as last read (one queue producing) */
+	uint64_t prod_head;		/* slots taken by producers (several: compare-and-swap) */
+};
+
+/* A CQ's slots (struct droce_rdev_cq): what a resize moves the completions to. */
+struct roce_cq_store {
+	struct droce_cqe *slots;
+	uint32_t mask;
+	uint32_t cap;
+	bool app;			/* from the CQ's allocator */
 };
 
 /* --- Tag matching (rdma-core Documentation/tag_matching.md) --- */

@@ -38,32 +38,51 @@ void
 roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, const struct droce_cqe_tm *tm,
 	     bool solicited)
 {
-	struct droce_cqe c = { .wc = *wc };
 	bool multi = __atomic_load_n(&cq->multi_q, __ATOMIC_RELAXED);
+	struct droce_cqe *c;
 	uint32_t armed;
-	int ret;
+	uint64_t p;
 
-	if (tm != NULL)
-		c.tm = *tm;
 	/*
 	 * One queue's QPs complete into it: that queue's iteration is its one
-	 * producer, so the ring's single-producer enqueue (no compare-and-swap)
-	 * does, as the plain store of produced below. The queues of a device
-	 * whose QPs complete into one CQ each add theirs, the ring's way for
-	 * many producers (roce_cq_bind quiesces the device before that).
+	 * producer, which reads the poller's count only when the slots it last
+	 * saw free are used up. The queues of a device whose QPs complete into
+	 * one CQ each take a slot with a compare-and-swap, and publish in the
+	 * order they took them (roce_cq_bind quiesces the device before that).
+	 * prod_head follows either way, for the switch.
 	 */
-	if (likely(!multi))
-		ret = rte_ring_sp_enqueue_elem(cq->fp.ring, &c, sizeof(c));
-	else
-		ret = rte_ring_mp_enqueue_elem(cq->fp.ring, &c, sizeof(c));
-	if (unlikely(ret != 0)) {
-		cq_overrun(cq, wc);
-		return;
+	if (likely(!multi)) {
+		p = cq->fp.produced;
+		if (unlikely(p - cq->cons_seen >= cq->fp.cap)) {
+			/* acquire: the poller read those slots before it counted them */
+			cq->cons_seen = __atomic_load_n(&cq->fp.consumed, __ATOMIC_ACQUIRE);
+			if (p - cq->cons_seen >= cq->fp.cap) {
+				cq_overrun(cq, wc);
+				return;
+			}
+		}
+	} else {
+		p = __atomic_load_n(&cq->prod_head, __ATOMIC_RELAXED);
+		do {
+			if (p - __atomic_load_n(&cq->fp.consumed, __ATOMIC_ACQUIRE) >= cq->fp.cap) {
+				cq_overrun(cq, wc);
+				return;
+			}
+		} while (!__atomic_compare_exchange_n(&cq->prod_head, &p, p + 1, false,
+						      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	}
-	if (likely(!multi))
-		__atomic_store_n(&cq->fp.produced, cq->fp.produced + 1, __ATOMIC_RELEASE);
-	else
-		__atomic_fetch_add(&cq->fp.produced, 1, __ATOMIC_RELEASE);
+	c = &cq->fp.slots[p & cq->fp.mask];
+	c->wc = *wc;
+	c->tm = tm != NULL ? *tm : (struct droce_cqe_tm){ 0 };
+	if (likely(!multi)) {
+		__atomic_store_n(&cq->prod_head, p + 1, __ATOMIC_RELAXED);
+	} else {
+		/* the producers before this one publish first */
+		while (__atomic_load_n(&cq->fp.produced, __ATOMIC_RELAXED) != p)
+			rte_pause();
+	}
+	/* release: the slot is written before it is counted */
+	__atomic_store_n(&cq->fp.produced, p + 1, __ATOMIC_RELEASE);
 	if (!cq->has_channel)
 		return;		/* no completion events to raise */
 	/*
@@ -125,59 +144,62 @@ roce_cq_arm(struct droce_rdev_cq *fp, uint32_t how)
 
 /*
  * ibv_resize_cq, on the side that produces completions (the engine, or the
- * holder of the inline lock): move what the CQ holds to its new ring, in
- * order, and complete into that ring from now on. The engine is the ring's
+ * holder of the inline lock): copy what the CQ holds to its new slots, at
+ * the same counts (so in order), and complete into them from now on; the
+ * old ones go back in resize_to for the caller to free. The engine is the
  * only producer and the poller is held off, so the count is exact and the
  * move is all or nothing; no lock, no allocation.
  */
 static void
 cq_resize_apply(struct roce_cq *cq)
 {
-	struct rte_ring *old = cq->fp.ring, *new = cq->resize_to;
-	struct droce_cqe c[32];
-	unsigned int n;
+	struct roce_cq_store *to = cq->resize_to;
+	struct roce_cq_store old = {
+		.slots = cq->fp.slots, .mask = cq->fp.mask, .cap = cq->fp.cap, .app = cq->slots_app,
+	};
+	uint64_t c = cq->fp.consumed, p = cq->fp.produced;
 
 	/* rxe_cq_chk_attr: fewer entries than completions held is EINVAL */
-	if (rte_ring_count(old) > rte_ring_free_count(new)) {
+	if (p - c > to->cap) {
 		cq->resize_ret = -EINVAL;
 		return;
 	}
-	while ((n = rte_ring_dequeue_burst_elem(old, c, sizeof(c[0]), RTE_DIM(c), NULL)) != 0)
-		rte_ring_enqueue_bulk_elem(new, c, sizeof(c[0]), n, NULL);
-	cq->fp.ring = new;
+	for (uint64_t i = c; i != p; i++)
+		to->slots[i & to->mask] = old.slots[i & old.mask];
+	cq->fp.slots = to->slots;
+	cq->fp.mask = to->mask;
+	cq->fp.cap = to->cap;
+	cq->slots_app = to->app;
+	*to = old;
 	cq->resize_ret = 0;
 }
 
 /*
  * The purge of one QP's completions, on the producing side like a resize:
- * every completion held goes round the ring once, those of @cq->purge_qpn
- * dropped (its receive completions only if @cq->purge_recv), the others
- * back in their order (the pollers are held off and
- * nothing else is produced meanwhile, so each goes back where it fits). A
- * tag-matching completion that hands a tag's handle back when polled stays.
+ * the completions held are packed towards the newest, those of
+ * @cq->purge_qpn dropped (its receive completions only if @cq->purge_recv),
+ * the others kept in their order, and the poller's count moved past what was
+ * dropped (the pollers are held off and nothing else is produced
+ * meanwhile). A tag-matching completion that hands a tag's handle back when
+ * polled stays.
  */
 static void
 cq_purge_apply(struct roce_cq *cq)
 {
-	struct rte_ring *r = cq->fp.ring;
-	unsigned int left = rte_ring_count(r), n, kept;
-	struct droce_cqe c[32];
-	uint64_t dropped = 0;
+	struct droce_cqe *s = cq->fp.slots;
+	uint64_t c = cq->fp.consumed, i = cq->fp.produced, w = i;
 
-	while (left != 0) {
-		n = rte_ring_dequeue_burst_elem(r, c, sizeof(c[0]), RTE_MIN(left, RTE_DIM(c)), NULL);
-		if (n == 0)
-			break;
-		left -= n;
-		kept = 0;
-		for (unsigned int i = 0; i < n; i++)
-			if (c[i].wc.qp_num != cq->purge_qpn || c[i].tm.release != 0 ||
-			    (!cq->purge_recv && (c[i].wc.opcode & IBV_WC_RECV)))
-				c[kept++] = c[i];
-		rte_ring_enqueue_bulk_elem(r, c, sizeof(c[0]), kept, NULL);
-		dropped += n - kept;
+	while (i != c) {
+		const struct droce_cqe *e = &s[--i & cq->fp.mask];
+
+		if (e->wc.qp_num != cq->purge_qpn || e->tm.release != 0 ||
+		    (!cq->purge_recv && (e->wc.opcode & IBV_WC_RECV))) {
+			w--;
+			if (w != i)
+				s[w & cq->fp.mask] = *e;
+		}
 	}
-	__atomic_store_n(&cq->fp.consumed, cq->fp.consumed + dropped, __ATOMIC_RELAXED);
+	__atomic_store_n(&cq->fp.consumed, w, __ATOMIC_RELEASE);
 	cq->resize_ret = 0;
 }
 
@@ -191,8 +213,7 @@ cq_purge_apply(struct roce_cq *cq)
 static bool
 cq_job_after_work(const struct roce_cq *cq)
 {
-	return cq->resize_to != NULL &&
-	       rte_ring_get_capacity(cq->resize_to) < rte_ring_get_capacity(cq->fp.ring);
+	return cq->resize_to != NULL && cq->resize_to->cap < cq->fp.cap;
 }
 
 /* Whether the engine runs the CQ job set (dev->cq_resize) at the end of its iteration. */
@@ -241,7 +262,7 @@ cq_job(struct roce_cq *cq)
 	} else {
 		/* queue 0's engine runs it while the other queues are held */
 		roce_dev_hold(dev, true);
-		dev->cq_resize_owner = roce_share_owner();	/* its ring may be this process's memory */
+		dev->cq_resize_owner = roce_share_owner();	/* its slots may be this process's memory */
 		__atomic_store_n(&dev->cq_resize, cq, __ATOMIC_RELEASE);
 		while (__atomic_load_n(&dev->cq_resize, __ATOMIC_ACQUIRE) != NULL)
 			rte_pause();
@@ -262,7 +283,8 @@ roce_cq_purge_qp(struct roce_cq *cq, uint32_t qpn, bool recv)
 {
 	struct roce_dev *dev = cq->dev;
 
-	if (rte_ring_count(cq->fp.ring) == 0)
+	if (__atomic_load_n(&cq->fp.produced, __ATOMIC_ACQUIRE) ==
+	    __atomic_load_n(&cq->fp.consumed, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&dev->cq_resize_lock);
 	cq->resize_to = NULL;
@@ -273,12 +295,38 @@ roce_cq_purge_qp(struct roce_cq *cq, uint32_t qpn, bool recv)
 }
 
 /* --- CQ objects (the interface's cq_* ops) --- */
+
+/* Slots for @cqe completions (a power of two of them), from the CQ's allocator if it has one. */
+static int
+cq_store_alloc(const struct roce_cq *cq, uint32_t cqe, struct roce_cq_store *st)
+{
+	char name[RTE_MEMZONE_NAMESIZE];
+	uint32_t n = rte_align32pow2(cqe);
+
+	if (cqe == 0 || n < cqe)
+		return -EINVAL;
+	snprintf(name, sizeof(name), "droce_cq_%p", (const void *)cq);
+	st->slots = roce_queue_zalloc(cq->alloc, DROCE_RES_TYPE_CQ, name,
+				      (size_t)n * sizeof(struct droce_cqe), SOCKET_ID_ANY, &st->app);
+	if (st->slots == NULL)
+		return -ENOMEM;
+	st->mask = n - 1;
+	st->cap = cqe;
+	return 0;
+}
+
+static void
+cq_store_free(const struct roce_cq *cq, const struct roce_cq_store *st)
+{
+	roce_queue_free(cq->alloc, DROCE_RES_TYPE_CQ, st->slots, st->app);
+}
+
 int
 roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
 	       const struct droce_rdev_alloc *alloc, struct droce_rdev_cq **out)
 {
 	struct roce_dev *dev = to_roce_dev(rdev);
-	char name[RTE_RING_NAMESIZE];
+	struct roce_cq_store st;
 	struct roce_cq *cq;
 	int ret;
 
@@ -289,19 +337,18 @@ roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
 		ret = -ENOMEM;
 		goto err_count;
 	}
-	snprintf(name, sizeof(name), "droce_cq_%p", (void *)cq);
 	/*
 	 * Any number of threads may poll one CQ (ibv_alloc_td(3)); the facade
-	 * lets one at a time dequeue, so the ring has one consumer.
+	 * lets one at a time take completions, so the slots have one consumer.
 	 */
 	cq->alloc = alloc;
-	cq->fp.ring = roce_ring_alloc_from(alloc, DROCE_RES_TYPE_CQ, name, sizeof(struct droce_cqe),
-					   cqe, SOCKET_ID_ANY, RING_F_SC_DEQ | RING_F_EXACT_SZ,
-					   &cq->ring_app);
-	if (cq->fp.ring == NULL) {
-		ret = rte_errno == EINVAL ? -EINVAL : -ENOMEM;
+	ret = cq_store_alloc(cq, cqe, &st);
+	if (ret)
 		goto err_free_cq;
-	}
+	cq->fp.slots = st.slots;
+	cq->fp.mask = st.mask;
+	cq->fp.cap = st.cap;
+	cq->slots_app = st.app;
 	cq->fp.dev = rdev;
 	cq->fp.cqe = cqe;
 	cq->fp.user = user;
@@ -319,8 +366,8 @@ err_count:
 }
 
 /*
- * The facade holds the CQ's pollers off. The completions held move to a new
- * ring where they are produced (cq_job), so none is lost or reordered while
+ * The facade holds the CQ's pollers off. The completions held move to new
+ * slots where they are produced (cq_job), so none is lost or reordered while
  * the engine keeps completing.
  */
 int
@@ -328,28 +375,21 @@ roce_cq_resize(struct droce_rdev_cq *fp, uint32_t cqe)
 {
 	struct roce_cq *cq = to_roce_cq(fp);
 	struct roce_dev *dev = cq->dev;
-	char name[RTE_RING_NAMESIZE];
-	struct rte_ring *old = fp->ring, *new;
-	bool old_app = cq->ring_app, new_app;
+	struct roce_cq_store st;
 	int ret;
 
-	snprintf(name, sizeof(name), "droce_cq_%p", (void *)cq);
-	new = roce_ring_alloc_from(cq->alloc, DROCE_RES_TYPE_CQ, name, sizeof(struct droce_cqe),
-				   cqe, SOCKET_ID_ANY, RING_F_SC_DEQ | RING_F_EXACT_SZ, &new_app);
-	if (new == NULL)
-		return rte_errno == EINVAL ? -EINVAL : -ENOMEM;
+	ret = cq_store_alloc(cq, cqe, &st);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&dev->cq_resize_lock);
-	cq->resize_to = new;
+	cq->resize_to = &st;
 	ret = cq_job(cq);
 	cq->resize_to = NULL;
 	pthread_mutex_unlock(&dev->cq_resize_lock);
-	if (ret) {
-		roce_queue_free(cq->alloc, DROCE_RES_TYPE_CQ, new, new_app);
+	/* done: st holds the old slots, the engine completes into the new ones only; else the new */
+	cq_store_free(cq, &st);
+	if (ret)
 		return ret;
-	}
-	/* the engine completes into the new ring only: the old one is ours */
-	roce_queue_free(cq->alloc, DROCE_RES_TYPE_CQ, old, old_app);
-	cq->ring_app = new_app;
 	fp->cqe = cqe;
 	return 0;
 }
@@ -378,7 +418,7 @@ roce_cq_destroy(struct droce_rdev_cq *fp)
 	/* the engine no longer completes into it */
 	if (cq->has_channel && __atomic_exchange_n(&cq->armed, 0, __ATOMIC_ACQ_REL) != 0)
 		__atomic_fetch_sub(&dev->wake_armed, 1, __ATOMIC_RELEASE);
-	roce_queue_free(cq->alloc, DROCE_RES_TYPE_CQ, cq->fp.ring, cq->ring_app);
+	roce_queue_free(cq->alloc, DROCE_RES_TYPE_CQ, cq->fp.slots, cq->slots_app);
 	roce_free(cq);
 	return 0;
 }
