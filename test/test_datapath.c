@@ -881,6 +881,66 @@ test_rc_mr_iova(void)
 
 /* ------------------------------------------------------------------------- */
 /*
+ * An RDMA WRITE's last byte is stored after every byte before it: an
+ * application that polls it to know the WRITE arrived (perftest's
+ * ib_write_lat does) then reads the whole message. 5000 WRITEs of 5000
+ * bytes (5 packets), each of new bytes: once the last byte shows the round,
+ * every byte does. With an engine lcore the poller runs while the engine
+ * copies; a memcpy that stores its tail first fails this (droce-perf's
+ * write_lat stalled that way, a stamp overwritten behind it).
+ */
+#define LBL_LEN		5000
+#define LBL_ROUNDS	5000
+#define LBL_LAST_PKT	4096	/* where the last packet begins (path MTU 1024) */
+
+static int
+test_rc_write_last_byte_lands_last(void)
+{
+	struct h_qp_opts o = { .type = IBV_QPT_RC, .sq_sig_all = 1 };
+	volatile uint8_t *dst;
+	struct h_side *a, *b;
+	struct ibv_wc wc;
+
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
+	dst = b->buf;
+	memset(b->buf, 0, LBL_LEN);
+	for (uint32_t r = 1; r <= LBL_ROUNDS; r++) {
+		struct ibv_sge sg = sge_of(a, 0, LBL_LEN);
+		struct ibv_send_wr wr = { .wr_id = r, .sg_list = &sg, .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE }, *bad = NULL;
+		uint64_t t0 = h_now_ms();
+		uint8_t v = (uint8_t)(r % 255 + 1);	/* never the round before's */
+
+		memset(a->buf, v, LBL_LEN);
+		wr.wr.rdma.remote_addr = (uintptr_t)b->buf;
+		wr.wr.rdma.rkey = b->mr->rkey;
+		TEST_ASSERT_EQ(ibv_post_send(a->qp, &wr, &bad), 0);
+		while (dst[LBL_LEN - 1] != v) {
+			ibv_poll_cq(b->rcq, 0, &wc);	/* progress, inline */
+			TEST_ASSERT(h_now_ms() - t0 < WC_MS, "round %u: the last byte never came", r);
+		}
+		/* first the last packet's first bytes, which a memcpy may store last */
+		for (uint32_t i = LBL_LAST_PKT; i < LBL_LAST_PKT + 64; i++) {
+			uint8_t got = dst[i];
+
+			TEST_ASSERT(got == v, "round %u: byte %u was %u once the last byte was %u",
+				    r, i, got, v);
+		}
+		for (uint32_t i = 0; i < LBL_LEN - 1; i++) {
+			uint8_t got = dst[i];
+
+			TEST_ASSERT(got == v, "round %u: byte %u was %u once the last byte was %u",
+				    r, i, got, v);
+		}
+		POLL1(a->scq, wc);
+		ASSERT_STATUS(wc, IBV_WC_SUCCESS);
+		TEST_ASSERT_EQ(wc.wr_id, r);
+	}
+	return TEST_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/*
  * SENDs posted in a row, then polled: every message arrives whole and in
  * order. With inline progress a post only sends its WRs, and the receiver
  * takes them when the application polls, in bursts: far fewer ACKs come
@@ -950,6 +1010,7 @@ test_rc_posts_answered_in_bursts(void)
 
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_rc_send_sizes),
+	TEST_CASE(test_rc_write_last_byte_lands_last),
 	TEST_CASE(test_uc_send_sizes),
 	TEST_CASE(test_ud_send_sizes),
 	TEST_CASE(test_rc_sge_gather_scatter),

@@ -807,6 +807,24 @@ roce_mem_copy(void *dst, const void *src, size_t n)
 }
 
 /*
+ * roce_mem_copy, with the last byte stored after all the others: the last
+ * packet of an RDMA WRITE. An application that polls the last byte of a
+ * WRITE to know it arrived (perftest's ib_write_lat, droce-perf's write_lat)
+ * then finds every byte before it there too, as a NIC's in-order DMA has it;
+ * a memcpy may store its tail first, and with an engine lcore the poller
+ * runs while it copies.
+ */
+static inline int
+roce_mem_copy_last_byte_last(void *dst, const void *src, size_t n)
+{
+	if (n > 1 && roce_mem_copy(dst, src, n - 1) != 0)
+		return -EFAULT;
+	/* release: the bytes before are visible before the last one */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return n != 0 ? roce_mem_copy((uint8_t *)dst + n - 1, (const uint8_t *)src + n - 1, 1) : 0;
+}
+
+/*
  * The responder's 8-byte atomic at @p (8-aligned): compare-and-swap
  * (@cmp_add compared, @swap stored) or fetch-and-add of @cmp_add; the value
  * before. Atomic with respect to every other atomic of the process.

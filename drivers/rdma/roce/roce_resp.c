@@ -760,7 +760,9 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	}
 	/* a zero-length WRITE names no memory: w_host is NULL (or the last message's) */
 	if (pkt->paylen != 0) {
-		if (roce_mem_copy(e->w_host, pkt->payload, pkt->paylen) != 0) {
+		if ((pkt->opf & ROCE_OPF_LAST ?
+		     roce_mem_copy_last_byte_last(e->w_host, pkt->payload, pkt->paylen) :
+		     roce_mem_copy(e->w_host, pkt->payload, pkt->paylen)) != 0) {
 			/* an ODP page that is not there: as an R_Key violation */
 			imm_rwqe_drop(qp);
 			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
