@@ -162,7 +162,7 @@ struct droce_rdev_ops {
 	 * ibv_resize_cq (@cqe checked by the facade): the CQ holds @cqe
 	 * completions from now on, those it held kept, in order, while the
 	 * engine goes on completing into it. The caller keeps pollers out
-	 * (the ring is swapped). -EINVAL if it holds more than @cqe, -ENOMEM;
+	 * (the slots are swapped). -EINVAL if it holds more than @cqe, -ENOMEM;
 	 * either way the CQ is unchanged.
 	 */
 	int (*cq_resize)(struct droce_rdev_cq *cq, uint32_t cqe);

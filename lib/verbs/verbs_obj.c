@@ -384,7 +384,7 @@ droce_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 	}
 	/*
 	 * Any number of threads may poll one CQ (ibv_alloc_td(3)); they take
-	 * poll_lock (or the CQ was created single-threaded), so the ring has
+	 * poll_lock (or the CQ was created single-threaded), so its slots have
 	 * one consumer at a time.
 	 */
 	pthread_mutex_init(&cq->poll_lock, NULL);
@@ -424,7 +424,7 @@ ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 
 	if (cqe < 1 || cqe > DROCE_MAX_CQE)
 		return EINVAL;
-	/* the ring is replaced: no poller may be dequeuing from it */
+	/* the slots are replaced: no poller may be taking from them */
 	if (!cq->single_threaded)
 		pthread_mutex_lock(&cq->poll_lock);
 	ret = -cq->dev->ops->cq_resize(cq->fp, cqe);

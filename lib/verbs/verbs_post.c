@@ -337,7 +337,7 @@ droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_re
 /*
  * Copy completions out of @cq, by the caller holding its poll lock:
  * the work completion into @wc and, for a tag-matching one, its tag into
- * @tm (if given), handing the tag's handle back to the driver. @n >= 1.
+ * @tm (if given), handing the tag's handle back to the driver. @n >= 0.
  */
 static inline int
 cq_take(struct droce_cq *cq, struct ibv_wc *wc, struct ibv_wc_tm_info *tm, int n)

@@ -62,14 +62,24 @@ roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, const struct droce_cqe
 			}
 		}
 	} else {
-		p = __atomic_load_n(&cq->prod_head, __ATOMIC_RELAXED);
-		do {
-			if (p - __atomic_load_n(&cq->fp.consumed, __ATOMIC_ACQUIRE) >= cq->fp.cap) {
+		for (;;) {
+			uint64_t cons;
+
+			p = __atomic_load_n(&cq->prod_head, __ATOMIC_RELAXED);
+			cons = __atomic_load_n(&cq->fp.consumed, __ATOMIC_ACQUIRE);
+			if (unlikely((int64_t)(p - cons) < 0))
+				continue;	/* others produced and the poller took past p: again */
+			if (unlikely(p - cons >= cq->fp.cap)) {
+				/* full, if no producer moved on while consumed was read */
+				if (__atomic_load_n(&cq->prod_head, __ATOMIC_RELAXED) != p)
+					continue;
 				cq_overrun(cq, wc);
 				return;
 			}
-		} while (!__atomic_compare_exchange_n(&cq->prod_head, &p, p + 1, false,
-						      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+			if (__atomic_compare_exchange_n(&cq->prod_head, &p, p + 1, false,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				break;
+		}
 	}
 	c = &cq->fp.slots[p & cq->fp.mask];
 	c->wc = *wc;
@@ -77,8 +87,8 @@ roce_cq_push(struct roce_cq *cq, const struct ibv_wc *wc, const struct droce_cqe
 	if (likely(!multi)) {
 		__atomic_store_n(&cq->prod_head, p + 1, __ATOMIC_RELAXED);
 	} else {
-		/* the producers before this one publish first */
-		while (__atomic_load_n(&cq->fp.produced, __ATOMIC_RELAXED) != p)
+		/* the producers before this one publish first (acquire: their slots, for ours to carry) */
+		while (__atomic_load_n(&cq->fp.produced, __ATOMIC_ACQUIRE) != p)
 			rte_pause();
 	}
 	/* release: the slot is written before it is counted */
