@@ -158,11 +158,32 @@ struct droce_wq {
 	uint32_t retire_idx;	/* the slot the next one given back must be */
 };
 
+/* The WRs posts may fill: the slots less the driver's own. */
+static inline uint32_t
+droce_wq_cap(const struct droce_wq *wq)
+{
+	return wq->size - wq->reserved;
+}
+
+/* Slot @i of @wq. */
+static inline void *
+droce_wq_slot(const struct droce_wq *wq, uint32_t i)
+{
+	return (uint8_t *)wq->slots + (size_t)i * wq->slot_size;
+}
+
+/* The slot after @i, in the turn posts take them (a QP's own queue). */
+static inline uint32_t
+droce_wq_next(const struct droce_wq *wq, uint32_t i)
+{
+	return i + 1 == droce_wq_cap(wq) ? 0 : i + 1;
+}
+
 /* The number of WRs @wq takes now (exact under its post_lock, else a snapshot). */
 static inline uint32_t
 droce_wq_room(const struct droce_wq *wq)
 {
-	uint32_t cap = wq->size - wq->reserved, retired, out;
+	uint32_t cap = droce_wq_cap(wq), retired, out;
 
 	if (wq->free != NULL)
 		return rte_ring_count(wq->free);
@@ -197,10 +218,9 @@ droce_wq_take(struct droce_wq *wq)
 	if (wq->free != NULL)
 		return rte_ring_sc_dequeue(wq->free, &w) == 0 ? w : NULL;
 	/* acquire: the driver is done with the slot before it is filled again */
-	if (wq->posts - __atomic_load_n(&wq->retired, __ATOMIC_ACQUIRE) >=
-	    wq->size - wq->reserved)
+	if (wq->posts - __atomic_load_n(&wq->retired, __ATOMIC_ACQUIRE) >= droce_wq_cap(wq))
 		return NULL;
-	return (uint8_t *)wq->slots + (size_t)wq->post_idx * wq->slot_size;
+	return droce_wq_slot(wq, wq->post_idx);
 }
 
 /* Post @w, which droce_wq_take() gave: the driver sees it from now on. */
@@ -211,8 +231,7 @@ droce_wq_post(struct droce_wq *wq, void *w)
 		rte_ring_sp_enqueue(wq->posted, w);	/* sized for every slot */
 		return;
 	}
-	if (++wq->post_idx == wq->size - wq->reserved)
-		wq->post_idx = 0;
+	wq->post_idx = droce_wq_next(wq, wq->post_idx);
 	/* release: the WQE is written before the driver sees it counted */
 	__atomic_store_n(&wq->posts, wq->posts + 1, __ATOMIC_RELEASE);
 }

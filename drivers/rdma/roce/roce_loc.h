@@ -985,9 +985,8 @@ roce_wq_pull(struct droce_wq *wq, void **w, unsigned int n)
 	/* acquire: the WQEs' contents were written before they were counted */
 	k = RTE_MIN(n, __atomic_load_n(&wq->posts, __ATOMIC_ACQUIRE) - wq->taken);
 	for (uint32_t i = 0; i < k; i++) {
-		w[i] = (uint8_t *)wq->slots + (size_t)wq->take_idx * wq->slot_size;
-		if (++wq->take_idx == wq->size - wq->reserved)
-			wq->take_idx = 0;
+		w[i] = droce_wq_slot(wq, wq->take_idx);
+		wq->take_idx = droce_wq_next(wq, wq->take_idx);
 	}
 	/* atomic: read by droce_wq_pending() from other threads */
 	__atomic_store_n(&wq->taken, wq->taken + k, __ATOMIC_RELAXED);
@@ -1004,8 +1003,8 @@ roce_wq_unpull(struct droce_wq *wq, void *w)
 {
 	if (wq->posted != NULL)
 		return false;
-	wq->take_idx = wq->take_idx == 0 ? wq->size - wq->reserved - 1 : wq->take_idx - 1;
-	if (unlikely((uint8_t *)w != (uint8_t *)wq->slots + (size_t)wq->take_idx * wq->slot_size))
+	wq->take_idx = (wq->take_idx == 0 ? droce_wq_cap(wq) : wq->take_idx) - 1;
+	if (unlikely(w != droce_wq_slot(wq, wq->take_idx)))
 		roce_wq_retire_bad(wq, w);
 	__atomic_store_n(&wq->taken, wq->taken - 1, __ATOMIC_RELAXED);
 	return true;
@@ -1045,10 +1044,9 @@ roce_wq_retire(struct droce_wq *wq, void *w)
 		rte_ring_enqueue(wq->free, w);	/* an SRQ's QPs, from any lcore */
 		return;
 	}
-	if (unlikely((uint8_t *)w != (uint8_t *)wq->slots + (size_t)wq->retire_idx * wq->slot_size))
+	if (unlikely(w != droce_wq_slot(wq, wq->retire_idx)))
 		roce_wq_retire_bad(wq, w);
-	if (++wq->retire_idx == wq->size - wq->reserved)
-		wq->retire_idx = 0;
+	wq->retire_idx = droce_wq_next(wq, wq->retire_idx);
 	/* release: done with the slot before the application may take it */
 	__atomic_store_n(&wq->retired, wq->retired + 1, __ATOMIC_RELEASE);
 }

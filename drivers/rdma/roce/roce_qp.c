@@ -191,7 +191,7 @@ roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 		return -err;
 	}
 	for (uint32_t i = 0; i < size; i++)
-		rte_ring_enqueue(wq->free, (uint8_t *)wq->slots + i * slot_size);
+		rte_ring_enqueue(wq->free, droce_wq_slot(wq, i));
 	return 0;
 }
 
@@ -354,8 +354,8 @@ tm_pool_init(struct roce_qp *qp)
 	if (qp->tm_posted == NULL)
 		return -rte_errno;
 	sq->reserved = ROCE_TM_QP_WQES;
-	for (uint32_t i = sq->size - sq->reserved; i < sq->size; i++)
-		rte_ring_enqueue(qp->tm_pool, (uint8_t *)sq->slots + (size_t)i * sq->slot_size);
+	for (uint32_t i = droce_wq_cap(sq); i < sq->size; i++)
+		rte_ring_enqueue(qp->tm_pool, droce_wq_slot(sq, i));
 	return 0;
 }
 

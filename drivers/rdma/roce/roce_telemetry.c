@@ -197,9 +197,9 @@ wq_info(struct rte_tel_data *d, const char *prefix, const struct droce_wq *wq)
 	char key[64];
 
 	snprintf(key, sizeof(key), "%s_size", prefix);
-	rte_tel_data_add_dict_int(d, key, (int)(wq->size - wq->reserved));
+	rte_tel_data_add_dict_int(d, key, (int)droce_wq_cap(wq));
 	snprintf(key, sizeof(key), "%s_posted", prefix);
-	rte_tel_data_add_dict_int(d, key, (int)(wq->size - wq->reserved - droce_wq_room(wq)));
+	rte_tel_data_add_dict_int(d, key, (int)(droce_wq_cap(wq) - droce_wq_room(wq)));
 }
 
 static int
