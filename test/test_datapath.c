@@ -612,6 +612,69 @@ test_rc_loopback_one_device(void)
 	return TEST_SUCCESS;
 }
 
+/* QP counter @name of @qp (droce_qp_xstats); UINT64_MAX if there is none. */
+static uint64_t
+qp_counter(struct ibv_qp *qp, const char *name)
+{
+	const char *names[64];
+	uint64_t v[64];
+	int n = droce_qp_xstats(qp, names, v, 64);
+
+	for (int i = 0; i < n && i < 64; i++)
+		if (strcmp(names[i], name) == 0)
+			return v[i];
+	return UINT64_MAX;
+}
+
+/*
+ * A QP's packet and byte counters (kept on the engine's lines, not with the
+ * others): 50 SENDs of 100 bytes arrive as 50 frames of 158 bytes (Ethernet,
+ * IPv4, UDP, BTH, payload, ICRC), their sender counts as many out, its ACKs
+ * in both counters; the counters outlive a reset of the QP.
+ */
+static int
+test_rc_qp_traffic_counters_exact_and_kept_over_reset(void)
+{
+	struct h_qp_opts o = { .type = IBV_QPT_RC, .sq_sig_all = 1 };
+	const uint64_t frame = 14 + 20 + 8 + 12 + 100 + 4;
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+	struct h_side *a, *b;
+	struct ibv_wc sw, rw;
+	uint64_t acks, ack_bytes;
+
+	TEST_ASSERT(h_res_pair(&a, &b, &o, false) == 0, "pair setup failed");
+	for (int i = 0; i < 50; i++) {
+		struct ibv_sge ss = sge_of(a, 0, 100), rs = sge_of(b, 4096, 100);
+
+		TEST_ASSERT_EQ(post_recv_sges(b, &rs, 1, i), 0);
+		TEST_ASSERT_EQ(post_send_sges(a, &ss, 1, i, false, 0, 0, NULL, b), 0);
+		POLL1(b->rcq, rw);
+		ASSERT_STATUS(rw, IBV_WC_SUCCESS);
+		POLL1(a->scq, sw);
+		ASSERT_STATUS(sw, IBV_WC_SUCCESS);
+	}
+	TEST_ASSERT_EQ(qp_counter(a->qp, "tx_pkts"), 50);
+	TEST_ASSERT_EQ(qp_counter(a->qp, "tx_bytes"), 50 * frame);
+	TEST_ASSERT_EQ(qp_counter(b->qp, "rx_pkts"), 50);
+	TEST_ASSERT_EQ(qp_counter(b->qp, "rx_bytes"), 50 * frame);
+	/* every SEND was answered before the next: an ACK each (58-byte frames + ICRC) */
+	acks = qp_counter(b->qp, "tx_pkts");
+	ack_bytes = qp_counter(b->qp, "tx_bytes");
+	TEST_ASSERT_EQ(acks, 50);
+	TEST_ASSERT_EQ(ack_bytes, 50 * (14 + 20 + 8 + 12 + 4 + 4));
+	TEST_ASSERT_EQ(qp_counter(a->qp, "rx_pkts"), acks);
+	TEST_ASSERT_EQ(qp_counter(a->qp, "rx_bytes"), ack_bytes);
+	TEST_ASSERT_EQ(qp_counter(a->qp, "retransmits"), 0);
+
+	TEST_ASSERT_EQ(ibv_modify_qp(a->qp, &at, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(ibv_modify_qp(b->qp, &at, IBV_QP_STATE), 0);
+	TEST_ASSERT_EQ(qp_counter(a->qp, "tx_pkts"), 50);
+	TEST_ASSERT_EQ(qp_counter(a->qp, "rx_bytes"), ack_bytes);
+	TEST_ASSERT_EQ(qp_counter(b->qp, "rx_pkts"), 50);
+	TEST_ASSERT_EQ(qp_counter(b->qp, "tx_bytes"), ack_bytes);
+	return TEST_SUCCESS;
+}
+
 static int
 test_ud_loopback_one_device(void)
 {
@@ -1025,6 +1088,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_uc_write_zero_len_no_rkey),
 	TEST_CASE(test_rc_stream_20000),
 	TEST_CASE(test_rc_loopback_one_device),
+	TEST_CASE(test_rc_qp_traffic_counters_exact_and_kept_over_reset),
 	TEST_CASE(test_ud_loopback_one_device),
 	TEST_CASE(test_rc_psn_wrap),
 	TEST_CASE(test_uc_psn_wrap),

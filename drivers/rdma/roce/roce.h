@@ -127,10 +127,6 @@ struct roce_stats {
  * Packets and bytes are whole frames, as the device counts them.
  */
 struct roce_qp_stats {
-	uint64_t rx_pkts;
-	uint64_t rx_bytes;
-	uint64_t tx_pkts;		/* requests, responses, ACKs and NAKs queued for the port */
-	uint64_t tx_bytes;
 	uint64_t retransmits;		/* go-back-N restarts: a timeout, a READ response gap */
 	uint64_t timeouts;		/* local ACK timeouts that fired */
 	uint64_t fast_retransmits;	/* early resends on the measured round trip */
@@ -406,11 +402,19 @@ struct roce_qp_eng {
 	/* tag matching: what the message in progress is, for a TM SRQ */
 	uint8_t tm_kind;		/* enum roce_tm_kind */
 	struct roce_tm_tag *tm_tag;	/* ROCE_TM_EXPECTED: the matched tag */
-	uint8_t *w_host;		/* RDMA WRITE in progress: next byte */
-	uint32_t w_left;		/* bytes of the RETH length still due */
-	uint32_t w_len;			/* the RETH length */
-	uint32_t w_rkey;		/* the RETH R_Key and VA, checked again per packet */
-	uint64_t w_va;
+	/*
+	 * The QP's packet and byte counters (struct roce_qp_stats has the
+	 * rest): every frame it sends or receives adds to them, so they share
+	 * the third line with what every visit reads, not a line of their own
+	 * (one cache miss less a frame at either end with thousands of QPs).
+	 * A QP reset keeps them (roce_qp_reset_engine).
+	 */
+	struct roce_qp_traffic {
+		uint64_t rx_pkts;
+		uint64_t rx_bytes;
+		uint64_t tx_pkts;	/* requests, responses, ACKs and NAKs queued for the port */
+		uint64_t tx_bytes;
+	} traffic;
 	uint32_t una;			/* oldest unacknowledged PSN */
 	uint32_t rd_gap_psn;		/* 1 + the READ response PSN last asked for again */
 	/*
@@ -429,6 +433,12 @@ struct roce_qp_eng {
 	uint32_t srtt, rttvar;
 	uint32_t fast_round;		/* q->rx_rounds when the early resend fell due */
 	uint8_t fast_due;		/* ... and it did */
+	/* RDMA WRITE in progress (fourth line too) */
+	uint8_t *w_host;		/* next byte */
+	uint64_t w_va;			/* the RETH R_Key and VA, checked again per packet */
+	uint32_t w_rkey;
+	uint32_t w_left;		/* bytes of the RETH length still due */
+	uint32_t w_len;			/* the RETH length */
 	/* responder: READ responses and atomic replies owed, in PSN order */
 	struct roce_rd_job {
 		uint8_t *host;		/* READ: next byte to send */
@@ -496,7 +506,7 @@ struct roce_qp {
 
 	/* written by the engine */
 	struct roce_qp_eng e __rte_cache_aligned;
-	/* its first line: the four counters every packet adds to (roce_qp_prefetch) */
+	/* the counters of events (packets and bytes: e.traffic) */
 	struct roce_qp_stats stats __rte_cache_aligned;
 };
 

@@ -237,8 +237,8 @@ struct roce_pkt {
 static inline void
 roce_qp_cnt_rx(struct roce_qp *qp, const struct rte_mbuf *m)
 {
-	ROCE_CNT_INC(qp->stats.rx_pkts);
-	ROCE_CNT_ADD(qp->stats.rx_bytes, m->pkt_len);
+	ROCE_CNT_INC(qp->e.traffic.rx_pkts);
+	ROCE_CNT_ADD(qp->e.traffic.rx_bytes, m->pkt_len);
 }
 
 /*
@@ -371,7 +371,7 @@ roce_qp_activate(struct roce_qp *qp)
 /*
  * Into the cache ahead of a visit: the lines of @qp that every packet and
  * every visit reads (the queues' counters, type and state, the CQs, the
- * destination, the engine's first lines, the counters). With thousands of
+ * destination, the engine's first four lines). With thousands of
  * QPs each visit is otherwise a string of cache misses, one after another.
  */
 static inline void
@@ -388,7 +388,6 @@ roce_qp_prefetch(const struct roce_qp *qp)
 	rte_prefetch0((const uint8_t *)&qp->e + RTE_CACHE_LINE_SIZE);
 	rte_prefetch0((const uint8_t *)&qp->e + 2 * RTE_CACHE_LINE_SIZE);
 	rte_prefetch0((const uint8_t *)&qp->e + 3 * RTE_CACHE_LINE_SIZE);
-	rte_prefetch0(&qp->stats);
 }
 
 /* The QP a QPN names, or NULL: QP1 (GSI), this process's, wherever it sits in the table. */

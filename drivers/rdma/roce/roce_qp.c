@@ -242,6 +242,7 @@ roce_qp_reset_engine(struct roce_qp *qp)
 {
 	struct roce_qp_eng *e = &qp->e;
 	struct droce_send_wqe **win = e->win;
+	struct roce_qp_traffic traffic;
 	void *w;
 
 	for (uint32_t i = e->win_head; i != e->win_tail; i++)
@@ -261,8 +262,10 @@ roce_qp_reset_engine(struct roce_qp *qp)
 			roce_tm_uncount(qp->srq->tm);
 		roce_wq_retire(qp->srq ? &qp->srq->fp.rq : &qp->fp.rq, e->rwqe);
 	}
+	traffic = e->traffic;
 	memset(e, 0, sizeof(*e));
 	e->win = win;
+	e->traffic = traffic;
 	roce_wq_drain(&qp->fp.sq);
 	roce_wq_drain(&qp->fp.rq);
 }

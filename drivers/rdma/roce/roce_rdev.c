@@ -163,13 +163,22 @@ rdev_xstats_get(struct droce_rdev *rdev, const char **names, uint64_t *values, i
 	return roce_dev_xstats_get(to_roce_dev(rdev), names, values, n);
 }
 
+/* a QP's packet and byte counters (e.traffic), then the others (stats) */
+#define QT(f) { #f, offsetof(struct roce_qp_traffic, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} qp_traffic[] = {
+	QT(rx_pkts), QT(rx_bytes), QT(tx_pkts), QT(tx_bytes),
+};
+#undef QT
+
 #define QS(f) { #f, offsetof(struct roce_qp_stats, f) }
 static const struct {
 	const char *name;
 	size_t off;
 } qp_xstats[] = {
-	QS(rx_pkts), QS(rx_bytes), QS(tx_pkts), QS(tx_bytes), QS(retransmits), QS(timeouts),
-	QS(fast_retransmits),
+	QS(retransmits), QS(timeouts), QS(fast_retransmits),
 	{ "naks_sent_seq_err", offsetof(struct roce_qp_stats, naks_sent_kind[0]) },
 	{ "naks_sent_inv_req", offsetof(struct roce_qp_stats, naks_sent_kind[1]) },
 	{ "naks_sent_rem_access", offsetof(struct roce_qp_stats, naks_sent_kind[2]) },
@@ -187,11 +196,14 @@ static const struct {
 int
 roce_qp_xstats_get(const struct roce_qp *qp, const char **names, uint64_t *values, int n)
 {
-	for (int i = 0; i < n && i < (int)RTE_DIM(qp_xstats); i++) {
-		names[i] = qp_xstats[i].name;
-		values[i] = cnt_at(&qp->stats, qp_xstats[i].off);
+	const int nt = RTE_DIM(qp_traffic);
+
+	for (int i = 0; i < n && i < nt + (int)RTE_DIM(qp_xstats); i++) {
+		names[i] = i < nt ? qp_traffic[i].name : qp_xstats[i - nt].name;
+		values[i] = i < nt ? cnt_at(&qp->e.traffic, qp_traffic[i].off) :
+			    cnt_at(&qp->stats, qp_xstats[i - nt].off);
 	}
-	return RTE_DIM(qp_xstats);
+	return nt + RTE_DIM(qp_xstats);
 }
 
 static int

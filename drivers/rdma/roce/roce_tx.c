@@ -134,8 +134,8 @@ static inline void
 qp_sent(struct roce_qp *qp, uint32_t len)
 {
 	if (qp != NULL) {
-		ROCE_CNT_INC(qp->stats.tx_pkts);
-		ROCE_CNT_ADD(qp->stats.tx_bytes, len);
+		ROCE_CNT_INC(qp->e.traffic.tx_pkts);
+		ROCE_CNT_ADD(qp->e.traffic.tx_bytes, len);
 	}
 }
 
