@@ -9,6 +9,7 @@
  * process goes on; a fault elsewhere in the program still kills it.
  * ibv_advise_mr's checks and errno; odp_caps. Both progress modes.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -224,6 +225,90 @@ test_explicit_odp_mr_with_a_hole(void)
 }
 
 /*
+ * UC: an RDMA WRITE with immediate into a page that is not there takes its
+ * receive WQE, then fails; the message is dropped (UC) and its WQE must
+ * serve the next message, with a QP's own receive queue as with an SRQ's.
+ * One receive posted, the failed WRITE, then a SEND: the SEND's bytes land
+ * in that receive, which completes with its wr_id; nothing else completes.
+ */
+static int
+test_uc_write_imm_into_missing_page_keeps_the_receive(void)
+{
+	for (int use_srq = 0; use_srq < 2; use_srq++) {
+		struct h_qp_opts uc = { .type = IBV_QPT_UC, .max_send_wr = 8, .max_recv_wr = 8 };
+		struct ibv_context *cb = h_res_open(1);
+		struct ibv_pd *pd = cb ? h_res_add_pd(ibv_alloc_pd(cb)) : NULL;
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+		struct ibv_srq *srq = NULL;
+		struct h_side *a, *b;
+		struct ibv_mr *imr;
+		struct ibv_recv_wr rw = { .wr_id = 0x5151, .num_sge = 1 }, *bad;
+		struct ibv_sge rs;
+		struct ibv_wc wc;
+		struct ibv_send_wr sw = { .wr_id = 0x77, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
+					  .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+					  .imm_data = htonl(0xabcd) }, *sbad;
+		struct ibv_sge ss;
+		uint8_t *p = holed();
+
+		TEST_ASSERT(p != NULL && pd != NULL, "mmap / PD");
+		if (use_srq) {
+			srq = h_res_add_srq(ibv_create_srq(pd, &sa));
+			TEST_ASSERT(srq != NULL, "SRQ: %s", strerror(errno));
+			uc.srq = srq;
+		}
+		uc.pd = pd;
+		b = h_res_side(cb, &uc);
+		uc.srq = NULL;
+		uc.pd = NULL;
+		a = h_res_side(h_res_open(0), &uc);
+		TEST_ASSERT(a != NULL && b != NULL, "sides");
+		uc.srq = srq;
+		TEST_ASSERT_EQ(h_connect(b, a, &uc), 0);
+		uc.srq = NULL;
+		TEST_ASSERT_EQ(h_connect(a, b, &uc), 0);
+		imr = h_res_add_mr(ibv_reg_mr(pd, NULL, SIZE_MAX, ACC_ALL | IBV_ACCESS_ON_DEMAND));
+		TEST_ASSERT(imr != NULL, "implicit MR: %s", strerror(errno));
+
+		rs = (struct ibv_sge){ (uintptr_t)b->buf, 256, b->mr->lkey };
+		rw.sg_list = &rs;
+		TEST_ASSERT_EQ(srq ? ibv_post_srq_recv(srq, &rw, &bad) : ibv_post_recv(b->qp, &rw, &bad), 0);
+		memset(b->buf, 0, 256);
+
+		/* the WRITE with immediate into the hole (the middle page) */
+		memset(a->buf, 0x5a, 256);
+		ss = (struct ibv_sge){ (uintptr_t)a->buf, 256, a->mr->lkey };
+		sw.sg_list = &ss;
+		sw.wr.rdma.remote_addr = (uintptr_t)p + pg + 8;
+		sw.wr.rdma.rkey = imr->rkey;
+		TEST_ASSERT_EQ(ibv_post_send(a->qp, &sw, &sbad), 0);
+		TEST_ASSERT_EQ(h_poll(a->scq, &wc, 1, WC_MS), 1);
+		TEST_ASSERT(wc.status == IBV_WC_SUCCESS, "UC WRITE: %s", ibv_wc_status_str(wc.status));
+		TEST_ASSERT_EQ(h_poll(b->rcq, &wc, 1, 200), 0);	/* dropped: no completion */
+
+		/* a SEND after it lands in the one receive */
+		for (uint32_t i = 0; i < 200; i++)
+			a->buf[i] = (uint8_t)(i * 7 + 3);
+		CHECK(h_post_send(a, IBV_WR_SEND, 0, 200, 0x78, IBV_SEND_SIGNALED));
+		TEST_ASSERT_EQ(h_poll(a->scq, &wc, 1, WC_MS), 1);
+		TEST_ASSERT(wc.status == IBV_WC_SUCCESS, "SEND: %s", ibv_wc_status_str(wc.status));
+		TEST_ASSERT(h_poll(b->rcq, &wc, 1, WC_MS) == 1,
+			    "%s: the SEND found no receive: the WRITE's WQE was lost",
+			    use_srq ? "SRQ" : "own RQ");
+		TEST_ASSERT(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV, "receive: %s",
+			    ibv_wc_status_str(wc.status));
+		TEST_ASSERT_EQ(wc.wr_id, 0x5151);
+		TEST_ASSERT_EQ(wc.byte_len, 200);
+		TEST_ASSERT(memcmp(b->buf, a->buf, 200) == 0, "the SEND's bytes");
+		TEST_ASSERT_EQ(h_poll(b->rcq, &wc, 1, 100), 0);
+		TEST_ASSERT_EQ(h_qp_state(b->qp), IBV_QPS_RTS);
+		h_res_release();
+		unholed(p);
+	}
+	return TEST_SUCCESS;
+}
+
+/*
  * Local memory that is not there: a SEND gathering from it is LOC_PROT_ERR
  * at a; a READ whose response lands in it is LOC_PROT_ERR at a; a SEND into
  * a receive buffer that is not there is LOC_PROT_ERR at b and REM_OP_ERR at
@@ -374,6 +459,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_implicit_mr_reaches_any_address),
 	TEST_CASE(test_remote_access_to_missing_or_readonly_memory_is_rem_access_err),
 	TEST_CASE(test_explicit_odp_mr_with_a_hole),
+	TEST_CASE(test_uc_write_imm_into_missing_page_keeps_the_receive),
 	TEST_CASE(test_local_memory_missing),
 	TEST_CASE(test_advise_mr),
 	TEST_CASE(test_fault_outside_droce_still_kills),

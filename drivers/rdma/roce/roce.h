@@ -347,6 +347,13 @@ struct roce_srq {
 	struct roce_tm *tm;		/* a tag-matching SRQ, else NULL */
 	struct droce_rdev_xrcd *xrcd;	/* an XRC SRQ (in dev->srq_tbl), else NULL */
 	struct roce_cq *cq;		/* an XRC SRQ's receive completions */
+	/*
+	 * WQEs a QP took and gave back unused (a UC WRITE with immediate that
+	 * failed after it took one: roce_srq_unget), taken again before the
+	 * posted ones; its QPs may be on several lcores (multi-producer and
+	 * multi-consumer)
+	 */
+	struct rte_ring *returned;
 };
 
 /*

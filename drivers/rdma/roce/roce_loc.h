@@ -948,6 +948,7 @@ roce_rkey_check(struct roce_dev *dev, const struct roce_qp *qp, const struct dro
 
 /* roce_srq.c */
 struct droce_recv_wqe *roce_srq_get(struct roce_dev *dev, struct roce_srq *srq);
+void roce_srq_unget(struct roce_srq *srq, struct droce_recv_wqe *w);
 int roce_srq_create(struct droce_rdev_pd *pd, uint32_t max_wr, uint32_t max_sge, void *user,
 		    struct droce_rdev_srq **out);
 int roce_srq_limit_set(struct droce_rdev_srq *fp, uint32_t limit);

@@ -60,22 +60,25 @@ put_rwqe(struct roce_qp *qp, struct droce_recv_wqe *w)
 }
 
 /*
- * A WRITE with immediate that failed after it took its receive WQE. RC
- * keeps the WQE, to flush it with the QP. A UC message is dropped and the
- * QP goes on, so the WQE must not stay taken (its SGEs were never checked,
- * and a kept WQE is reused for SEND data unchecked): a QP's own receive
- * queue takes it back at its head, for the next message, as if the dropped
- * one never came; an SRQ cannot, and gives the slot up (the WR is lost,
- * with no completion).
+ * A WRITE with immediate that failed after it took its receive WQE (its
+ * memory is an ODP page that is not there). RC keeps the WQE, to flush it
+ * with the QP. A UC message is dropped and the QP goes on, so the WQE must
+ * not stay taken (its SGEs were never checked, and a kept WQE is reused for
+ * SEND data unchecked): it goes back for the next message, as if the
+ * dropped one never came, at the head of a QP's own receive queue, or to
+ * the SRQ's WQEs given back (roce_srq_unget).
  */
 static void
 imm_rwqe_drop(struct roce_qp *qp)
 {
 	struct roce_qp_eng *e = &qp->e;
+	struct roce_srq *srq = resp_srq(qp);
 
 	if (e->rwqe == NULL || roce_qp_reliable(qp))
 		return;
-	if (resp_srq(qp) != NULL || !roce_wq_unpull(&qp->fp.rq, e->rwqe))
+	if (srq != NULL)
+		roce_srq_unget(srq, e->rwqe);
+	else if (!roce_wq_unpull(&qp->fp.rq, e->rwqe))
 		put_rwqe(qp, e->rwqe);
 	e->rwqe = NULL;
 }
@@ -743,7 +746,8 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		e->w_left = 0;
 		return 0;
 	}
-	if (pkt->paylen > e->w_left) {
+	/* IBA 9.7.5.1.3: no packet past the RETH length, and the last one ends it */
+	if (pkt->paylen > e->w_left || ((pkt->opf & ROCE_OPF_LAST) && pkt->paylen != e->w_left)) {
 		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 		return -EINVAL;
 	}
@@ -771,11 +775,6 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		e->w_host += pkt->paylen;
 	}
 	e->w_left -= pkt->paylen;
-	if ((pkt->opf & ROCE_OPF_LAST) && e->w_left != 0) {
-		imm_rwqe_drop(qp);
-		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
-		return -EINVAL;
-	}
 	if (pkt->opf & ROCE_OPF_IMMDT) {
 		complete_recv(qp, e->rwqe, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, e->w_len,
 			      IBV_WC_WITH_IMM, bth_immdt(pkt->bth, pkt->opf), 0, bth_se(pkt->bth));

@@ -9,6 +9,9 @@ roce_srq_get(struct roce_dev *dev, struct roce_srq *srq)
 	struct droce_recv_wqe *wqe;
 	uint32_t limit;
 
+	if (unlikely(!rte_ring_empty(srq->returned)) &&
+	    rte_ring_dequeue(srq->returned, (void **)&wqe) == 0)
+		return wqe;
 	if (rte_ring_dequeue(srq->fp.rq.posted, (void **)&wqe) != 0)
 		return NULL;
 	limit = __atomic_load_n(&srq->limit, __ATOMIC_ACQUIRE);
@@ -23,6 +26,18 @@ roce_srq_get(struct roce_dev *dev, struct roce_srq *srq)
 		roce_async_raise(dev, &ev);
 	}
 	return wqe;
+}
+
+/*
+ * @w, which roce_srq_get gave, back unused: the next message to the SRQ
+ * takes it, as if the one that took it never came. Its ring has room for
+ * every WQE of the SRQ.
+ */
+void
+roce_srq_unget(struct roce_srq *srq, struct droce_recv_wqe *w)
+{
+	if (rte_ring_enqueue(srq->returned, w) != 0)
+		roce_wq_retire(&srq->fp.rq, w);	/* cannot be: its slot goes back to the free ones */
 }
 
 /* --- SRQ objects --- */
@@ -47,6 +62,14 @@ roce_srq_create(struct droce_rdev_pd *pd, uint32_t max_wr, uint32_t max_sge, voi
 			   sizeof(struct droce_recv_wqe), SOCKET_ID_ANY, NULL, 0, false, true);
 	if (ret)
 		goto err_free_srq;
+	snprintf(name, sizeof(name), "dsrr%p", (void *)srq);
+	srq->returned = roce_ring_alloc(name, sizeof(void *), max_wr, SOCKET_ID_ANY,
+					RING_F_EXACT_SZ);
+	if (srq->returned == NULL) {
+		ret = -rte_errno;
+		roce_wq_fini(&srq->fp.rq);
+		goto err_free_srq;
+	}
 	srq->fp.dev = &dev->rdev;
 	srq->fp.user = user;
 	srq->dev = dev;
@@ -166,6 +189,7 @@ roce_srq_destroy(struct droce_rdev_srq *fp)
 	if (srq->tm != NULL)
 		roce_tm_fini(srq);
 	roce_wq_fini(&srq->fp.rq);
+	roce_ring_release(srq->returned);
 	roce_free(srq);
 	return 0;
 }
