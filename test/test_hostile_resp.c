@@ -391,6 +391,23 @@ test_rc_opcode_sequence_errors(void)
 	tmpl(&fs[0], IBV_OPCODE_RC_RDMA_WRITE_FIRST, &r, d, PMTU);
 	tmpl(&fs[1], IBV_OPCODE_RC_RDMA_WRITE_MIDDLE, NULL, d, 8);
 	CHECK(rc_killed_by("short WRITE_MIDDLE", fs, 2, 1, AETH_NAK_INV_REQ, "rx_drop_bad_len"));
+	/*
+	 * a LAST after a FIRST carries 1 to PMTU bytes: the packet that ends a
+	 * message is its LAST (a WRITE's last byte is stored last in it), so an
+	 * empty LAST after packets that ended the length is an invalid request
+	 */
+	{
+		struct ext r1 = ext_reth(hp_va(TGT_OFF), W.mr->rkey, PMTU);
+
+		tmpl(&fs[0], IBV_OPCODE_RC_RDMA_WRITE_FIRST, &r1, d, PMTU);
+		tmpl(&fs[1], IBV_OPCODE_RC_RDMA_WRITE_LAST, NULL, d, 0);
+		CHECK(rc_killed_by("WRITE_FIRST, empty WRITE_LAST", fs, 2, 1, AETH_NAK_INV_REQ,
+				   "rx_drop_bad_len"));
+	}
+	tmpl(&fs[0], IBV_OPCODE_RC_SEND_FIRST, NULL, d, PMTU);
+	tmpl(&fs[1], IBV_OPCODE_RC_SEND_LAST, NULL, d, 0);
+	CHECK(rc_killed_by("SEND_FIRST, empty SEND_LAST", fs, 2, 1, AETH_NAK_INV_REQ,
+			   "rx_drop_bad_len"));
 	free(fs);
 
 	/* a message longer than the receive buffer (4136 bytes): LOC_LEN_ERR, NAK, ERR */

@@ -854,8 +854,13 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			e->msn = (e->msn + 1) & 0xffffff;
 		return;
 	}
-	/* IBA 9.7.5.1.3: opcode sequence, and only the last packet may be short */
-	if (!check_seq(qp, pkt) || (!(pkt->opf & ROCE_OPF_LAST) && pkt->paylen != mtu)) {
+	/*
+	 * IBA 9.7.5.1.3: opcode sequence; only the last packet may be short,
+	 * and a LAST after a FIRST is not empty (the packet that ends a
+	 * message is its LAST: a WRITE's last byte is stored last in it)
+	 */
+	if (!check_seq(qp, pkt) || (!(pkt->opf & ROCE_OPF_LAST) && pkt->paylen != mtu) ||
+	    ((pkt->opf & ROCE_OPF_ONLY) == ROCE_OPF_LAST && pkt->paylen == 0)) {
 		ROCE_QP_CNT(dev, qp, rx_drop_bad_len);
 		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 		return;
