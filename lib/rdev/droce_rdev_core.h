@@ -137,17 +137,24 @@ struct droce_recv_wqe {
  * behind a preempted poster (as a multi-producer ring's tail update would).
  */
 struct droce_wq {
+	/* what a post reads and writes: one line */
 	void *slots;
 	uint32_t size;		/* slots */
 	uint32_t max_sge;
 	uint32_t slot_size;
 	uint32_t reserved;	/* the last slots, the driver's own (not taken by posts) */
-	struct rte_ring *free;	/* an SRQ's free slots */
-	struct rte_ring *posted;	/* an SRQ's posted slots */
 	uint32_t posts;		/* WRs ever posted (a QP's queue): the poster's */
 	uint32_t post_idx;	/* the next slot to fill */
-	pthread_mutex_t post_lock;
+	/*
+	 * @retired as the poster last read it: the slots it counts free are
+	 * read again only once they are used up, so that a post does not read
+	 * the driver's line (written by an engine lcore) every time
+	 */
+	uint32_t retired_seen;
 	bool no_lock;		/* a thread domain's QP: one thread posts, no post_lock */
+	struct rte_ring *free;	/* an SRQ's free slots */
+	struct rte_ring *posted;	/* an SRQ's posted slots */
+	pthread_mutex_t post_lock __rte_cache_aligned;
 	/* the slots came from this application allocator (a parent domain's) */
 	const struct droce_rdev_alloc *alloc;
 	uint64_t alloc_type;
@@ -217,9 +224,12 @@ droce_wq_take(struct droce_wq *wq)
 
 	if (wq->free != NULL)
 		return rte_ring_sc_dequeue(wq->free, &w) == 0 ? w : NULL;
-	/* acquire: the driver is done with the slot before it is filled again */
-	if (wq->posts - __atomic_load_n(&wq->retired, __ATOMIC_ACQUIRE) >= droce_wq_cap(wq))
-		return NULL;
+	if (wq->posts - wq->retired_seen >= droce_wq_cap(wq)) {
+		/* acquire: the driver is done with the slots before they are filled again */
+		wq->retired_seen = __atomic_load_n(&wq->retired, __ATOMIC_ACQUIRE);
+		if (wq->posts - wq->retired_seen >= droce_wq_cap(wq))
+			return NULL;
+	}
 	return droce_wq_slot(wq, wq->post_idx);
 }
 
