@@ -14,8 +14,10 @@
 #define DROCE_RDEV_CORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <string.h>
 #include <infiniband/verbs.h>
 #include <rte_byteorder.h>
 #include <rte_common.h>
@@ -66,8 +68,21 @@ struct droce_send_wqe {
 	uint32_t num_sge;
 	uint32_t length;		/* total bytes */
 	uint32_t signaled;		/* completes into the CQ on success */
+	/* the driver's */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint32_t npkts;
+	uint8_t tm;			/* the driver's own WQE (rendezvous) */
 	uint8_t inl;			/* data is in inline_data */
-	uint32_t xrc_srqn;		/* XRC_SEND: the remote XRC SRQ (XRCETH) */
+	/*
+	 * At byte 48 of a line-aligned slot (roce_wq_init): a SEND of one SGE
+	 * is one cache line for the post and the engine alike.
+	 */
+	union {
+		struct ibv_sge sge[DROCE_MAX_SGE];
+		uint8_t inline_data[DROCE_MAX_INLINE];
+	};
+	/* what the other WRs add, after the SGEs (droce_send_wqe_clear) */
 	union {
 		struct {
 			uint64_t remote_addr;
@@ -98,20 +113,20 @@ struct droce_send_wqe {
 			uint32_t access;
 		} bind;
 	} wr;
-	/*
-	 * the driver's: before the SGEs, so that a WR of one SGE is two cache
-	 * lines for the post and the engine alike
-	 */
-	uint32_t first_psn;
-	uint32_t last_psn;
-	uint32_t npkts;
-	uint8_t tm;			/* the driver's own WQE (rendezvous) */
+	uint32_t xrc_srqn;		/* XRC_SEND: the remote XRC SRQ (XRCETH) */
 	uint32_t tm_handle;
-	union {
-		struct ibv_sge sge[DROCE_MAX_SGE];
-		uint8_t inline_data[DROCE_MAX_INLINE];
-	};
 };
+
+_Static_assert(offsetof(struct droce_send_wqe, sge) == 48,
+	       "a one-SGE SEND's WQE is one cache line");
+
+/* Every field of @w but its SGEs and inline data, zeroed. */
+static inline void
+droce_send_wqe_clear(struct droce_send_wqe *w)
+{
+	memset(w, 0, offsetof(struct droce_send_wqe, sge));
+	memset(&w->wr, 0, sizeof(*w) - offsetof(struct droce_send_wqe, wr));
+}
 
 struct droce_recv_wqe {
 	uint64_t wr_id;

@@ -156,8 +156,9 @@ droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 	wqe->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
 	wqe->npkts = 0;
 	wqe->inl = !!(wr->send_flags & IBV_SEND_INLINE);
-	wqe->xrc_srqn = qp->type == IBV_QPT_XRC_SEND ?
-			wr->qp_type.xrc.remote_srqn & DROCE_QPN_MASK : 0;
+	/* a SEND's WQE is its first line (struct droce_send_wqe): the others only as needed */
+	if (qp->type == IBV_QPT_XRC_SEND)
+		wqe->xrc_srqn = wr->qp_type.xrc.remote_srqn & DROCE_QPN_MASK;
 	if (qp->type == IBV_QPT_UD) {
 		wqe->wr.ud.av = to_dah(wr->wr.ud.ah)->av;
 		wqe->wr.ud.remote_qpn = wr->wr.ud.remote_qpn & DROCE_QPN_MASK;
@@ -177,7 +178,8 @@ droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 		wqe->wr.bind.addr = bi->addr;
 		wqe->wr.bind.length = bi->length;
 		wqe->wr.bind.access = bi->mw_access_flags;
-	} else {
+	} else if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
+		   wr->opcode != IBV_WR_SEND_WITH_INV && wr->opcode != IBV_WR_LOCAL_INV) {
 		wqe->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
 		wqe->wr.rdma.rkey = wr->wr.rdma.rkey;
 	}

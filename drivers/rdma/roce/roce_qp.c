@@ -158,9 +158,10 @@ roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 	pthread_mutex_init(&wq->post_lock, NULL);
 	wq->size = size;
 	wq->max_sge = max_sge;
-	wq->slot_size = slot_size;
+	/* line-aligned slots: a WQE's first line is one line (struct droce_send_wqe) */
+	wq->slot_size = RTE_ALIGN_CEIL(slot_size, RTE_CACHE_LINE_SIZE);
 	wq->no_lock = no_lock;
-	wq->slots = roce_queue_zalloc(a, type, name, slot_size * size, socket, &app);
+	wq->slots = roce_queue_zalloc(a, type, name, (size_t)wq->slot_size * size, socket, &app);
 	if (wq->slots == NULL) {
 		pthread_mutex_destroy(&wq->post_lock);
 		return -ENOMEM;

@@ -194,7 +194,7 @@ rndv_start(struct roce_qp *qp, struct roce_tm_tag *t)
 	/* rndv_mode saw a free slot, and only the engine takes them */
 	if (rte_ring_dequeue(qp->tm_pool, (void **)&w) != 0)
 		return;
-	memset(w, 0, offsetof(struct droce_send_wqe, sge));
+	droce_send_wqe_clear(w);
 	w->opcode = IBV_WR_RDMA_READ;
 	w->length = t->rv_len;
 	w->num_sge = 1;
@@ -252,7 +252,7 @@ roce_tm_wqe_done(struct roce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_statu
 	t = &qp->srq->tm->tags[w->tm_handle];
 	len = w->length;
 	if (st == IBV_WC_SUCCESS) {
-		memset(w, 0, offsetof(struct droce_send_wqe, sge));
+		droce_send_wqe_clear(w);
 		w->opcode = IBV_WR_SEND;
 		w->length = ROCE_TMH_LEN;
 		w->inl = 1;
