@@ -243,7 +243,6 @@ roce_qp_reset_engine(struct roce_qp *qp)
 {
 	struct roce_qp_eng *e = &qp->e;
 	struct droce_send_wqe **win = e->win;
-	struct roce_qp_traffic traffic;
 	void *w;
 
 	for (uint32_t i = e->win_head; i != e->win_tail; i++)
@@ -263,10 +262,14 @@ roce_qp_reset_engine(struct roce_qp *qp)
 			roce_tm_uncount(qp->srq->tm);
 		roce_wq_retire(qp->srq ? &qp->srq->fp.rq : &qp->fp.rq, e->rwqe);
 	}
-	traffic = e->traffic;
-	memset(e, 0, sizeof(*e));
+	/*
+	 * All but the packet counters, which the engine may still add to meanwhile
+	 * (a frame is counted before its QP's state is looked at): never stored here
+	 */
+	memset(e, 0, offsetof(struct roce_qp_eng, traffic));
+	memset(&e->traffic + 1, 0, sizeof(*e) - offsetof(struct roce_qp_eng, traffic) -
+	       sizeof(e->traffic));
 	e->win = win;
-	e->traffic = traffic;
 	roce_wq_drain(&qp->fp.sq);
 	roce_wq_drain(&qp->fp.rq);
 }
