@@ -54,8 +54,9 @@ struct droce_av {
 };
 
 /*
- * A send WQE. The facade fills the fields up to and including the data
- * union; the fields after it are the driver's (the facade zeroes npkts).
+ * A send WQE. The facade fills the WR's fields (the opcode's own, in @wr,
+ * only for the opcodes that have them) and zeroes npkts; first_psn,
+ * last_psn, npkts and tm are the driver's.
  */
 struct droce_send_wqe {
 	uint64_t wr_id;
@@ -68,10 +69,9 @@ struct droce_send_wqe {
 	uint32_t num_sge;
 	uint32_t length;		/* total bytes */
 	uint32_t signaled;		/* completes into the CQ on success */
-	/* the driver's */
-	uint32_t first_psn;
-	uint32_t last_psn;
-	uint32_t npkts;
+	uint32_t first_psn;		/* the driver's */
+	uint32_t last_psn;		/* the driver's */
+	uint32_t npkts;			/* the driver's */
 	uint8_t tm;			/* the driver's own WQE (rendezvous) */
 	uint8_t inl;			/* data is in inline_data */
 	/*
@@ -125,7 +125,8 @@ static inline void
 droce_send_wqe_clear(struct droce_send_wqe *w)
 {
 	memset(w, 0, offsetof(struct droce_send_wqe, sge));
-	memset(&w->wr, 0, sizeof(*w) - offsetof(struct droce_send_wqe, wr));
+	memset((uint8_t *)w + offsetof(struct droce_send_wqe, wr), 0,
+	       sizeof(*w) - offsetof(struct droce_send_wqe, wr));
 }
 
 struct droce_recv_wqe {
