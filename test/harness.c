@@ -444,17 +444,32 @@ h_now_ms(void)
 	return (uint64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* Counter @name among the first @n (at most 64) of @names and @vals; UINT64_MAX if absent. */
+static uint64_t
+xstat_find(const char *const *names, const uint64_t *vals, int n, const char *name)
+{
+	for (int i = 0; i < n && i < 64; i++)
+		if (strcmp(names[i], name) == 0)
+			return vals[i];
+	return UINT64_MAX;
+}
+
 uint64_t
 h_xstat(const char *dev, const char *name)
 {
 	const char *names[64];
 	uint64_t vals[64];
-	int n = droce_dev_xstats(dev, names, vals, 64);
 
-	for (int i = 0; i < n && i < 64; i++)
-		if (strcmp(names[i], name) == 0)
-			return vals[i];
-	return UINT64_MAX;
+	return xstat_find(names, vals, droce_dev_xstats(dev, names, vals, 64), name);
+}
+
+uint64_t
+h_qp_xstat(struct ibv_qp *qp, const char *name)
+{
+	const char *names[64];
+	uint64_t vals[64];
+
+	return xstat_find(names, vals, droce_qp_xstats(qp, names, vals, 64), name);
 }
 
 void

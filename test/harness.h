@@ -157,6 +157,8 @@ uint64_t h_now_ms(void);
 int h_async_event(struct ibv_context *c, struct ibv_async_event *ev, int ms);
 /* A device counter by name (droce_dev_xstats), UINT64_MAX if unknown. */
 uint64_t h_xstat(const char *dev, const char *name);
+/* A QP's counter by name (droce_qp_xstats), UINT64_MAX if unknown. */
+uint64_t h_qp_xstat(struct ibv_qp *qp, const char *name);
 /* A byte stream that differs for every seed. */
 void h_pattern(uint8_t *p, size_t len, uint32_t seed);
 /* splitmix64's output function of x + the golden gamma: a well-mixed 64-bit value. */

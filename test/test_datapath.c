@@ -612,20 +612,6 @@ test_rc_loopback_one_device(void)
 	return TEST_SUCCESS;
 }
 
-/* QP counter @name of @qp (droce_qp_xstats); UINT64_MAX if there is none. */
-static uint64_t
-qp_counter(struct ibv_qp *qp, const char *name)
-{
-	const char *names[64];
-	uint64_t v[64];
-	int n = droce_qp_xstats(qp, names, v, 64);
-
-	for (int i = 0; i < n && i < 64; i++)
-		if (strcmp(names[i], name) == 0)
-			return v[i];
-	return UINT64_MAX;
-}
-
 /*
  * A QP's packet and byte counters (kept on the engine's lines, not with the
  * others): 50 SENDs of 100 bytes arrive as 50 frames of 158 bytes (Ethernet,
@@ -653,25 +639,25 @@ test_rc_qp_traffic_counters_exact_and_kept_over_reset(void)
 		POLL1(a->scq, sw);
 		ASSERT_STATUS(sw, IBV_WC_SUCCESS);
 	}
-	TEST_ASSERT_EQ(qp_counter(a->qp, "tx_pkts"), 50);
-	TEST_ASSERT_EQ(qp_counter(a->qp, "tx_bytes"), 50 * frame);
-	TEST_ASSERT_EQ(qp_counter(b->qp, "rx_pkts"), 50);
-	TEST_ASSERT_EQ(qp_counter(b->qp, "rx_bytes"), 50 * frame);
+	TEST_ASSERT_EQ(h_qp_xstat(a->qp, "tx_pkts"), 50);
+	TEST_ASSERT_EQ(h_qp_xstat(a->qp, "tx_bytes"), 50 * frame);
+	TEST_ASSERT_EQ(h_qp_xstat(b->qp, "rx_pkts"), 50);
+	TEST_ASSERT_EQ(h_qp_xstat(b->qp, "rx_bytes"), 50 * frame);
 	/* every SEND was answered before the next: an ACK each (58-byte frames + ICRC) */
-	acks = qp_counter(b->qp, "tx_pkts");
-	ack_bytes = qp_counter(b->qp, "tx_bytes");
+	acks = h_qp_xstat(b->qp, "tx_pkts");
+	ack_bytes = h_qp_xstat(b->qp, "tx_bytes");
 	TEST_ASSERT_EQ(acks, 50);
 	TEST_ASSERT_EQ(ack_bytes, 50 * (14 + 20 + 8 + 12 + 4 + 4));
-	TEST_ASSERT_EQ(qp_counter(a->qp, "rx_pkts"), acks);
-	TEST_ASSERT_EQ(qp_counter(a->qp, "rx_bytes"), ack_bytes);
-	TEST_ASSERT_EQ(qp_counter(a->qp, "retransmits"), 0);
+	TEST_ASSERT_EQ(h_qp_xstat(a->qp, "rx_pkts"), acks);
+	TEST_ASSERT_EQ(h_qp_xstat(a->qp, "rx_bytes"), ack_bytes);
+	TEST_ASSERT_EQ(h_qp_xstat(a->qp, "retransmits"), 0);
 
 	TEST_ASSERT_EQ(ibv_modify_qp(a->qp, &at, IBV_QP_STATE), 0);
 	TEST_ASSERT_EQ(ibv_modify_qp(b->qp, &at, IBV_QP_STATE), 0);
-	TEST_ASSERT_EQ(qp_counter(a->qp, "tx_pkts"), 50);
-	TEST_ASSERT_EQ(qp_counter(a->qp, "rx_bytes"), ack_bytes);
-	TEST_ASSERT_EQ(qp_counter(b->qp, "rx_pkts"), 50);
-	TEST_ASSERT_EQ(qp_counter(b->qp, "tx_bytes"), ack_bytes);
+	TEST_ASSERT_EQ(h_qp_xstat(a->qp, "tx_pkts"), 50);
+	TEST_ASSERT_EQ(h_qp_xstat(a->qp, "rx_bytes"), ack_bytes);
+	TEST_ASSERT_EQ(h_qp_xstat(b->qp, "rx_pkts"), 50);
+	TEST_ASSERT_EQ(h_qp_xstat(b->qp, "tx_bytes"), ack_bytes);
 	return TEST_SUCCESS;
 }
 

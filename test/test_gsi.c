@@ -141,19 +141,6 @@ test_cm_mad_from_qp1_to_qp1(void)
 	return TEST_SUCCESS;
 }
 
-static uint64_t
-xstat(const char *dev, const char *name)
-{
-	const char *names[64];
-	uint64_t values[64];
-	int n = droce_dev_xstats(dev, names, values, 64);
-
-	for (int i = 0; i < n && i < 64; i++)
-		if (strcmp(names[i], name) == 0)
-			return values[i];
-	return UINT64_MAX;
-}
-
 static int
 test_wrong_qkey_to_qp1_dropped(void)
 {
@@ -170,7 +157,7 @@ test_wrong_qkey_to_qp1_dropped(void)
 				   0, GRH_LEN + DROCE_CM_MAD_LEN, 1), 0);
 	ah = h_res_ah(a.s, b.s);
 	TEST_ASSERT(ah != NULL, "AH");
-	drops = xstat("droce1", "rx_drop_bad_qkey");
+	drops = h_xstat("droce1", "rx_drop_bad_qkey");
 	TEST_ASSERT(drops != UINT64_MAX, "no rx_drop_bad_qkey counter");
 
 	struct ibv_sge ssge = { (uintptr_t)a.s->buf, DROCE_CM_MAD_LEN, a.s->mr->lkey };
@@ -184,7 +171,7 @@ test_wrong_qkey_to_qp1_dropped(void)
 	TEST_ASSERT_EQ(h_poll(a.s->scq, &wc, 1, 5000), 1);
 	TEST_ASSERT(wc.status == IBV_WC_SUCCESS, "send: %s", ibv_wc_status_str(wc.status));
 	TEST_ASSERT_EQ(h_poll(b.s->rcq, &wc, 1, 300), 0);
-	TEST_ASSERT_EQ(xstat("droce1", "rx_drop_bad_qkey"), drops + 1);
+	TEST_ASSERT_EQ(h_xstat("droce1", "rx_drop_bad_qkey"), drops + 1);
 	return TEST_SUCCESS;
 }
 

@@ -468,6 +468,23 @@ test_payload_longer_than_path_mtu(void)
 	return hp_finish();
 }
 
+/*
+ * A UC RDMA WRITE of a RETH length of PMTU + 16 from @psn: WRITE_FIRST of
+ * PMTU bytes of @d, then WRITE_LAST_WITH_IMMEDIATE of @last bytes.
+ */
+static int
+inject_uc_write_imm(struct hp_qp *q, uint32_t psn, const uint8_t *d, uint32_t last)
+{
+	struct ext r = ext_reth(hp_va(TGT_OFF), W.mr->rkey, PMTU + 16);
+
+	hp_build(&F, IBV_OPCODE_UC_RDMA_WRITE_FIRST, q->qpn, psn, &r, d, PMTU);
+	if (hp_inject(&F))
+		return -1;
+	hp_build(&F, IBV_OPCODE_UC_RDMA_WRITE_LAST_WITH_IMMEDIATE, q->qpn, psn_add(psn, 1),
+		 &(struct ext){ .n = 4 }, d, last);
+	return hp_inject(&F);
+}
+
 /* UC: sequence errors drop the message silently, the next one arrives. */
 static int
 test_uc_sequence_errors_drop_message(void)
@@ -507,15 +524,7 @@ test_uc_sequence_errors_drop_message(void)
 	q = hp_qp_new(IBV_QPT_UC, &(struct hp_qopt){ .nrecv = -1 });
 	TEST_ASSERT(q != NULL, "QP");
 	hp_snap(&s);
-	{
-		struct ext r = ext_reth(hp_va(TGT_OFF), W.mr->rkey, PMTU + 16);
-
-		hp_build(&F, IBV_OPCODE_UC_RDMA_WRITE_FIRST, q->qpn, q->epsn, &r, d, PMTU);
-		CHECK(hp_inject(&F));
-		hp_build(&F, IBV_OPCODE_UC_RDMA_WRITE_LAST_WITH_IMMEDIATE, q->qpn, psn_add(q->epsn, 1),
-		      &(struct ext){ .n = 4 }, d, 16);
-		CHECK(hp_inject(&F));
-	}
+	CHECK(inject_uc_write_imm(q, q->epsn, d, 16));
 	CHECK(hp_settle());
 	CHECK(hp_drops_only(&s, "rx_drop_no_wqe", 1));
 	CHECK(hp_post_recvs(q, 1));
@@ -531,15 +540,7 @@ test_uc_sequence_errors_drop_message(void)
 	 */
 	CHECK(hp_post_recvs(q, 1));
 	q->epsn = psn_add(q->epsn, 3);
-	{
-		struct ext r = ext_reth(hp_va(TGT_OFF), W.mr->rkey, PMTU + 16);
-
-		hp_build(&F, IBV_OPCODE_UC_RDMA_WRITE_FIRST, q->qpn, q->epsn, &r, d, PMTU);
-		CHECK(hp_inject(&F));
-		hp_build(&F, IBV_OPCODE_UC_RDMA_WRITE_LAST_WITH_IMMEDIATE, q->qpn, psn_add(q->epsn, 1),
-		      &(struct ext){ .n = 4 }, d, 8);
-		CHECK(hp_inject(&F));
-	}
+	CHECK(inject_uc_write_imm(q, q->epsn, d, 8));
 	CHECK(hp_settle());
 	CHECK(hp_no_completion(q));
 	CHECK(hp_inject_send_only(q, psn_add(q->epsn, 2), d + 1, 64));

@@ -263,9 +263,7 @@ test_uc_write_imm_into_missing_page_keeps_the_receive(void)
 		uc.pd = NULL;
 		a = h_res_side(h_res_open(0), &uc);
 		TEST_ASSERT(a != NULL && b != NULL, "sides");
-		uc.srq = srq;
 		TEST_ASSERT_EQ(h_connect(b, a, &uc), 0);
-		uc.srq = NULL;
 		TEST_ASSERT_EQ(h_connect(a, b, &uc), 0);
 		imr = h_res_add_mr(ibv_reg_mr(pd, NULL, SIZE_MAX, ACC_ALL | IBV_ACCESS_ON_DEMAND));
 		TEST_ASSERT(imr != NULL, "implicit MR: %s", strerror(errno));

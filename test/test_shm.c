@@ -379,6 +379,36 @@ rx_none(uint16_t port, int ms)
 	return 0;
 }
 
+/* The length of frame @seq in test_tag_wraps_every_frame_in_order: 60 to 123 bytes. */
+static uint32_t
+wrap_len(uint32_t seq)
+{
+	return 60 + seq % 64;
+}
+
+/*
+ * Up to @max (<= 64) frames on @port, waiting up to 1 s: each intact, of
+ * sequence number @seq0 + i and @len bytes (@vary: wrap_len of it), and
+ * freed. How many, or -1 at the first bad one.
+ */
+static int
+rx_checked(uint16_t port, int max, uint32_t seq0, uint32_t len, bool vary)
+{
+	struct rte_mbuf *m[64];
+	int got = rx_n(port, m, max, 1000);
+
+	for (int i = 0; i < got; i++) {
+		uint32_t seq = seq0 + (uint32_t)i;
+
+		if (frame_check(m[i], vary ? wrap_len(seq) : len, seq) != 0) {
+			rte_pktmbuf_free_bulk(m, (unsigned int)got);
+			return -1;
+		}
+	}
+	rte_pktmbuf_free_bulk(m, (unsigned int)got);
+	return got;
+}
+
 /* Send @n frames of @len bytes, seq @seq0.., from @tx; @rx receives them intact, in order. */
 static int
 pass(uint16_t tx, uint16_t rx, int n, uint32_t len, uint32_t seq0)
@@ -395,13 +425,9 @@ pass(uint16_t tx, uint16_t rx, int n, uint32_t len, uint32_t seq0)
 		fprintf(stderr, "  port %u did not take %d frames\n", tx, n);
 		return -1;
 	}
-	got = rx_n(rx, m, n, 1000);
-	for (int i = 0; i < got; i++)
-		if (frame_check(m[i], len, seq0 + (uint32_t)i) != 0) {
-			rte_pktmbuf_free_bulk(m, (unsigned int)got);
-			return -1;
-		}
-	rte_pktmbuf_free_bulk(m, (unsigned int)got);
+	got = rx_checked(rx, n, seq0, len, false);
+	if (got < 0)
+		return -1;
 	if (got != n) {
 		fprintf(stderr, "  port %u received %d of %d frames\n", rx, got, n);
 		return -1;
@@ -597,15 +623,9 @@ test_ring_full_exact_in_order(void)
 	TEST_ASSERT_EQ(stats(a).oerrors, 0);
 	/* the reader: 1024 frames, in order */
 	for (uint32_t got = 0; got < NB_SLOTS; ) {
-		int k = rx_n(b, m, (int)RTE_MIN(64u, NB_SLOTS - got), 1000);
+		int k = rx_checked(b, (int)RTE_MIN(64u, NB_SLOTS - got), got, len, false);
 
 		TEST_ASSERT(k > 0, "received %u of %u", got, NB_SLOTS);
-		for (int i = 0; i < k; i++)
-			if (frame_check(m[i], len, got + (uint32_t)i) != 0) {
-				rte_pktmbuf_free_bulk(m, (unsigned int)k);
-				return TEST_FAILED;
-			}
-		rte_pktmbuf_free_bulk(m, (unsigned int)k);
 		got += (uint32_t)k;
 	}
 	CHECK(rx_none(b, 5));
@@ -644,21 +664,14 @@ test_tag_wraps_every_frame_in_order(void)
 
 			n = RTE_MIN(n, NB_SLOTS - (sent - got));
 			for (uint32_t i = 0; i < n; i++)
-				TEST_ASSERT((m[i] = frame_new(60 + (sent + i) % 64, sent + i)) != NULL,
+				TEST_ASSERT((m[i] = frame_new(wrap_len(sent + i), sent + i)) != NULL,
 					    "mbuf");
 			took = rte_eth_tx_burst(a, 0, m, (uint16_t)n);
 			TEST_ASSERT_EQ(took, n);
 			sent += took;
 		}
-		k = rx_n(b, m, (int)RTE_MIN(64u, sent - got), 1000);
-
+		k = rx_checked(b, (int)RTE_MIN(64u, sent - got), got, 0, true);
 		TEST_ASSERT(k > 0, "received %u of %u", got, total);
-		for (int i = 0; i < k; i++)
-			if (frame_check(m[i], 60 + (got + (uint32_t)i) % 64, got + (uint32_t)i) != 0) {
-				rte_pktmbuf_free_bulk(m, (unsigned int)k);
-				return TEST_FAILED;
-			}
-		rte_pktmbuf_free_bulk(m, (unsigned int)k);
 		got += (uint32_t)k;
 	}
 	CHECK(rx_none(b, 5));

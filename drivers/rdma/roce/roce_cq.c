@@ -160,6 +160,16 @@ roce_cq_arm(struct droce_rdev_cq *fp, uint32_t how)
  * only producer and the poller is held off, so the count is exact and the
  * move is all or nothing; no lock, no allocation.
  */
+/* @cq completes into @st's slots from now on. */
+static inline void
+cq_store_install(struct roce_cq *cq, const struct roce_cq_store *st)
+{
+	cq->fp.slots = st->slots;
+	cq->fp.mask = st->mask;
+	cq->fp.cap = st->cap;
+	cq->slots_app = st->app;
+}
+
 static void
 cq_resize_apply(struct roce_cq *cq)
 {
@@ -176,10 +186,7 @@ cq_resize_apply(struct roce_cq *cq)
 	}
 	for (uint64_t i = c; i != p; i++)
 		to->slots[i & to->mask] = old.slots[i & old.mask];
-	cq->fp.slots = to->slots;
-	cq->fp.mask = to->mask;
-	cq->fp.cap = to->cap;
-	cq->slots_app = to->app;
+	cq_store_install(cq, to);
 	*to = old;
 	cq->resize_ret = 0;
 }
@@ -355,10 +362,7 @@ roce_cq_create(struct droce_rdev *rdev, uint32_t cqe, bool events, void *user,
 	ret = cq_store_alloc(cq, cqe, &st);
 	if (ret)
 		goto err_free_cq;
-	cq->fp.slots = st.slots;
-	cq->fp.mask = st.mask;
-	cq->fp.cap = st.cap;
-	cq->slots_app = st.app;
+	cq_store_install(cq, &st);
 	cq->fp.dev = rdev;
 	cq->fp.cqe = cqe;
 	cq->fp.user = user;

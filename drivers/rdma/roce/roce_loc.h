@@ -995,19 +995,16 @@ roce_wq_pull(struct droce_wq *wq, void **w, unsigned int n)
 
 /*
  * @w, the WQE of a QP's own queue roce_wq_pull() gave last, back at the head
- * of the queue, as if never taken (a message dropped before it used it).
- * False for an SRQ's, which cannot go back.
+ * of the queue, as if never taken (a message dropped before it used it; an
+ * SRQ's goes back with roce_srq_unget).
  */
-static inline bool
+static inline void
 roce_wq_unpull(struct droce_wq *wq, void *w)
 {
-	if (wq->posted != NULL)
-		return false;
 	wq->take_idx = (wq->take_idx == 0 ? droce_wq_cap(wq) : wq->take_idx) - 1;
 	if (unlikely(w != droce_wq_slot(wq, wq->take_idx)))
 		roce_wq_retire_bad(wq, w);
 	__atomic_store_n(&wq->taken, wq->taken - 1, __ATOMIC_RELAXED);
-	return true;
 }
 
 /* Send WQEs posted and not taken yet: the application's, or the engine's own (TM). */

@@ -78,8 +78,8 @@ imm_rwqe_drop(struct roce_qp *qp)
 		return;
 	if (srq != NULL)
 		roce_srq_unget(srq, e->rwqe);
-	else if (!roce_wq_unpull(&qp->fp.rq, e->rwqe))
-		put_rwqe(qp, e->rwqe);
+	else
+		roce_wq_unpull(&qp->fp.rq, e->rwqe);
 	e->rwqe = NULL;
 }
 
