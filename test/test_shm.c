@@ -1182,13 +1182,16 @@ test_droce_holds_back_when_port_full(void)
 	TEST_ASSERT_EQ(other, 0);
 	TEST_ASSERT_EQ(nwc, 0);
 	/*
-	 * Sent without a copy (zcopy=auto on net_shm), and the frames the full
+	 * Built straight in the ring's slots while it had room (roce_tx_direct),
+	 * then sent without a copy (zcopy=auto on net_shm), the frames the full
 	 * port did not take copied when their flush returned: every frame read
 	 * whole, its ICRC right, its payload D.buf's.
 	 */
-	printf("# tx_zcopy %" PRIu64 ", tx_zcopy_copied %" PRIu64 "\n", droce_xstat("tx_zcopy"),
-	       droce_xstat("tx_zcopy_copied"));
-	TEST_ASSERT(droce_xstat("tx_zcopy") >= NB_DQP * PKTS_PER_QP, "frames sent without a copy");
+	printf("# tx_direct %" PRIu64 ", tx_zcopy %" PRIu64 ", tx_zcopy_copied %" PRIu64 "\n",
+	       droce_xstat("tx_direct"), droce_xstat("tx_zcopy"), droce_xstat("tx_zcopy_copied"));
+	TEST_ASSERT(droce_xstat("tx_direct") > 0, "frames built in the ring's slots");
+	TEST_ASSERT(droce_xstat("tx_direct") + droce_xstat("tx_zcopy") >= NB_DQP * PKTS_PER_QP,
+		    "frames sent without a copy of their own");
 	TEST_ASSERT(droce_xstat("tx_zcopy_copied") > 0, "held-back frames copied at their flush");
 	TEST_ASSERT_EQ(bad_icrc, 0);
 	TEST_ASSERT_EQ(bad_payload, 0);
@@ -1379,14 +1382,24 @@ zc_frames(uint32_t len, uint32_t min)
 	return min != 0 && len >= min ? (len + ZC_MTU - 1) / ZC_MTU : 0;
 }
 
+/*
+ * WRITEs, SENDs and READs of every size in turn, with devargs @extra: with
+ * @direct, frames built in net_shm's slots (the default), each data frame
+ * (not the READ request, not the ACKs) counted in tx_direct and none sent
+ * without a copy; else (direct=0) through mbufs, the frames of messages of
+ * @min bytes and more sent without a copy (0: none).
+ */
 static int
-zc_run(const char *extra, uint32_t min)
+zc_run(const char *extra, uint32_t min, bool direct)
 {
 	static const uint32_t sizes[] = { 1000, 1024, 4097, 3 * 1024 + 5, 16383, 16384, 65537,
 					  (1u << 20) + 3 };
 	uint64_t want0 = 0, want1 = 0, zc0, zc1;	/* want1: droce1 sends nothing without a copy */
+	uint64_t dwant0 = 0, dwant1 = 0, d0, d1;
+	char args[128];
 
-	CHECK(zc_setup(extra));
+	snprintf(args, sizeof(args), "%s%s", extra, direct ? "" : ",direct=0");
+	CHECK(zc_setup(args));
 	for (unsigned int k = 0; k < RTE_DIM(sizes); k++) {
 		uint32_t len = sizes[k];
 		struct ibv_sge sge[3];
@@ -1428,10 +1441,16 @@ zc_run(const char *extra, uint32_t min)
 		TEST_ASSERT_EQ(ibv_post_send(za.qp, &wr, &bad), 0);
 		CHECK(zc_arrived(za.scq, 400 + k, len, "READ", za.buf, zb.buf, len));
 
-		want0 += 2 * zc_frames(len, min);
+		want0 += direct ? 0 : 2 * zc_frames(len, min);
+		dwant0 += direct ? 2 * zc_frames(len, 1) : 0;	/* WRITE, SEND */
+		dwant1 += direct ? zc_frames(len, 1) : 0;	/* READ responses */
 	}
 	zc0 = dev_xstat("droce0", "tx_zcopy");
 	zc1 = dev_xstat("droce1", "tx_zcopy");
+	d0 = dev_xstat("droce0", "tx_direct");
+	d1 = dev_xstat("droce1", "tx_direct");
+	printf("# tx_direct droce0 %" PRIu64 " (%" PRIu64 " wanted), droce1 %" PRIu64 " (%" PRIu64
+	       ")\n", d0, dwant0, d1, dwant1);
 	printf("# tx_zcopy droce0 %" PRIu64 " (%" PRIu64 " wanted), droce1 %" PRIu64 " (%" PRIu64
 	       "); copied at a flush %" PRIu64 ", %" PRIu64 "\n", zc0, want0, zc1, want1,
 	       dev_xstat("droce0", "tx_zcopy_copied"), dev_xstat("droce1", "tx_zcopy_copied"));
@@ -1447,7 +1466,12 @@ zc_run(const char *extra, uint32_t min)
 	    dev_xstat("droce1", "retransmits") + dev_xstat("droce1", "fast_retransmits") == 0) {
 		TEST_ASSERT_EQ(zc0, want0);
 		TEST_ASSERT_EQ(zc1, want1);
+		TEST_ASSERT_EQ(d0, dwant0);
+		TEST_ASSERT_EQ(d1, dwant1);
 	}
+	TEST_ASSERT(d0 >= dwant0 && d1 >= dwant1, "data frames built in the ring's slots");
+	if (!direct)
+		TEST_ASSERT(d0 == 0 && d1 == 0, "direct=0: no frame built in a slot");
 	TEST_ASSERT(zc0 >= want0, "droce0's WRITE and SEND frames went without a copy");
 	TEST_ASSERT_EQ(zc1, 0);		/* READ responses: copied */
 	if (min == 0)
@@ -1511,25 +1535,36 @@ test_zcopy_read_of_changing_memory(void)
 	return TEST_SUCCESS;
 }
 
-/* zcopy=auto, on net_shm: messages of DROCE_ZCOPY_MIN bytes and more */
+/* zcopy=auto, on net_shm through mbufs (direct=0): messages of DROCE_ZCOPY_MIN bytes and more */
 static int
 test_zcopy_auto_payloads_arrive(void)
 {
-	return zc_run("", DROCE_ZCOPY_MIN);
+	return zc_run("", DROCE_ZCOPY_MIN, false);
 }
 
-/* zcopy=1: every message, the 1000-byte ones too */
+/* zcopy=1, direct=0: every message, the 1000-byte ones too */
 static int
 test_zcopy_every_payload_arrives(void)
 {
-	return zc_run(",zcopy=1", 1);
+	return zc_run(",zcopy=1", 1, false);
 }
 
-/* zcopy=0: every payload copied into its frame */
+/* zcopy=0, direct=0: every payload copied into its frame */
 static int
 test_zcopy_off_payloads_copied(void)
 {
-	return zc_run(",zcopy=0", 0);
+	return zc_run(",zcopy=0", 0, false);
+}
+
+/*
+ * net_shm's slots (the default): every data frame built in one, whatever
+ * zcopy= says, its payload gathered from the SGEs and summed in one pass,
+ * and every byte arrives
+ */
+static int
+test_direct_payloads_arrive(void)
+{
+	return zc_run(",zcopy=1", 0, true);
 }
 
 static const struct droce_test_case cases[] = {
@@ -1543,6 +1578,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_droce_holds_back_when_port_full),
 	TEST_CASE(test_zcopy_auto_payloads_arrive),
 	TEST_CASE(test_zcopy_every_payload_arrives),
+	TEST_CASE(test_direct_payloads_arrive),
 	TEST_CASE(test_zcopy_off_payloads_copied),
 	TEST_CASE(test_zcopy_read_of_changing_memory),
 };

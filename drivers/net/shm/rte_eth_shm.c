@@ -60,6 +60,7 @@
 
 #include "droce_memcpy.h"
 #include "shm_args.h"
+#include "shm_dp.h"
 
 #ifndef RTE_LOG_DEFAULT_LOGTYPE
 #define RTE_LOG_DEFAULT_LOGTYPE pmd.net.shm
@@ -74,14 +75,6 @@ RTE_LOG_REGISTER_DEFAULT(shm_logtype, NOTICE);
 
 #define SHM_MAGIC		0x64736831u	/* "dsh1" */
 #define SHM_VERSION		3u		/* 3: a slot's tag and its frame share lines */
-#define SHM_NB_SLOTS		1024u		/* per direction, a power of two */
-#define SHM_SLOT_SIZE		4352u		/* stride; data starts at SHM_SLOT_HDR */
-#define SHM_SLOT_HDR		4u		/* struct shm_slot */
-#define SHM_MAX_FRAME		4288u		/* < 2^SHM_LEN_BITS, <= SHM_SLOT_SIZE - SHM_SLOT_HDR */
-#define SHM_LEN_BITS		13u
-#define SHM_LEN_MASK		((1u << SHM_LEN_BITS) - 1)
-_Static_assert(SHM_MAX_FRAME <= SHM_LEN_MASK && SHM_MAX_FRAME + SHM_SLOT_HDR <= SHM_SLOT_SIZE,
-	       "a frame's length fits its slot's tag, and the frame its slot");
 #define SHM_MAX_MTU		(SHM_MAX_FRAME - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN)
 /* big enough for RoCE's 4096-byte IB MTU with every header */
 #define SHM_DEFAULT_MTU		4200u
@@ -95,20 +88,6 @@ struct shm_side {
 	uint64_t start;			/* the holder's start time (/proc/<pid>/stat), 0 unknown */
 };
 
-/*
- * One direction: frames towards side i. The data path reads neither index of
- * the other end at every burst: the consumer finds new frames by their slots'
- * sequence numbers (struct shm_slot), the producer reads the tail only when
- * the room it last saw is used up. Each burst then moves only the slots' own
- * cache lines between the two CPUs, not also the indexes' two lines. The head
- * is kept for a side's next holder (frames there before it are stale).
- */
-struct shm_ring {
-	uint32_t head __rte_cache_aligned;	/* written by the producer */
-	uint32_t tail __rte_cache_aligned;	/* written by the consumer */
-	uint8_t pad __rte_cache_aligned;
-};
-
 struct shm_hdr {
 	uint32_t magic;			/* written last by the creator */
 	uint32_t version;
@@ -118,45 +97,8 @@ struct shm_hdr {
 	struct shm_ring ring[2];	/* ring[i]: towards side i */
 };
 
-/*
- * A slot's header, one word stored last (release): the frame is there. Its
- * low SHM_LEN_BITS are the frame's length, the others 1 + the ring index it
- * was written at (modulo 2^19: 512 laps of the ring). The frame follows at
- * once, so a 64-byte RoCE SEND (122 bytes) takes two cache lines with its
- * tag, not three: each line is one the other CPU has to fetch.
- */
-struct shm_slot {
-	uint32_t tag;
-};
-
-static inline uint32_t
-slot_tag(uint32_t idx, uint32_t len)
-{
-	return (idx + 1) << SHM_LEN_BITS | len;
-}
-
-/* @tag is of a frame written at ring index @idx (in this lap) */
-static inline bool
-slot_tag_is(uint32_t tag, uint32_t idx)
-{
-	return (tag ^ slot_tag(idx, 0)) >> SHM_LEN_BITS == 0;
-}
-
 #define SHM_SLOTS_OFF		RTE_ALIGN_CEIL(sizeof(struct shm_hdr), 4096)
 #define SHM_SEG_SIZE		(SHM_SLOTS_OFF + 2ull * SHM_NB_SLOTS * SHM_SLOT_SIZE)
-
-struct shm_queue {
-	struct shm_ring *ring;		/* NULL while stopped */
-	uint8_t *slots;
-	uint32_t idx;			/* our index: tail (rx) or head (tx) */
-	uint32_t room_tail;		/* tx: the consumer's tail when last read */
-	struct rte_mempool *mp;		/* rx */
-	uint16_t port;			/* rx: the mbufs' port */
-	uint64_t pkts;
-	uint64_t bytes;
-	uint64_t errs;			/* tx: frames empty or too big; rx: no mbuf */
-	uint64_t bad;			/* rx: slots no producer writes (skipped) */
-};
 
 struct shm_priv {
 	char link[SHM_LINK_MAX + 1];
@@ -186,49 +128,31 @@ static bool atexit_set;
  * Data path.
  */
 
-static inline uint8_t *
-slot_at(const struct shm_queue *q, uint32_t i)
-{
-	return q->slots + (uint64_t)(i & (SHM_NB_SLOTS - 1)) * SHM_SLOT_SIZE;
-}
-
 static uint16_t
 shm_tx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 {
 	struct shm_queue *q = queue;
-	uint32_t head = q->idx, room;
 	uint16_t i;
 
-	if (unlikely(q->ring == NULL))
-		return 0;
-	room = SHM_NB_SLOTS - (head - q->room_tail);
-	if (room < nb) {
-		q->room_tail = __atomic_load_n(&q->ring->tail, __ATOMIC_ACQUIRE);
-		room = SHM_NB_SLOTS - (head - q->room_tail);
-	}
-	for (i = 0; i < nb && room != 0; i++) {
+	for (i = 0; i < nb; i++) {
 		struct rte_mbuf *m = bufs[i], *seg;
-		uint8_t *s = slot_at(q, head), *d = s + SHM_SLOT_HDR;
+		uint8_t *d;
 
 		if (unlikely(m->pkt_len > SHM_MAX_FRAME || m->pkt_len == 0)) {
 			q->errs++;
 			rte_pktmbuf_free(m);
 			continue;
 		}
+		d = shm_direct_slot(q);
+		if (d == NULL)
+			break;
 		for (seg = m; seg != NULL; seg = seg->next) {
 			droce_memcpy(d, rte_pktmbuf_mtod(seg, void *), seg->data_len);
 			d += seg->data_len;
 		}
-		__atomic_store_n(&((struct shm_slot *)s)->tag, slot_tag(head, m->pkt_len),
-				 __ATOMIC_RELEASE);
-		q->bytes += m->pkt_len;
-		q->pkts++;
-		head++;
-		room--;
+		shm_direct_commit(q, m->pkt_len);
 		rte_pktmbuf_free(m);
 	}
-	q->idx = head;
-	__atomic_store_n(&q->ring->head, head, __ATOMIC_RELEASE);
 	return i;
 }
 

@@ -119,6 +119,7 @@ struct roce_stats {
 	uint64_t fast_retransmits;	/* early resends on the measured round trip (roce_req.c) */
 	uint64_t tx_zcopy;		/* frames whose payload the port read from registered memory */
 	uint64_t tx_zcopy_copied;	/* ... copied after all: the port had no room (roce_tx_flush) */
+	uint64_t tx_direct;		/* frames built straight in the port's slots (roce_tx_direct) */
 };
 
 /*
@@ -593,6 +594,8 @@ struct roce_eth {
  * the wrong queue (no steering on the port, or a port with fewer queues)
  * is handed to its owner through the owner's @in ring (roce_q_demux).
  */
+struct shm_queue;
+
 struct roce_q {
 	struct roce_dev *dev;
 	uint16_t id;			/* index in dev->q, and its queue on the port */
@@ -624,6 +627,13 @@ struct roce_q {
 	 */
 	struct rte_mbuf_ext_shared_info zc_shinfo;
 	bool zc_staged;
+	/*
+	 * The port's tx queue when net_shm drives it: the requester builds its
+	 * frames straight in its slots (roce_tx_direct), else NULL.
+	 */
+	struct shm_queue *shm_txq;
+	uint8_t *shm_slot;		/* the slot roce_tx_direct found */
+	uint8_t shm_build[256] __rte_cache_aligned;	/* where it builds a small frame */
 	/*
 	 * The engine clock (timer cycles) that RC deadlines use: it advances
 	 * with the timer while the queue is polled, but by at most

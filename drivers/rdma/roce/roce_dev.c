@@ -24,6 +24,7 @@
 #include <rte_mbuf.h>
 
 #include "roce_loc.h"
+#include "../../net/shm/shm_dp.h"
 
 RTE_LOG_REGISTER(roce_logtype, pmd.rdma.roce, NOTICE);
 
@@ -41,12 +42,13 @@ RTE_LOG_REGISTER(roce_logtype, pmd.rdma.roce, NOTICE);
 #define ARG_RTO_MIN	"rto_min_us"
 #define ARG_STEERING	"steering"
 #define ARG_ZCOPY	"zcopy"
+#define ARG_DIRECT	"direct"
 #define ZCOPY_MAX	65536
 #define LINK_WAIT_MAX_MS	60000
 
 static const char *const valid_args[] = {
 	ARG_ETHDEV, ARG_IP, ARG_MAC, ARG_MTU, ARG_LCORE, ARG_NEIGH, ARG_LINK_WAIT, ARG_PCAPNG,
-	ARG_OWN, ARG_ETHPORT, ARG_QUEUES, ARG_RTO_MIN, ARG_STEERING, ARG_ZCOPY, NULL
+	ARG_OWN, ARG_ETHPORT, ARG_QUEUES, ARG_RTO_MIN, ARG_STEERING, ARG_ZCOPY, ARG_DIRECT, NULL
 };
 
 static struct roce_dev *devs[DROCE_MAX_DEVS];
@@ -247,6 +249,19 @@ arg_ethport(const char *key, const char *val, void *opaque)
 	return arg_01(val, &a->ethport);
 }
 
+/* direct=0: frames go through mbufs and the port's tx burst even where it has slots to build them in */
+static int
+arg_direct(const char *key, const char *val, void *opaque)
+{
+	struct roce_dev_args *a = opaque;
+	bool on = true;
+	int ret = arg_01(val, &on);
+
+	RTE_SET_USED(key);
+	a->direct_off = !on;
+	return ret;
+}
+
 static int
 arg_queues(const char *key, const char *val, void *opaque)
 {
@@ -322,13 +337,14 @@ roce_dev_args_parse(struct roce_dev_args *a, const char *params)
 		{ ARG_OWN, arg_own }, { ARG_ETHPORT, arg_ethport }, { ARG_QUEUES, arg_queues },
 		{ ARG_RTO_MIN, arg_rto_min },
 		{ ARG_STEERING, arg_steering }, { ARG_ZCOPY, arg_zcopy },
+		{ ARG_DIRECT, arg_direct },
 	};
 	struct rte_kvargs *kv;
 	int ret = 0;
 
 	kv = rte_kvargs_parse(params ? params : "", valid_args);
 	if (kv == NULL) {
-		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own, ethport, queues, rto_min_us, steering, zcopy)",
+		ROCE_LOG(ERR, "%s: unknown or malformed argument in \"%s\" (valid: ethdev, ip, mac, mtu, lcore, neigh, link_wait, pcapng, own, ethport, queues, rto_min_us, steering, zcopy, direct)",
 			 a->dev, params ? params : "");
 		return -EINVAL;
 	}
@@ -510,6 +526,10 @@ port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 		ROCE_LOG(ERR, "%s: queue setup on %s failed: %s", dev->name, dev->ethdev_name, rte_strerror(-ret));
 		return ret;
 	}
+	/* net_shm: frames built straight in its slots (roce_tx_direct), unless direct=0 */
+	for (uint16_t k = 0; k < dev->nb_q; k++)
+		dev->q[k]->shm_txq = a->direct_off ? NULL :
+				     shm_direct_txq(dev->port_id, k, info.driver_name);
 	if (a->has_mac) {
 		ret = rte_eth_dev_default_mac_addr_set(dev->port_id, (struct rte_ether_addr *)&a->mac);
 		if (ret && ret != -ENOTSUP) {

@@ -471,6 +471,7 @@ struct roce_dev_args {
 	uint16_t nb_q;		/* queues=: rx/tx queue pairs (struct roce_q) */
 	uint32_t rto_min_us;	/* rto_min_us=: early resends' shortest delay, 0 none */
 	enum roce_steer steer;	/* steering= (roce_steer.c) */
+	bool direct_off;	/* direct=0: no frame built in the port's slots (roce_tx_direct) */
 	bool zcopy_set;		/* zcopy= a number: */
 	uint32_t zcopy;		/* the least message sent without a copy, 0 never (else auto) */
 	uint16_t nb_lcores;	/* lcore=a:b:...: how many */
@@ -535,6 +536,10 @@ bool roce_tx_room(struct roce_q *q, uint16_t n);
 void roce_xmit(struct roce_q *q, struct rte_mbuf *m);
 int roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 		 uint16_t sport, uint8_t tos, uint8_t ttl);
+uint8_t *roce_tx_direct(struct roce_q *q, rte_be32_t dip, uint32_t l4, struct rte_ether_addr *dmac);
+void roce_tx_direct_send(struct roce_q *q, uint8_t *eth, const struct rte_ether_addr *dmac,
+			 rte_be32_t dip, uint16_t sport, uint8_t tos, uint8_t ttl, uint32_t l4,
+			 bool summed);
 int roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 		    uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop, bool summed);
 /*
@@ -543,7 +548,7 @@ int roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
  * the frame summed whole (the small-frame path keeps its headers in registers).
  */
 #define ROCE_SUM_COPY_MIN	512
-bool roce_tx_sum_copy(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth,
+bool roce_tx_sum_copy(struct roce_q *q, uint32_t l4, const struct roce_bth *bth,
 		      uint32_t hlen, const struct ibv_sge *sge, uint32_t off, uint32_t pay,
 		      rte_be32_t dip, uint16_t sport);
 

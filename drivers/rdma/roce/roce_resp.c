@@ -484,7 +484,9 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 				 last ? IBV_OPCODE_RDMA_READ_RESPONSE_LAST :
 				 IBV_OPCODE_RDMA_READ_RESPONSE_MIDDLE);
 			const struct roce_opcode_info *oi = &roce_opcode_tbl[op];
-			uint32_t pad = -pay & 3;
+			uint32_t pad = -pay & 3, l4 = oi->hdr_len + pay + pad + ROCE_ICRC_LEN;
+			struct rte_ether_addr dmac;
+			uint8_t *frame;
 			bool summed;
 
 			/* the MR may have been deregistered since the request */
@@ -495,11 +497,18 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			}
 			if (!roce_tx_room_data(qp->q))
 				return;
-			m = roce_pkt_alloc(qp->q);
-			if (m == NULL)
-				return;
-			bth = (struct roce_bth *)rte_pktmbuf_append(m, oi->hdr_len + pay + pad +
-								    ROCE_ICRC_LEN);
+			/* straight into the port's slot where it can (net_shm), else an mbuf */
+			frame = qp->q->shm_txq != NULL ?
+				roce_tx_direct(qp->q, qp->av.dip, l4, &dmac) : NULL;
+			if (frame != NULL) {
+				m = NULL;
+				bth = (struct roce_bth *)(frame + ROCE_L2L4_LEN);
+			} else {
+				m = roce_pkt_alloc(qp->q);
+				if (m == NULL)
+					return;
+				bth = (struct roce_bth *)rte_pktmbuf_append(m, l4);
+			}
 			bth_init(bth, op, 0, pad, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 0, j->psn);
 			if (oi->flags & ROCE_OPF_AETH)
 				aeth_init(bth_aeth(bth), AETH_ACK | AETH_CREDIT_INVALID, e->msn);
@@ -508,20 +517,24 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			 * application may change memory a peer READs at any time, and
 			 * the ICRC must be over the bytes the frame carries
 			 */
-			summed = roce_tx_sum_copy(qp->q, m, bth, oi->hdr_len,
+			summed = roce_tx_sum_copy(qp->q, l4, bth, oi->hdr_len,
 						  &(struct ibv_sge){ (uintptr_t)j->host, pay, 0 }, 0,
 						  pay, qp->av.dip, qp->sport);
 			/* a zero-length READ names no memory: host is NULL */
 			if (!summed && pay != 0 && roce_mem_copy(bth_payload(bth), j->host, pay) != 0) {
-				roce_mbuf_free(m);	/* an ODP page that is not there */
+				if (m != NULL)
+					roce_mbuf_free(m);	/* an ODP page that is not there */
 				read_access_error(dev, qp, j);
 				return;
 			}
 			if (!summed)
 				memset(bth_payload(bth) + pay, 0, pad);
 			roce_qp_cnt_tx(qp);
-			if (roce_ip_xmit_mc(qp->q, m, qp->av.dip, qp->sport, qp->av.tos,
-					    qp->av.ttl, false, summed))
+			if (frame != NULL)
+				roce_tx_direct_send(qp->q, frame, &dmac, qp->av.dip, qp->sport,
+						    qp->av.tos, qp->av.ttl, l4, summed);
+			else if (roce_ip_xmit_mc(qp->q, m, qp->av.dip, qp->sport, qp->av.tos,
+						 qp->av.ttl, false, summed))
 				return;
 			budget--;
 			if (pay != 0)

@@ -8,6 +8,7 @@
 #include <rte_ethdev.h>
 
 #include "roce_loc.h"
+#include "../../net/shm/shm_dp.h"
 
 static void zc_copy_staged(struct roce_q *q);
 
@@ -203,13 +204,34 @@ loop_to_owner(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth)
  * way. @summed: the builder wrote the ICRC already (roce_icrc_start() over
  * roce_ipv4_udp_fill()'s headers).
  */
+/*
+ * Ethernet, IPv4 and UDP in front of the RoCE packet of @l4 bytes (BTH to
+ * ICRC) that follows them at @eth, to @dmac and @dip from @sport; its ICRC
+ * too, unless @summed (the builder wrote it).
+ */
+static inline void
+l2l4_fill(const struct roce_dev *dev, struct rte_ether_hdr *eth, const struct rte_ether_addr *dmac,
+	  rte_be32_t dip, uint16_t sport, uint8_t tos, uint8_t ttl, uint32_t l4, bool summed)
+{
+	struct rte_ipv4_hdr *ip = eth_ipv4(eth);
+
+	eth->src_addr = dev->mac;
+	eth->dst_addr = *dmac;
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	roce_ipv4_udp_fill(ip, dev->ip, dip, sport, tos, ttl, l4);
+	ip->hdr_checksum = roce_ipv4_udp_cksum(dev->ip, dip, tos, ttl, l4);
+	/* ICRC over IP..payload; the 4 bytes were reserved by the builder */
+	if (!summed)
+		icrc_set(ipv4_icrc(ip), roce_icrc_ipv4(ip, ROCE_IPV4_LEN + ROCE_UDP_LEN + l4 -
+							    ROCE_ICRC_LEN));
+}
+
 int
 roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip, uint16_t sport,
 		uint8_t tos, uint8_t ttl, bool mc_noloop, bool summed)
 {
 	struct roce_dev *dev = q->dev;
 	struct rte_ether_hdr *eth;
-	struct rte_ipv4_hdr *ip;
 	uint32_t l4 = m->pkt_len;
 	struct rte_ether_addr dmac;
 	bool local = dip == dev->ip;
@@ -226,19 +248,10 @@ roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip, uint16_t s
 		return -EAGAIN;
 	}
 	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, ROCE_L2L4_LEN);
-	ip = eth_ipv4(eth);
-	eth->src_addr = dev->mac;
-	eth->dst_addr = local ? dev->mac : dmac;
-	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	roce_ipv4_udp_fill(ip, dev->ip, dip, sport, tos, ttl, l4);
-	ip->hdr_checksum = roce_ipv4_udp_cksum(dev->ip, dip, tos, ttl, l4);
-	/* ICRC over IP..payload; the 4 bytes were reserved by the builder */
-	if (!summed)
-		icrc_set(ipv4_icrc(ip), roce_icrc_ipv4(ip, m->pkt_len - RTE_ETHER_HDR_LEN -
-								 ROCE_ICRC_LEN));
+	l2l4_fill(dev, eth, local ? &dev->mac : &dmac, dip, sport, tos, ttl, l4, summed);
 	len = m->pkt_len;
 	if (local) {
-		int to = dev->nb_q > 1 ? loop_to_owner(q, m, udp_bth(ipv4_udp(ip))) : 0;
+		int to = dev->nb_q > 1 ? loop_to_owner(q, m, udp_bth(ipv4_udp(eth_ipv4(eth)))) : 0;
 
 		q->stats.tx_pkts++;
 		q->stats.tx_bytes += len;
@@ -265,6 +278,62 @@ roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 }
 
 /*
+ * A frame built straight into the port's next slot (net_shm: q->shm_txq),
+ * with no mbuf to fill, stage, copy into the slot and free: one of @l4 bytes
+ * from the BTH on, to @dip, when nothing is staged to go before it (frames
+ * leave in order), no capture wants it, no forked process shares the device
+ * (it sends what they hand it), it goes to another host's unicast
+ * address whose MAC is known (*@dmac), and the ring has room. Returns where
+ * its Ethernet header goes, with its BTH ROCE_L2L4_LEN bytes further, or
+ * NULL: the caller builds an mbuf for roce_ip_xmit_mc(). The frame leaves
+ * with roce_tx_direct_send(); given up before that, it needs no undo.
+ */
+uint8_t *
+roce_tx_direct(struct roce_q *q, rte_be32_t dip, uint32_t l4, struct rte_ether_addr *dmac)
+{
+	struct roce_dev *dev = q->dev;
+
+	if (q->nb_tx != 0 || l4 > SHM_MAX_FRAME - ROCE_L2L4_LEN || dip == dev->ip ||
+	    roce_ip_is_mcast(dip) || dev->share_on ||
+	    __atomic_load_n(&dev->cap, __ATOMIC_RELAXED) != NULL ||
+	    roce_neigh_resolve(q, dip, dmac) != 0)
+		return NULL;
+	q->shm_slot = shm_direct_slot(q->shm_txq);
+	if (q->shm_slot == NULL)
+		return NULL;
+	/*
+	 * A small frame is built aside and copied in at once: the peer polls the
+	 * tag on the slot's first line, which each piecewise store while building
+	 * would take back from it
+	 */
+	return ROCE_L2L4_LEN + l4 <= sizeof(q->shm_build) ? q->shm_build : q->shm_slot;
+}
+
+/*
+ * Send the frame that roce_tx_direct() placed at @eth (its arguments, and
+ * roce_ip_xmit_mc()'s): its Ethernet, IPv4 and UDP headers, its ICRC
+ * unless @summed, and the counters a staged frame gets.
+ */
+void
+roce_tx_direct_send(struct roce_q *q, uint8_t *eth, const struct rte_ether_addr *dmac,
+		    rte_be32_t dip, uint16_t sport, uint8_t tos, uint8_t ttl, uint32_t l4,
+		    bool summed)
+{
+	struct roce_qp *qp = q->tx_qp;
+	uint32_t len = ROCE_L2L4_LEN + l4;
+
+	q->tx_qp = NULL;
+	l2l4_fill(q->dev, (struct rte_ether_hdr *)eth, dmac, dip, sport, tos, ttl, l4, summed);
+	if (eth != q->shm_slot)
+		droce_memcpy(q->shm_slot, eth, len);
+	shm_direct_commit(q->shm_txq, len);
+	q->stats.tx_pkts++;
+	q->stats.tx_bytes += len;
+	q->stats.tx_direct++;
+	qp_sent(qp, len);
+}
+
+/*
  * The ICRC register after the IPv4 and UDP headers roce_ip_xmit_mc() will
  * put in front of a RoCE packet of @l4 bytes from the BTH on (to @dip from
  * @sport) and its BTH and extension headers (@bth, @hlen).
@@ -284,8 +353,8 @@ sum_headers(const struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uin
 
 /*
  * A large payload summed for the ICRC as it is copied, in one pass over it:
- * @m holds the BTH and extension headers (@bth, @hlen bytes) and room for
- * the payload, its pad and the ICRC. Gathers @pay bytes from @sge at @off
+ * a packet of @l4 bytes holds the BTH and extension headers (@bth, @hlen
+ * bytes) and room for the payload, its pad and the ICRC. Gathers @pay bytes from @sge at @off
  * behind the headers, pads them and writes the ICRC, summed with the IPv4
  * and UDP headers roce_ip_xmit_mc() will put in front (to @dip from @sport),
  * which is then told the frame is summed. false, with nothing done, for a
@@ -293,7 +362,7 @@ sum_headers(const struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uin
  * are guarded): the caller copies, and roce_ip_xmit_mc() sums the frame.
  */
 bool
-roce_tx_sum_copy(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth, uint32_t hlen,
+roce_tx_sum_copy(struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uint32_t hlen,
 		 const struct ibv_sge *sge, uint32_t off, uint32_t pay, rte_be32_t dip,
 		 uint16_t sport)
 {
@@ -302,7 +371,7 @@ roce_tx_sum_copy(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bt
 
 	if (pay < ROCE_SUM_COPY_MIN || __atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) != 0)
 		return false;
-	crc = sum_headers(q, m->pkt_len, bth, hlen, dip, sport);
+	crc = sum_headers(q, l4, bth, hlen, dip, sport);
 	roce_copy_from_sge_sum(p, sge, off, pay, &crc);
 	memset(p + pay, 0, pad);
 	icrc_set(p + pay + pad, ~roce_icrc_more(crc, p + pay, pad));

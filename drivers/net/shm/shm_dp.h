@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * net_shm's data path (rte_eth_shm.c): a direction's ring of frame slots,
+ * and a transmit that writes a frame straight into the next slot, for droce's
+ * requester (roce_tx.c), which builds its frames there rather than in mbufs
+ * that shm_tx() would copy and free. Everything is inline: droce's PMD and
+ * net_shm are also built as separate DPDK plugins, and neither calls the
+ * other; droce finds the queue through the ethdev (shm_direct_txq).
+ */
+#ifndef SHM_DP_H
+#define SHM_DP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_ethdev.h>
+#include <ethdev_driver.h>
+
+#define SHM_DRIVER_NAME		"net_shm"
+#define SHM_NB_SLOTS		1024u		/* per direction, a power of two */
+#define SHM_SLOT_SIZE		4352u		/* stride; data starts at SHM_SLOT_HDR */
+#define SHM_SLOT_HDR		4u		/* struct shm_slot */
+#define SHM_MAX_FRAME		4288u		/* < 2^SHM_LEN_BITS, <= SHM_SLOT_SIZE - SHM_SLOT_HDR */
+#define SHM_LEN_BITS		13u
+#define SHM_LEN_MASK		((1u << SHM_LEN_BITS) - 1)
+_Static_assert(SHM_MAX_FRAME <= SHM_LEN_MASK && SHM_MAX_FRAME + SHM_SLOT_HDR <= SHM_SLOT_SIZE,
+	       "a frame's length fits its slot's tag, and the frame its slot");
+/*
+ * One direction: frames towards side i. The data path reads neither index of
+ * the other end at every burst: the consumer finds new frames by their slots'
+ * sequence numbers (struct shm_slot), the producer reads the tail only when
+ * the room it last saw is used up. Each burst then moves only the slots' own
+ * cache lines between the two CPUs, not also the indexes' two lines. The head
+ * is kept for a side's next holder (frames there before it are stale).
+ */
+struct shm_ring {
+	uint32_t head __rte_cache_aligned;	/* written by the producer */
+	uint32_t tail __rte_cache_aligned;	/* written by the consumer */
+	uint8_t pad __rte_cache_aligned;
+};
+
+/*
+ * A slot's header, one word stored last (release): the frame is there. Its
+ * low SHM_LEN_BITS are the frame's length, the others 1 + the ring index it
+ * was written at (modulo 2^19: 512 laps of the ring). The frame follows at
+ * once, so a 64-byte RoCE SEND (122 bytes) takes two cache lines with its
+ * tag, not three: each line is one the other CPU has to fetch.
+ */
+struct shm_slot {
+	uint32_t tag;
+};
+
+static inline uint32_t
+slot_tag(uint32_t idx, uint32_t len)
+{
+	return (idx + 1) << SHM_LEN_BITS | len;
+}
+
+/* @tag is of a frame written at ring index @idx (in this lap) */
+static inline bool
+slot_tag_is(uint32_t tag, uint32_t idx)
+{
+	return (tag ^ slot_tag(idx, 0)) >> SHM_LEN_BITS == 0;
+}
+
+struct shm_queue {
+	struct shm_ring *ring;		/* NULL while stopped */
+	uint8_t *slots;
+	uint32_t idx;			/* our index: tail (rx) or head (tx) */
+	uint32_t room_tail;		/* tx: the consumer's tail when last read */
+	struct rte_mempool *mp;		/* rx */
+	uint16_t port;			/* rx: the mbufs' port */
+	uint64_t pkts;
+	uint64_t bytes;
+	uint64_t errs;			/* tx: frames empty or too big; rx: no mbuf */
+	uint64_t bad;			/* rx: slots no producer writes (skipped) */
+};
+
+static inline uint8_t *
+slot_at(const struct shm_queue *q, uint32_t i)
+{
+	return q->slots + (uint64_t)(i & (SHM_NB_SLOTS - 1)) * SHM_SLOT_SIZE;
+}
+
+/*
+ * The transmit queue @qid of port @port if net_shm drives it (@driver_name
+ * from rte_eth_dev_info_get), else NULL. Its writer must be the queue's only
+ * one: tx bursts on it and the direct transmit below are not both allowed
+ * from different threads at once, as for any DPDK tx queue.
+ */
+static inline struct shm_queue *
+shm_direct_txq(uint16_t port, uint16_t qid, const char *driver_name)
+{
+	if (driver_name == NULL || strcmp(driver_name, SHM_DRIVER_NAME) != 0 ||
+	    qid >= rte_eth_devices[port].data->nb_tx_queues)
+		return NULL;
+	return rte_eth_devices[port].data->tx_queues[qid];
+}
+
+/*
+ * Where the next frame goes (SHM_MAX_FRAME bytes of room), or NULL: the
+ * ring is full or the port is stopped. shm_direct_commit() sends it; until
+ * then nothing is visible to the peer, and a frame given up needs no undo.
+ */
+static inline uint8_t *
+shm_direct_slot(struct shm_queue *q)
+{
+	if (unlikely(q->ring == NULL))
+		return NULL;
+	if (unlikely(q->idx - q->room_tail == SHM_NB_SLOTS)) {
+		q->room_tail = __atomic_load_n(&q->ring->tail, __ATOMIC_ACQUIRE);
+		if (q->idx - q->room_tail == SHM_NB_SLOTS)
+			return NULL;
+	}
+	return slot_at(q, q->idx) + SHM_SLOT_HDR;
+}
+
+/* The frame of @len bytes (1..SHM_MAX_FRAME) written at shm_direct_slot() is sent. */
+static inline void
+shm_direct_commit(struct shm_queue *q, uint32_t len)
+{
+	uint32_t head = q->idx;
+
+	__atomic_store_n(&((struct shm_slot *)slot_at(q, head))->tag, slot_tag(head, len),
+			 __ATOMIC_RELEASE);
+	q->bytes += len;
+	q->pkts++;
+	q->idx = ++head;
+	/* the peer finds frames by their tags: the head is for a side's next holder */
+	__atomic_store_n(&q->ring->head, head, __ATOMIC_RELEASE);
+}
+
+#endif /* SHM_DP_H */
