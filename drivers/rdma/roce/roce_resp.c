@@ -109,6 +109,15 @@ complete_recv(struct roce_qp *qp, struct droce_recv_wqe *w, enum ibv_wc_status s
 		     &wc, NULL, solicited);
 }
 
+/* An ACK's (or NAK's) BTH and AETH at @bth */
+static inline void
+ack_fill(struct roce_bth *bth, const struct roce_qp *qp, uint8_t opcode, uint32_t psn,
+	 uint8_t syn, uint32_t msn)
+{
+	bth_init(bth, opcode, 0, 0, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 0, psn);
+	aeth_init(bth_aeth(bth), syn, msn);
+}
+
 static struct rte_mbuf *
 ack_alloc(struct roce_dev *dev, struct roce_qp *qp, uint8_t opcode, uint32_t psn,
 	  uint8_t syn, uint32_t msn, uint32_t extra)
@@ -120,8 +129,7 @@ ack_alloc(struct roce_dev *dev, struct roce_qp *qp, uint8_t opcode, uint32_t psn
 		return NULL;
 	bth = (struct roce_bth *)rte_pktmbuf_append(m, ROCE_BTH_LEN + ROCE_AETH_LEN + extra +
 						    ROCE_ICRC_LEN);
-	bth_init(bth, opcode, 0, 0, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 0, psn);
-	aeth_init(bth_aeth(bth), syn, msn);
+	ack_fill(bth, qp, opcode, psn, syn, msn);
 	return m;
 }
 
@@ -129,9 +137,22 @@ ack_alloc(struct roce_dev *dev, struct roce_qp *qp, uint8_t opcode, uint32_t psn
 static bool
 send_aeth(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, uint8_t syn)
 {
-	struct rte_mbuf *m = ack_alloc(dev, qp, resp_transport(qp) | IBV_OPCODE_ACKNOWLEDGE, psn,
-				       syn, qp->e.msn, 0);
+	uint8_t op = resp_transport(qp) | IBV_OPCODE_ACKNOWLEDGE;
+	uint32_t l4 = ROCE_BTH_LEN + ROCE_AETH_LEN + ROCE_ICRC_LEN;
+	struct rte_ether_addr dmac;
+	struct rte_mbuf *m;
+	uint8_t *frame;
 
+	/* straight into the port's slot where it can (net_shm), else an mbuf */
+	frame = qp->q->shm_txq != NULL ? roce_tx_direct(qp->q, qp->av.dip, l4, &dmac) : NULL;
+	if (frame != NULL) {
+		ack_fill((struct roce_bth *)(frame + ROCE_L2L4_LEN), qp, op, psn, syn, qp->e.msn);
+		roce_qp_cnt_tx(qp);
+		roce_tx_direct_send(qp->q, frame, &dmac, qp->av.dip, qp->sport, qp->av.tos,
+				    qp->av.ttl, l4, false);
+		return true;
+	}
+	m = ack_alloc(dev, qp, op, psn, syn, qp->e.msn, 0);
 	if (m == NULL)
 		return false;
 	roce_qp_cnt_tx(qp);
