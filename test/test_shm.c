@@ -1476,8 +1476,20 @@ zc_run(const char *extra, uint32_t min, bool direct)
 	}
 	TEST_ASSERT(d0 >= dwant0 && d1 >= dwant1 + (direct ? RTE_DIM(sizes) * 2 : 0),
 		    "data frames and ACKs built in the ring's slots");
-	if (!direct)
+	/*
+	 * Small frames taken from the slots without an mbuf: droce0 gets at
+	 * least the ACK of each WRITE and SEND, droce1 each READ request
+	 */
+	printf("# rx_direct droce0 %" PRIu64 ", droce1 %" PRIu64 "\n",
+	       dev_xstat("droce0", "rx_direct"), dev_xstat("droce1", "rx_direct"));
+	if (direct) {
+		TEST_ASSERT(dev_xstat("droce0", "rx_direct") >= RTE_DIM(sizes) * 2, "ACKs taken in place");
+		TEST_ASSERT(dev_xstat("droce1", "rx_direct") >= RTE_DIM(sizes), "READ requests taken in place");
+	} else {
 		TEST_ASSERT(d0 == 0 && d1 == 0, "direct=0: no frame built in a slot");
+		TEST_ASSERT(dev_xstat("droce0", "rx_direct") == 0 &&
+			    dev_xstat("droce1", "rx_direct") == 0, "direct=0: every frame in an mbuf");
+	}
 	TEST_ASSERT(zc0 >= want0, "droce0's WRITE and SEND frames went without a copy");
 	TEST_ASSERT_EQ(zc1, 0);		/* READ responses: copied */
 	if (min == 0)

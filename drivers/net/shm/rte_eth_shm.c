@@ -192,41 +192,24 @@ static uint16_t
 shm_rx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 {
 	struct shm_queue *q = queue;
-	uint32_t tail = q->idx;
 	uint16_t n = 0;
 
-	if (unlikely(q->ring == NULL))
-		return 0;
 	while (n < nb) {
-		const uint8_t *s = slot_at(q, tail);
-		uint32_t len, tag;
+		uint32_t len;
+		const uint8_t *f = shm_direct_rx_peek(q, &len);
 		struct rte_mbuf *m;
 
-		/* written at this index in this lap: an older lap's number is not */
-		tag = __atomic_load_n(&((const struct shm_slot *)s)->tag, __ATOMIC_ACQUIRE);
-		if (!slot_tag_is(tag, tail))
+		if (f == NULL)
 			break;
-		len = tag & SHM_LEN_MASK;
-		if (unlikely(len > SHM_MAX_FRAME || len == 0)) {
-			/* a producer that never writes such a slot: skip it */
-			q->bad++;
-			tail++;
-			continue;
-		}
-		m = frame_to_mbuf(q->mp, q->port, s + SHM_SLOT_HDR, len);
+		m = frame_to_mbuf(q->mp, q->port, f, len);
 		if (unlikely(m == NULL)) {
 			q->errs++;	/* the frame stays for the next call */
 			break;
 		}
-		q->bytes += len;
+		shm_direct_rx_next(q, len);
 		bufs[n++] = m;
-		tail++;
 	}
-	q->pkts += n;
-	if (tail != q->idx) {
-		q->idx = tail;
-		__atomic_store_n(&q->ring->tail, tail, __ATOMIC_RELEASE);
-	}
+	shm_direct_rx_done(q);
 	return n;
 }
 
@@ -531,6 +514,7 @@ shm_attach(struct rte_eth_dev *dev)
 		p->stale += head - tail;
 	__atomic_store_n(&h->ring[side].tail, head, __ATOMIC_RELEASE);
 	p->rxq.idx = head;
+	p->rxq.room_tail = head;
 	/* this side's earlier holder may have died in a burst: go on after what it wrote */
 	p->txq.idx = written_end(p->txq.slots, __atomic_load_n(&h->ring[peer].head,
 								__ATOMIC_ACQUIRE));

@@ -69,7 +69,7 @@ struct shm_queue {
 	struct shm_ring *ring;		/* NULL while stopped */
 	uint8_t *slots;
 	uint32_t idx;			/* our index: tail (rx) or head (tx) */
-	uint32_t room_tail;		/* tx: the consumer's tail when last read */
+	uint32_t room_tail;		/* tx: the consumer's tail when last read; rx: the tail published */
 	struct rte_mempool *mp;		/* rx */
 	uint16_t port;			/* rx: the mbufs' port */
 	uint64_t pkts;
@@ -130,6 +130,68 @@ shm_direct_commit(struct shm_queue *q, uint32_t len)
 	q->idx = ++head;
 	/* the peer finds frames by their tags: the head is for a side's next holder */
 	__atomic_store_n(&q->ring->head, head, __ATOMIC_RELEASE);
+}
+
+/*
+ * The receive queue @qid of port @port if net_shm drives it, else NULL (as
+ * shm_direct_txq). Its reader must be the queue's only one.
+ */
+static inline struct shm_queue *
+shm_direct_rxq(uint16_t port, uint16_t qid, const char *driver_name)
+{
+	if (driver_name == NULL || strcmp(driver_name, SHM_DRIVER_NAME) != 0 ||
+	    qid >= rte_eth_devices[port].data->nb_rx_queues)
+		return NULL;
+	return rte_eth_devices[port].data->rx_queues[qid];
+}
+
+/*
+ * The next frame that has arrived, in its slot, and its length (*@len), or
+ * NULL: none yet, or the port is stopped. A slot whose length no producer
+ * writes is skipped (counted in q->bad). The frame stays in its slot until
+ * shm_direct_rx_next(); the peer shares the slot, so its bytes are copied
+ * before they are trusted. shm_direct_rx_done() gives the slots taken back.
+ */
+static inline const uint8_t *
+shm_direct_rx_peek(struct shm_queue *q, uint32_t *len)
+{
+	for (;;) {
+		const uint8_t *s;
+		uint32_t tag;
+
+		if (unlikely(q->ring == NULL))
+			return NULL;
+		s = slot_at(q, q->idx);
+		/* written at this index in this lap: an older lap's number is not */
+		tag = __atomic_load_n(&((const struct shm_slot *)s)->tag, __ATOMIC_ACQUIRE);
+		if (!slot_tag_is(tag, q->idx))
+			return NULL;
+		*len = tag & SHM_LEN_MASK;
+		if (likely(*len <= SHM_MAX_FRAME && *len != 0))
+			return s + SHM_SLOT_HDR;
+		/* a producer that never writes such a slot: skip it */
+		q->bad++;
+		q->idx++;
+	}
+}
+
+/* The frame shm_direct_rx_peek() returned (@len bytes) is taken. */
+static inline void
+shm_direct_rx_next(struct shm_queue *q, uint32_t len)
+{
+	q->idx++;
+	q->pkts++;
+	q->bytes += len;
+}
+
+/* The slots taken since the last call go back to the producer. */
+static inline void
+shm_direct_rx_done(struct shm_queue *q)
+{
+	if (q->idx != q->room_tail && q->ring != NULL) {
+		q->room_tail = q->idx;
+		__atomic_store_n(&q->ring->tail, q->idx, __ATOMIC_RELEASE);
+	}
 }
 
 #endif /* SHM_DP_H */

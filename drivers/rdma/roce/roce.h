@@ -120,6 +120,7 @@ struct roce_stats {
 	uint64_t tx_zcopy;		/* frames whose payload the port read from registered memory */
 	uint64_t tx_zcopy_copied;	/* ... copied after all: the port had no room (roce_tx_flush) */
 	uint64_t tx_direct;		/* frames built straight in the port's slots (roce_tx_direct) */
+	uint64_t rx_direct;		/* frames taken from its slots without an mbuf (roce_rx_shm) */
 };
 
 /*
@@ -634,6 +635,14 @@ struct roce_q {
 	struct shm_queue *shm_txq;
 	uint8_t *shm_slot;		/* the slot roce_tx_direct found */
 	uint8_t shm_build[256] __rte_cache_aligned;	/* where it builds a small frame */
+	/*
+	 * The port's rx queue when net_shm drives it: small frames are taken
+	 * from its slots into @shm_rx_buf, read through the mbuf header
+	 * @shm_rx_m that nothing keeps (roce_rx_shm), else NULL.
+	 */
+	struct shm_queue *shm_rxq;
+	struct rte_mbuf shm_rx_m;
+	uint8_t shm_rx_buf[256] __rte_cache_aligned;
 	/*
 	 * The engine clock (timer cycles) that RC deadlines use: it advances
 	 * with the timer while the queue is polled, but by at most

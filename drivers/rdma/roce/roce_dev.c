@@ -526,10 +526,16 @@ port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 		ROCE_LOG(ERR, "%s: queue setup on %s failed: %s", dev->name, dev->ethdev_name, rte_strerror(-ret));
 		return ret;
 	}
-	/* net_shm: frames built straight in its slots (roce_tx_direct), unless direct=0 */
-	for (uint16_t k = 0; k < dev->nb_q; k++)
+	/*
+	 * net_shm, unless direct=0: frames built straight in its slots
+	 * (roce_tx_direct), small ones taken from them without mbufs (roce_rx_shm)
+	 */
+	for (uint16_t k = 0; k < dev->nb_q; k++) {
 		dev->q[k]->shm_txq = a->direct_off ? NULL :
 				     shm_direct_txq(dev->port_id, k, info.driver_name);
+		roce_rx_shm_init(dev->q[k], a->direct_off ? NULL :
+				 shm_direct_rxq(dev->port_id, k, info.driver_name));
+	}
 	if (a->has_mac) {
 		ret = rte_eth_dev_default_mac_addr_set(dev->port_id, (struct rte_ether_addr *)&a->mac);
 		if (ret && ret != -ENOTSUP) {

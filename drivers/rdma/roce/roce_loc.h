@@ -710,8 +710,11 @@ enum roce_rx_src {
 	ROCE_RX_LOOP,		/* its loopback ring: frames it sent itself */
 	ROCE_RX_SHARE,		/* another process sharing the device (roce_share.c) */
 	ROCE_RX_QUEUE,		/* another queue of the device: its QP is this queue's */
+	ROCE_RX_SLOT,		/* net_shm's slot, copied to the queue's buffer (roce_rx_shm) */
 };
 void roce_rx(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src src);
+uint16_t roce_rx_shm(struct roce_q *q);
+void roce_rx_shm_init(struct roce_q *q, struct shm_queue *rxq);
 
 /* roce_req.c */
 void roce_req_run(struct roce_dev *dev, struct roce_qp *qp, bool clock_fresh);

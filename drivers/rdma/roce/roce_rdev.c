@@ -125,7 +125,7 @@ static const struct {
 	XS(rnr_naks_sent), XS(naks_sent), XS(naks_rcvd), XS(rx_drop_mcast), XS(rx_mcast),
 	XS(timeouts), XS(rnr_naks_rcvd), XS(rx_ethdev), XS(tx_ethdev), XS(share_fwd), XS(share_drop),
 	XS(q_handoff), XS(q_handoff_drop), XS(fast_retransmits), XS(tx_zcopy), XS(tx_zcopy_copied),
-	XS(tx_direct),
+	XS(tx_direct), XS(rx_direct),
 	{ "naks_sent_seq_err", offsetof(struct roce_stats, naks_sent_kind[0]) },
 	{ "naks_sent_inv_req", offsetof(struct roce_stats, naks_sent_kind[1]) },
 	{ "naks_sent_rem_access", offsetof(struct roce_stats, naks_sent_kind[2]) },

@@ -7,6 +7,7 @@
 #include <rte_ethdev.h>
 
 #include "roce_loc.h"
+#include "../../net/shm/shm_dp.h"
 
 /* Headers must be contiguous: copy a chained frame into one segment. */
 static struct rte_mbuf *
@@ -290,7 +291,8 @@ rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
 	else
 		roce_resp_rcv(dev, qp, &pkt);
 drop:
-	roce_mbuf_free(m);
+	if (src != ROCE_RX_SLOT)	/* the queue's own header (roce_rx_shm) */
+		roce_mbuf_free(m);
 }
 
 /*
@@ -335,4 +337,63 @@ roce_rx(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src s
 			rx_prefetch_qp(dev, pkts[i + 1]);
 		rx_one(q, pkts[i], src);
 	}
+}
+
+/* @q takes small frames from the slots of net_shm's receive queue @rxq (NULL: none). */
+void
+roce_rx_shm_init(struct roce_q *q, struct shm_queue *rxq)
+{
+	struct rte_mbuf *m = &q->shm_rx_m;
+
+	memset(m, 0, sizeof(*m));
+	m->buf_addr = q->shm_rx_buf;
+	m->buf_len = sizeof(q->shm_rx_buf);
+	m->nb_segs = 1;
+	m->port = q->dev->port_id;
+	rte_mbuf_refcnt_set(m, 1);
+	q->shm_rxq = rxq;
+}
+
+/*
+ * net_shm (q->shm_rxq): the small RoCEv2 frames that have arrived, without
+ * an mbuf of their own. Each is copied from its slot into the queue's buffer
+ * (the peer shares the slot: nothing in it is read twice) and goes through
+ * rx_one() in the queue's mbuf header, which nothing keeps: a unicast RoCEv2
+ * frame to this device, on a device of one queue that no forked process
+ * shares, is only read and dropped there. It stops at the first frame that
+ * needs an mbuf (bigger than the buffer, or another kind: ARP, the ethdev
+ * port's, multicast), which the port's rx burst then takes with those after
+ * it. Returns the frames taken.
+ */
+uint16_t
+roce_rx_shm(struct roce_q *q)
+{
+	struct roce_dev *dev = q->dev;
+	struct rte_mbuf *m = &q->shm_rx_m;
+	const struct rte_ether_hdr *eth = (const struct rte_ether_hdr *)q->shm_rx_buf;
+	uint16_t n;
+
+	if (unlikely(dev->share_on) || dev->nb_q != 1)
+		return 0;
+	for (n = 0; n < DROCE_BURST; n++) {
+		uint32_t len;
+		const uint8_t *f = shm_direct_rx_peek(q->shm_rxq, &len);
+
+		if (f == NULL || len > sizeof(q->shm_rx_buf))
+			break;
+		droce_memcpy(q->shm_rx_buf, f, len);
+		m->data_off = 0;
+		m->data_len = (uint16_t)len;
+		m->pkt_len = len;
+		if (len < RTE_ETHER_HDR_LEN ||
+		    eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+		    rte_is_multicast_ether_addr(&eth->dst_addr) ||
+		    !is_roce(dev, m, (struct rte_ether_hdr *)(uintptr_t)eth))
+			break;
+		shm_direct_rx_next(q->shm_rxq, len);
+		q->stats.rx_direct++;
+		rx_one(q, m, ROCE_RX_SLOT);
+	}
+	shm_direct_rx_done(q->shm_rxq);
+	return n;
 }
