@@ -49,6 +49,7 @@
 #include <infiniband/verbs.h>
 
 #include "droce.h"
+#include "frame.h"
 #include "droce_config.h"
 #include "droce_test.h"
 #include "eal_dir.h"
@@ -1075,31 +1076,22 @@ droce_rx(uint16_t port, struct dqp_seen *seen, uint32_t *frames, uint32_t *arps,
 }
 
 /*
- * droce0 on net_shm port a; the test holds port b and does not read it at
- * first. 8 RC QPs each WRITE 1 MiB (256 packets of 4 KiB: as many as droce
- * sends unacknowledged), 2048 packets in all against 1024 slots. Once the
- * ring is full droce0 must hold its frames back (tx_busy) rather than drop
- * them (tx_drop_full); when b reads, every QP's 256 PSNs arrive, in order,
- * each once.
+ * droce0 (10.0.0.1) on net_shm port *@a, and the raw port *@b (10.0.0.2,
+ * started first: droce0's first frames, a gratuitous ARP, must not meet an
+ * empty side) on the same link; D's context, PD, CQ, and an MR of
+ * WRITE_LEN bytes of 0x5a with @access.
  */
 static int
-test_droce_holds_back_when_port_full(void)
+droce_on_raw(uint16_t *a, uint16_t *b, int access)
 {
-	struct dqp_seen seen[NB_DQP] = { 0 };
-	uint32_t frames = 0, arps = 0, other = 0, fresh = 0, dups = 0, gaps = 0;
-	struct ibv_device **devs;
-	union ibv_gid gid = { 0 };
-	struct ibv_wc wc;
-	uint64_t t0, last, busy, drop_full, retrans0, fast0;
-	uint16_t a, b;
 	char args[256], aname[RTE_ETH_NAME_MAX_LEN];
-	int ndev, nwc = 0;
+	struct ibv_device **devs;
+	int ndev;
 
-	CHECK(port_new("a", NULL, &a));
-	CHECK(port_new("b", big_pool, &b));
-	/* b first: droce0's first frames (a gratuitous ARP) must not meet an empty side */
-	CHECK(rte_eth_dev_start(b));
-	CHECK(rte_eth_dev_get_name_by_port(a, aname));
+	CHECK(port_new("a", NULL, a));
+	CHECK(port_new("b", big_pool, b));
+	CHECK(rte_eth_dev_start(*b));
+	CHECK(rte_eth_dev_get_name_by_port(*a, aname));
 	snprintf(args, sizeof(args),
 		 "ethdev=%s,ip=10.0.0.1,mtu=4200,mac=02:00:00:00:00:01,"
 		 "neigh=10.0.0.2@02:00:00:00:00:02,lcore=inline", aname);
@@ -1116,8 +1108,31 @@ test_droce_holds_back_when_port_full(void)
 	D.buf = aligned_alloc(4096, WRITE_LEN);
 	TEST_ASSERT(D.pd != NULL && D.cq != NULL && D.buf != NULL, "PD, CQ, buffer");
 	memset(D.buf, 0x5a, WRITE_LEN);
-	D.mr = ibv_reg_mr(D.pd, D.buf, WRITE_LEN, IBV_ACCESS_LOCAL_WRITE);
+	D.mr = ibv_reg_mr(D.pd, D.buf, WRITE_LEN, access);
 	TEST_ASSERT(D.mr != NULL, "MR");
+	return TEST_SUCCESS;
+}
+
+/*
+ * droce0 on net_shm port a; the test holds port b and does not read it at
+ * first. 8 RC QPs each WRITE 1 MiB (256 packets of 4 KiB: as many as droce
+ * sends unacknowledged), 2048 packets in all against 1024 slots. Once the
+ * ring is full droce0 must hold its frames back (tx_busy) rather than drop
+ * them (tx_drop_full); when b reads, every QP's 256 PSNs arrive, in order,
+ * each once.
+ */
+static int
+test_droce_holds_back_when_port_full(void)
+{
+	struct dqp_seen seen[NB_DQP] = { 0 };
+	uint32_t frames = 0, arps = 0, other = 0, fresh = 0, dups = 0, gaps = 0;
+	union ibv_gid gid = { 0 };
+	struct ibv_wc wc;
+	uint64_t t0, last, busy, drop_full, retrans0, fast0;
+	uint16_t a, b;
+	int nwc = 0;
+
+	CHECK(droce_on_raw(&a, &b, IBV_ACCESS_LOCAL_WRITE));
 	gid.raw[10] = gid.raw[11] = 0xff;
 	gid.raw[12] = 10;
 	gid.raw[15] = 2;
@@ -1477,14 +1492,18 @@ zc_run(const char *extra, uint32_t min, bool direct)
 	TEST_ASSERT(d0 >= dwant0 && d1 >= dwant1 + (direct ? RTE_DIM(sizes) * 2 : 0),
 		    "data frames and ACKs built in the ring's slots");
 	/*
-	 * Small frames taken from the slots without an mbuf: droce0 gets at
-	 * least the ACK of each WRITE and SEND, droce1 each READ request
+	 * Frames taken from the slots without an mbuf: droce0 every READ
+	 * response and at least the ACK of each WRITE and SEND; droce1 every
+	 * WRITE frame and READ request (a big SEND's frames, and those the
+	 * port's burst takes after one, go in mbufs)
 	 */
 	printf("# rx_direct droce0 %" PRIu64 ", droce1 %" PRIu64 "\n",
 	       dev_xstat("droce0", "rx_direct"), dev_xstat("droce1", "rx_direct"));
 	if (direct) {
-		TEST_ASSERT(dev_xstat("droce0", "rx_direct") >= RTE_DIM(sizes) * 2, "ACKs taken in place");
-		TEST_ASSERT(dev_xstat("droce1", "rx_direct") >= RTE_DIM(sizes), "READ requests taken in place");
+		TEST_ASSERT(dev_xstat("droce0", "rx_direct") >= dwant1 + RTE_DIM(sizes) * 2,
+			    "READ responses and ACKs taken in place");
+		TEST_ASSERT(dev_xstat("droce1", "rx_direct") >= dwant0 / 2 + RTE_DIM(sizes),
+			    "WRITE frames and READ requests taken in place");
 	} else {
 		TEST_ASSERT(d0 == 0 && d1 == 0, "direct=0: no frame built in a slot");
 		TEST_ASSERT(dev_xstat("droce0", "rx_direct") == 0 &&
@@ -1585,6 +1604,110 @@ test_direct_payloads_arrive(void)
 	return zc_run(",zcopy=1", 0, true);
 }
 
+/* @f into raw port @b, towards droce0 (one mbuf of big_pool). */
+static int
+raw_send(uint16_t b, const struct frame *f)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(big_pool);
+	uint8_t *p = m != NULL ? (uint8_t *)rte_pktmbuf_append(m, f->len) : NULL;
+
+	TEST_ASSERT(p != NULL, "an mbuf of %u bytes", f->len);
+	memcpy(p, f->b, f->len);
+	TEST_ASSERT_EQ(rte_eth_tx_burst(b, 0, &m, 1), 1);
+	return TEST_SUCCESS;
+}
+
+/* droce0's counter @name moves past @from within 2 s of inline progress (polls of D.cq). */
+static bool
+droce_counts(const char *name, uint64_t from)
+{
+	struct ibv_wc wc;
+
+	for (uint64_t t0 = h_now_ms(); h_now_ms() - t0 < 2000;) {
+		ibv_poll_cq(D.cq, 1, &wc);
+		if (droce_xstat(name) > from)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A 2000-byte RDMA WRITE from the raw port, taken from its slot in place
+ * (roce_rx_shm: its headers copied, its payload summed and placed from the
+ * slot): with one payload byte changed after its ICRC was computed, it is
+ * dropped as a bad ICRC and writes nothing; whole, its bytes land in the MR
+ * and droce0 acknowledges it. Both go through the in-place path (rx_direct).
+ */
+static int
+test_write_in_place_icrc_checked(void)
+{
+	static struct frame f, g;
+	const struct frame_ends ends = {
+		.src_mac = { { 0x02, 0, 0, 0, 0, 0x02 } }, .dst_mac = { { 0x02, 0, 0, 0, 0, 0x01 } },
+		.src_ip = RTE_BE32(RTE_IPV4(10, 0, 0, 2)), .dst_ip = RTE_BE32(RTE_IPV4(10, 0, 0, 1)),
+		.sport = 0xc000,
+	};
+	union ibv_gid gid = { 0 };
+	uint8_t pay[2000];
+	struct ext reth;
+	uint64_t icrc0, direct0;
+	uint16_t a, b;
+
+	CHECK(droce_on_raw(&a, &b, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+	gid.raw[10] = gid.raw[11] = 0xff;
+	gid.raw[12] = 10;
+	gid.raw[15] = 2;
+	D.qp[0] = dqp_new(0, &gid);
+	TEST_ASSERT(D.qp[0] != NULL, "QP");
+	for (uint32_t i = 0; i < sizeof(pay); i++)
+		pay[i] = (uint8_t)(i * 7 + 3);
+	reth = ext_reth((uintptr_t)D.buf + 64, D.mr->rkey, sizeof(pay));
+	frame_build(&f, &ends, IBV_OPCODE_RC_RDMA_WRITE_ONLY, D.qp[0]->qp_num, 0x000100u, &reth,
+		    pay, sizeof(pay));
+	TEST_ASSERT(f.len > 256, "bigger than the queue's buffer: read in place");
+
+	g = f;
+	g.b[f.len - 1000] ^= 0x10;	/* in the payload, past the headers copied */
+	icrc0 = droce_xstat("rx_drop_bad_icrc");
+	direct0 = droce_xstat("rx_direct");
+	CHECK(raw_send(b, &g));
+	TEST_ASSERT(droce_counts("rx_drop_bad_icrc", icrc0), "the changed WRITE dropped");
+	TEST_ASSERT_EQ(droce_xstat("rx_drop_bad_icrc"), icrc0 + 1);
+	TEST_ASSERT_EQ(droce_xstat("rx_direct"), direct0 + 1);
+	for (uint32_t i = 0; i < sizeof(pay) + 128; i++)
+		TEST_ASSERT_EQ(D.buf[i], 0x5a);
+
+	CHECK(raw_send(b, &f));
+	TEST_ASSERT(droce_counts("rx_direct", direct0 + 1), "the WRITE taken in place");
+	for (uint64_t t0 = h_now_ms(); h_now_ms() - t0 < 2000 &&
+	     memcmp(D.buf + 64, pay, sizeof(pay)) != 0;)
+		ibv_poll_cq(D.cq, 1, &(struct ibv_wc){ 0 });
+	TEST_ASSERT(memcmp(D.buf + 64, pay, sizeof(pay)) == 0, "the WRITE's bytes in the MR");
+	TEST_ASSERT_EQ(D.buf[63], 0x5a);
+	TEST_ASSERT_EQ(D.buf[64 + sizeof(pay)], 0x5a);
+	TEST_ASSERT_EQ(droce_xstat("rx_drop_bad_icrc"), icrc0 + 1);
+	/* acknowledged: an ACK of PSN 0x100 on the raw port */
+	for (uint64_t t0 = h_now_ms(); h_now_ms() - t0 < 2000;) {
+		struct rte_mbuf *m;
+
+		ibv_poll_cq(D.cq, 1, &(struct ibv_wc){ 0 });
+		if (rte_eth_rx_burst(b, 0, &m, 1) == 1) {
+			struct frame_info fi;
+			const char *err = frame_decode(rte_pktmbuf_mtod(m, uint8_t *),
+						       rte_pktmbuf_pkt_len(m), &fi);
+			bool ack = err == NULL && !fi.arp && fi.op == IBV_OPCODE_RC_ACKNOWLEDGE;
+
+			if (ack)
+				TEST_ASSERT_EQ(fi.psn, 0x000100u);
+			rte_pktmbuf_free(m);
+			if (ack)
+				return TEST_SUCCESS;
+		}
+	}
+	TEST_ASSERT(false, "no ACK from droce0");
+	return TEST_FAILED;
+}
+
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_frames_both_ways_identical),
 	TEST_CASE(test_alone_up_stale_dropped),
@@ -1597,6 +1720,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_zcopy_auto_payloads_arrive),
 	TEST_CASE(test_zcopy_every_payload_arrives),
 	TEST_CASE(test_direct_payloads_arrive),
+	TEST_CASE(test_write_in_place_icrc_checked),
 	TEST_CASE(test_zcopy_off_payloads_copied),
 	TEST_CASE(test_zcopy_read_of_changing_memory),
 };

@@ -636,11 +636,13 @@ struct roce_q {
 	uint8_t *shm_slot;		/* the slot roce_tx_direct found */
 	uint8_t shm_build[256] __rte_cache_aligned;	/* where it builds a small frame */
 	/*
-	 * The port's rx queue when net_shm drives it: small frames are taken
-	 * from its slots into @shm_rx_buf, read through the mbuf header
-	 * @shm_rx_m that nothing keeps (roce_rx_shm), else NULL.
+	 * The port's rx queue when net_shm drives it: frames are taken from
+	 * its slots into @shm_rx_buf (a big WRITE's or READ response's headers
+	 * only: its payload is read in the slot, @shm_rx_frame), read through
+	 * the mbuf header @shm_rx_m that nothing keeps (roce_rx_shm), else NULL.
 	 */
 	struct shm_queue *shm_rxq;
+	const uint8_t *shm_rx_frame;
 	struct rte_mbuf shm_rx_m;
 	uint8_t shm_rx_buf[256] __rte_cache_aligned;
 	/*

@@ -98,6 +98,25 @@ q_handoff(struct roce_q *q, struct roce_q *to, struct rte_mbuf *m)
 }
 
 /*
+ * Whether the ICRC of the packet at @ip (@iplen bytes of IPv4 on) is the one
+ * it carries. A frame roce_rx_shm() reads in place has only its first
+ * m->data_len bytes in @m (the queue's copy); the rest is in its slot.
+ */
+static inline bool
+icrc_ok(const struct roce_q *q, const struct rte_mbuf *m, struct rte_ipv4_hdr *ip, uint32_t iplen)
+{
+	uint32_t hl, crc;
+	const uint8_t *rest;
+
+	if (likely(m->data_len == m->pkt_len))
+		return roce_icrc_ipv4(ip, iplen - ROCE_ICRC_LEN) == icrc_get(ipv4_icrc(ip));
+	hl = m->data_len - RTE_ETHER_HDR_LEN;
+	rest = q->shm_rx_frame + RTE_ETHER_HDR_LEN + hl;
+	crc = ~roce_icrc_more(roce_icrc_start(ip, hl), rest, iplen - ROCE_ICRC_LEN - hl);
+	return crc == icrc_get(rest + iplen - ROCE_ICRC_LEN - hl);
+}
+
+/*
  * @src: the port, the device's loopback ring (frames it sent itself),
  * another process, or another queue of the device (struct roce_q): a frame
  * from the port that queue received, checked up to its QP when that QP is
@@ -218,8 +237,7 @@ rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
 	/* trim Ethernet padding */
 	rte_pktmbuf_trim(m, m->pkt_len - (iplen + RTE_ETHER_HDR_LEN));
 	/* a frame for one of its QPs was checked by the queue that received it; queue 0 takes others too */
-	if ((src != ROCE_RX_QUEUE || q0) &&
-	    roce_icrc_ipv4(ip, iplen - ROCE_ICRC_LEN) != icrc_get(ipv4_icrc(ip))) {
+	if ((src != ROCE_RX_QUEUE || q0) && !icrc_ok(q, m, ip, iplen)) {
 		st->rx_drop_bad_icrc++;
 		goto drop;
 	}
@@ -243,6 +261,9 @@ rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
 	pkt.opf = oi->flags;
 	pkt.psn = bth_psn(pkt.bth);
 	pkt.payload = bth_payload(pkt.bth);
+	if (unlikely(m->data_len != m->pkt_len))	/* read in place (roce_rx_shm): in the slot */
+		pkt.payload = (uint8_t *)(uintptr_t)q->shm_rx_frame +
+			      (pkt.payload - rte_pktmbuf_mtod(m, uint8_t *));
 	pkt.paylen = blen - oi->hdr_len - pad;
 	if (!(pkt.opf & ROCE_OPF_PAYLOAD) && pkt.paylen != 0) {
 		st->rx_drop_bad_len++;
@@ -355,15 +376,34 @@ roce_rx_shm_init(struct roce_q *q, struct shm_queue *rxq)
 }
 
 /*
- * net_shm (q->shm_rxq): the small RoCEv2 frames that have arrived, without
- * an mbuf of their own. Each is copied from its slot into the queue's buffer
+ * A RoCEv2 frame of @len bytes (is_roce) whose payload may be read where it
+ * lies: a WRITE's or READ response's, whose payload is only copied out, and
+ * whose IPv4 length is the frame's (no Ethernet padding to trim).
+ */
+static bool
+rx_in_place(struct rte_ether_hdr *eth, uint32_t len)
+{
+	struct rte_ipv4_hdr *ip = eth_ipv4(eth);
+	uint32_t fl = roce_opcode_tbl[udp_bth(ipv4_udp(ip))->opcode].flags;
+
+	return rte_be_to_cpu_16(ip->total_length) + (uint32_t)RTE_ETHER_HDR_LEN == len &&
+	       (fl & ROCE_OPF_PAYLOAD) && ((fl & ROCE_OPF_WRITE) ||
+	       (fl & (ROCE_OPF_READ | ROCE_OPF_RESP)) == (ROCE_OPF_READ | ROCE_OPF_RESP));
+}
+
+/*
+ * net_shm (q->shm_rxq): the RoCEv2 frames that have arrived, without an
+ * mbuf of their own. Each is copied from its slot into the queue's buffer
  * (the peer shares the slot: nothing in it is read twice) and goes through
  * rx_one() in the queue's mbuf header, which nothing keeps: a unicast RoCEv2
  * frame to this device, on a device of one queue that no forked process
- * shares, is only read and dropped there. It stops at the first frame that
- * needs an mbuf (bigger than the buffer, or another kind: ARP, the ethdev
- * port's, multicast), which the port's rx burst then takes with those after
- * it. Returns the frames taken.
+ * shares, is only read and dropped there. A frame bigger than the buffer is
+ * taken so only if it is a WRITE or READ response whose IPv4 length is the
+ * frame's (rx_in_place): its headers are copied, and its payload, which is
+ * only copied out, never looked into, is summed and placed from the slot.
+ * It stops at the first frame that needs an mbuf (another kind: ARP, the
+ * ethdev port's, multicast, a big SEND), which the port's rx burst then
+ * takes with those after it. Returns the frames taken.
  */
 uint16_t
 roce_rx_shm(struct roce_q *q)
@@ -376,20 +416,23 @@ roce_rx_shm(struct roce_q *q)
 	if (unlikely(dev->share_on) || dev->nb_q != 1)
 		return 0;
 	for (n = 0; n < DROCE_BURST; n++) {
-		uint32_t len;
+		uint32_t len, hl;
 		const uint8_t *f = shm_direct_rx_peek(q->shm_rxq, &len);
 
-		if (f == NULL || len > sizeof(q->shm_rx_buf))
+		if (f == NULL)
 			break;
-		droce_memcpy(q->shm_rx_buf, f, len);
+		hl = RTE_MIN(len, (uint32_t)sizeof(q->shm_rx_buf));
+		droce_memcpy(q->shm_rx_buf, f, hl);
 		m->data_off = 0;
-		m->data_len = (uint16_t)len;
+		m->data_len = (uint16_t)hl;
 		m->pkt_len = len;
 		if (len < RTE_ETHER_HDR_LEN ||
 		    eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 		    rte_is_multicast_ether_addr(&eth->dst_addr) ||
-		    !is_roce(dev, m, (struct rte_ether_hdr *)(uintptr_t)eth))
+		    !is_roce(dev, m, (struct rte_ether_hdr *)(uintptr_t)eth) ||
+		    (hl < len && !rx_in_place((struct rte_ether_hdr *)q->shm_rx_buf, len)))
 			break;
+		q->shm_rx_frame = f;
 		shm_direct_rx_next(q->shm_rxq, len);
 		q->stats.rx_direct++;
 		rx_one(q, m, ROCE_RX_SLOT);
