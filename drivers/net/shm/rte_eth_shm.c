@@ -459,8 +459,8 @@ seg_populate(struct shm_hdr *h)
 
 /*
  * The index after the frames written from @i on in a ring whose slots start
- * at @slots: a producer publishes its head after a burst, so one that died in
- * the middle of one leaves frames past it, whose sequence numbers say so.
+ * at @slots: a producer publishes its head after each frame's tag, so one that
+ * died between the two leaves a frame past it, whose sequence number says so.
  */
 static uint32_t
 written_end(const uint8_t *slots, uint32_t i)
@@ -654,6 +654,7 @@ shm_rx_queue_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 			dev->data->name, mp->name, SHM_MIN_RX_BUF);
 		return -EINVAL;
 	}
+	p->rxq.magic = SHM_QUEUE_MAGIC;
 	p->rxq.mp = mp;
 	p->rxq.port = dev->data->port_id;
 	dev->data->rx_queues[qid] = &p->rxq;
@@ -669,6 +670,7 @@ shm_tx_queue_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 	RTE_SET_USED(nb_desc);
 	RTE_SET_USED(socket);
 	RTE_SET_USED(conf);
+	p->txq.magic = SHM_QUEUE_MAGIC;
 	dev->data->tx_queues[qid] = &p->txq;
 	return 0;
 }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * net_shm's data path (rte_eth_shm.c): a direction's ring of frame slots,
- * and a transmit that writes a frame straight into the next slot, for droce's
- * requester (roce_tx.c), which builds its frames there rather than in mbufs
- * that shm_tx() would copy and free. Everything is inline: droce's PMD and
+ * a transmit that writes a frame straight into the next slot and a receive
+ * that reads one where it lies, for droce's PMD (roce_tx.c, roce_recv.c),
+ * which builds and reads its frames there rather than in mbufs that
+ * shm_tx() and shm_rx() would copy. Everything is inline: droce's PMD and
  * net_shm are also built as separate DPDK plugins, and neither calls the
- * other; droce finds the queue through the ethdev (shm_direct_txq).
+ * other; droce finds a queue through the ethdev (shm_direct_queue), which
+ * checks that it is one of this layout (SHM_QUEUE_MAGIC).
  */
 #ifndef SHM_DP_H
 #define SHM_DP_H
@@ -19,6 +21,8 @@
 #include <ethdev_driver.h>
 
 #define SHM_DRIVER_NAME		"net_shm"
+/* struct shm_queue's first word: the layout this header describes ("shq1") */
+#define SHM_QUEUE_MAGIC		0x73687131u
 #define SHM_NB_SLOTS		1024u		/* per direction, a power of two */
 #define SHM_SLOT_SIZE		4352u		/* stride; data starts at SHM_SLOT_HDR */
 #define SHM_SLOT_HDR		4u		/* struct shm_slot */
@@ -66,6 +70,7 @@ slot_tag_is(uint32_t tag, uint32_t idx)
 }
 
 struct shm_queue {
+	uint32_t magic;			/* SHM_QUEUE_MAGIC */
 	struct shm_ring *ring;		/* NULL while stopped */
 	uint8_t *slots;
 	uint32_t idx;			/* our index: tail (rx) or head (tx) */
@@ -85,18 +90,44 @@ slot_at(const struct shm_queue *q, uint32_t i)
 }
 
 /*
- * The transmit queue @qid of port @port if net_shm drives it (@driver_name
- * from rte_eth_dev_info_get), else NULL. Its writer must be the queue's only
- * one: tx bursts on it and the direct transmit below are not both allowed
- * from different threads at once, as for any DPDK tx queue.
+ * The transmit (@tx) or receive queue @qid of port @port if net_shm drives it
+ * (@driver_name from rte_eth_dev_info_get) with this header's layout, else
+ * NULL. Its user must be the queue's only one: bursts on it and the direct
+ * calls below are not both allowed from different threads at once, as for
+ * any DPDK queue.
  */
 static inline struct shm_queue *
-shm_direct_txq(uint16_t port, uint16_t qid, const char *driver_name)
+shm_direct_queue(uint16_t port, uint16_t qid, const char *driver_name, bool tx)
 {
+	const struct rte_eth_dev_data *d = rte_eth_devices[port].data;
+	struct shm_queue *q;
+
 	if (driver_name == NULL || strcmp(driver_name, SHM_DRIVER_NAME) != 0 ||
-	    qid >= rte_eth_devices[port].data->nb_tx_queues)
+	    qid >= (tx ? d->nb_tx_queues : d->nb_rx_queues))
 		return NULL;
-	return rte_eth_devices[port].data->tx_queues[qid];
+	q = tx ? d->tx_queues[qid] : d->rx_queues[qid];
+	return q != NULL && q->magic == SHM_QUEUE_MAGIC ? q : NULL;
+}
+
+/*
+ * Whether callbacks watch the tx (@tx) or rx bursts of queue @qid of @port
+ * (dpdk-dumpcap's, latency statistics'): the frames must then go through
+ * the bursts, where they see them, not past them.
+ */
+static inline bool
+shm_direct_watched(uint16_t port, uint16_t qid, bool tx)
+{
+#ifdef RTE_ETHDEV_RXTX_CALLBACKS
+	struct rte_eth_dev *d = &rte_eth_devices[port];
+
+	return __atomic_load_n(tx ? &d->pre_tx_burst_cbs[qid] : &d->post_rx_burst_cbs[qid],
+			       __ATOMIC_RELAXED) != NULL;
+#else
+	RTE_SET_USED(port);
+	RTE_SET_USED(qid);
+	RTE_SET_USED(tx);
+	return false;
+#endif
 }
 
 /*
@@ -133,24 +164,12 @@ shm_direct_commit(struct shm_queue *q, uint32_t len)
 }
 
 /*
- * The receive queue @qid of port @port if net_shm drives it, else NULL (as
- * shm_direct_txq). Its reader must be the queue's only one.
- */
-static inline struct shm_queue *
-shm_direct_rxq(uint16_t port, uint16_t qid, const char *driver_name)
-{
-	if (driver_name == NULL || strcmp(driver_name, SHM_DRIVER_NAME) != 0 ||
-	    qid >= rte_eth_devices[port].data->nb_rx_queues)
-		return NULL;
-	return rte_eth_devices[port].data->rx_queues[qid];
-}
-
-/*
  * The next frame that has arrived, in its slot, and its length (*@len), or
  * NULL: none yet, or the port is stopped. A slot whose length no producer
  * writes is skipped (counted in q->bad). The frame stays in its slot until
- * shm_direct_rx_next(); the peer shares the slot, so its bytes are copied
- * before they are trusted. shm_direct_rx_done() gives the slots taken back.
+ * shm_direct_rx_next(); the peer shares the slot, so the bytes a reader
+ * acts on (headers, lengths) are copied before they are trusted.
+ * shm_direct_rx_done() gives the slots taken back.
  */
 static inline const uint8_t *
 shm_direct_rx_peek(struct shm_queue *q, uint32_t *len)

@@ -629,8 +629,8 @@ struct roce_q {
 	struct rte_mbuf_ext_shared_info zc_shinfo;
 	bool zc_staged;
 	/*
-	 * The port's tx queue when net_shm drives it: the requester builds its
-	 * frames straight in its slots (roce_tx_direct), else NULL.
+	 * The port's tx queue when net_shm drives it: data frames and ACKs are
+	 * built straight in its slots (roce_txf_begin), else NULL.
 	 */
 	struct shm_queue *shm_txq;
 	uint8_t *shm_slot;		/* the slot roce_tx_direct found */

@@ -532,9 +532,9 @@ port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 	 */
 	for (uint16_t k = 0; k < dev->nb_q; k++) {
 		dev->q[k]->shm_txq = a->direct_off ? NULL :
-				     shm_direct_txq(dev->port_id, k, info.driver_name);
+				     shm_direct_queue(dev->port_id, k, info.driver_name, true);
 		roce_rx_shm_init(dev->q[k], a->direct_off ? NULL :
-				 shm_direct_rxq(dev->port_id, k, info.driver_name));
+				 shm_direct_queue(dev->port_id, k, info.driver_name, false));
 	}
 	if (a->has_mac) {
 		ret = rte_eth_dev_default_mac_addr_set(dev->port_id, (struct rte_ether_addr *)&a->mac);

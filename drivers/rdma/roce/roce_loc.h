@@ -536,10 +536,27 @@ bool roce_tx_room(struct roce_q *q, uint16_t n);
 void roce_xmit(struct roce_q *q, struct rte_mbuf *m);
 int roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 		 uint16_t sport, uint8_t tos, uint8_t ttl);
-uint8_t *roce_tx_direct(struct roce_q *q, rte_be32_t dip, uint32_t l4, struct rte_ether_addr *dmac);
-void roce_tx_direct_send(struct roce_q *q, uint8_t *eth, const struct rte_ether_addr *dmac,
-			 rte_be32_t dip, uint16_t sport, uint8_t tos, uint8_t ttl, uint32_t l4,
-			 bool summed);
+/*
+ * A packet being built (roce_txf_begin): straight in the port's next slot
+ * (net_shm, roce_tx_direct), or in an mbuf.
+ */
+struct roce_txf {
+	uint8_t *frame;			/* where its Ethernet header goes in the slot, or NULL */
+	struct rte_mbuf *m;		/* else its mbuf */
+	struct rte_ether_addr dmac;	/* with @frame: the peer's MAC */
+};
+struct roce_bth *roce_txf_begin(struct roce_q *q, struct roce_txf *t, rte_be32_t dip,
+				uint32_t l4, uint32_t append);
+int roce_txf_send(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint16_t sport,
+		  uint8_t tos, uint8_t ttl, bool mc_noloop, uint32_t l4, bool summed);
+
+/* Give up the packet roce_txf_begin() made room for. */
+static inline void
+roce_txf_abort(struct roce_txf *t)
+{
+	if (t->m != NULL)
+		roce_mbuf_free(t->m);
+}
 int roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 		    uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop, bool summed);
 /*

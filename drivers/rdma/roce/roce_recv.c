@@ -103,13 +103,15 @@ q_handoff(struct roce_q *q, struct roce_q *to, struct rte_mbuf *m)
  * m->data_len bytes in @m (the queue's copy); the rest is in its slot.
  */
 static inline bool
-icrc_ok(const struct roce_q *q, const struct rte_mbuf *m, struct rte_ipv4_hdr *ip, uint32_t iplen)
+icrc_ok(const struct roce_q *q, const struct rte_mbuf *m, struct rte_ipv4_hdr *ip, uint32_t iplen,
+	enum roce_rx_src src)
 {
 	uint32_t hl, crc;
 	const uint8_t *rest;
 
-	if (likely(m->data_len == m->pkt_len))
+	if (likely(src != ROCE_RX_SLOT || m->data_len == m->pkt_len))
 		return roce_icrc_ipv4(ip, iplen - ROCE_ICRC_LEN) == icrc_get(ipv4_icrc(ip));
+	/* rx_in_place(): the copy holds every header, and the ICRC lies past it */
 	hl = m->data_len - RTE_ETHER_HDR_LEN;
 	rest = q->shm_rx_frame + RTE_ETHER_HDR_LEN + hl;
 	crc = ~roce_icrc_more(roce_icrc_start(ip, hl), rest, iplen - ROCE_ICRC_LEN - hl);
@@ -237,7 +239,7 @@ rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
 	/* trim Ethernet padding */
 	rte_pktmbuf_trim(m, m->pkt_len - (iplen + RTE_ETHER_HDR_LEN));
 	/* a frame for one of its QPs was checked by the queue that received it; queue 0 takes others too */
-	if ((src != ROCE_RX_QUEUE || q0) && !icrc_ok(q, m, ip, iplen)) {
+	if ((src != ROCE_RX_QUEUE || q0) && !icrc_ok(q, m, ip, iplen, src)) {
 		st->rx_drop_bad_icrc++;
 		goto drop;
 	}
@@ -261,7 +263,7 @@ rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
 	pkt.opf = oi->flags;
 	pkt.psn = bth_psn(pkt.bth);
 	pkt.payload = bth_payload(pkt.bth);
-	if (unlikely(m->data_len != m->pkt_len))	/* read in place (roce_rx_shm): in the slot */
+	if (unlikely(src == ROCE_RX_SLOT) && m->data_len != m->pkt_len)	/* read in place: in the slot */
 		pkt.payload = (uint8_t *)(uintptr_t)q->shm_rx_frame +
 			      (pkt.payload - rte_pktmbuf_mtod(m, uint8_t *));
 	pkt.paylen = blen - oi->hdr_len - pad;
@@ -376,17 +378,19 @@ roce_rx_shm_init(struct roce_q *q, struct shm_queue *rxq)
 }
 
 /*
- * A RoCEv2 frame of @len bytes (is_roce) whose payload may be read where it
- * lies: a WRITE's or READ response's, whose payload is only copied out, and
- * whose IPv4 length is the frame's (no Ethernet padding to trim).
+ * A RoCEv2 frame of @len bytes (is_roce) whose first @hl are copied, and
+ * whose payload may be read where it lies: a WRITE's or READ response's,
+ * whose payload is only copied out, whose IPv4 length is the frame's (no
+ * Ethernet padding to trim), and whose ICRC lies wholly past the copy.
  */
 static bool
-rx_in_place(struct rte_ether_hdr *eth, uint32_t len)
+rx_in_place(struct rte_ether_hdr *eth, uint32_t len, uint32_t hl)
 {
 	struct rte_ipv4_hdr *ip = eth_ipv4(eth);
 	uint32_t fl = roce_opcode_tbl[udp_bth(ipv4_udp(ip))->opcode].flags;
 
-	return rte_be_to_cpu_16(ip->total_length) + (uint32_t)RTE_ETHER_HDR_LEN == len &&
+	return len >= hl + ROCE_ICRC_LEN &&
+	       rte_be_to_cpu_16(ip->total_length) + (uint32_t)RTE_ETHER_HDR_LEN == len &&
 	       (fl & ROCE_OPF_PAYLOAD) && ((fl & ROCE_OPF_WRITE) ||
 	       (fl & (ROCE_OPF_READ | ROCE_OPF_RESP)) == (ROCE_OPF_READ | ROCE_OPF_RESP));
 }
@@ -399,7 +403,8 @@ rx_in_place(struct rte_ether_hdr *eth, uint32_t len)
  * frame to this device, on a device of one queue that no forked process
  * shares, is only read and dropped there. A frame bigger than the buffer is
  * taken so only if it is a WRITE or READ response whose IPv4 length is the
- * frame's (rx_in_place): its headers are copied, and its payload, which is
+ * frame's and whose ICRC lies past the copy (rx_in_place): its headers are
+ * copied, and its payload, which is
  * only copied out, never looked into, is summed and placed from the slot.
  * It stops at the first frame that needs an mbuf (another kind: ARP, the
  * ethdev port's, multicast, a big SEND), which the port's rx burst then
@@ -413,7 +418,8 @@ roce_rx_shm(struct roce_q *q)
 	const struct rte_ether_hdr *eth = (const struct rte_ether_hdr *)q->shm_rx_buf;
 	uint16_t n;
 
-	if (unlikely(dev->share_on) || dev->nb_q != 1)
+	if (unlikely(dev->share_on) || dev->nb_q != 1 ||
+	    shm_direct_watched(dev->port_id, q->id, false))	/* dpdk-dumpcap's callbacks */
 		return 0;
 	for (n = 0; n < DROCE_BURST; n++) {
 		uint32_t len, hl;
@@ -430,7 +436,7 @@ roce_rx_shm(struct roce_q *q)
 		    eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 		    rte_is_multicast_ether_addr(&eth->dst_addr) ||
 		    !is_roce(dev, m, (struct rte_ether_hdr *)(uintptr_t)eth) ||
-		    (hl < len && !rx_in_place((struct rte_ether_hdr *)q->shm_rx_buf, len)))
+		    (hl < len && !rx_in_place((struct rte_ether_hdr *)q->shm_rx_buf, len, hl)))
 			break;
 		q->shm_rx_frame = f;
 		shm_direct_rx_next(q->shm_rxq, len);

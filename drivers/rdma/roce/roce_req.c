@@ -154,34 +154,22 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	const struct droce_av *av = qp->fp.type == IBV_QPT_UD ? &wqe->wr.ud.av : &qp->av;
 	uint32_t dqpn = qp->fp.type == IBV_QPT_UD ? wqe->wr.ud.remote_qpn : qp->attr.dest_qp_num;
 	uint32_t l4 = oi->hdr_len + pay + pad + ROCE_ICRC_LEN;
-	bool ackreq = false, summed, zc = false;
-	struct rte_ether_addr dmac;
-	struct rte_mbuf *m = NULL;
+	bool ackreq = false, summed, zc;
+	struct roce_txf t;
 	struct roce_bth *bth;
 	uint16_t sport;
-	uint8_t *p, *frame;
+	uint8_t *p;
 
 	if (roce_wqe_is_rd_atomic(wqe))
 		return send_rd_atomic(dev, qp, wqe);
 	if (roce_qp_reliable(qp))
 		ackreq = last || ++e->pkts_since_ackreq >= DROCE_ACK_EVERY;
-	/* straight into the port's slot where it can (net_shm), else an mbuf */
-	frame = qp->q->shm_txq != NULL ? roce_tx_direct(qp->q, av->dip, l4, &dmac) : NULL;
-	if (frame != NULL) {
-		bth = (struct roce_bth *)(frame + ROCE_L2L4_LEN);
-	} else {
-		m = roce_pkt_alloc(qp->q);
-		if (m == NULL)
-			return -ENOBUFS;
-		/* RC's WQEs complete on ACKs, after the flush (roce_tx_settle); others at once */
-		zc = !wqe->inl && roce_qp_reliable(qp) &&
-		     roce_tx_zc_ok(qp->q, wqe->length, av->dip);
-		bth = (struct roce_bth *)rte_pktmbuf_append(m, zc ? oi->hdr_len : l4);
-		if (bth == NULL) {
-			roce_mbuf_free(m);
-			return -ENOBUFS;
-		}
-	}
+	/* RC's WQEs complete on ACKs, after the flush (roce_tx_settle); others at once */
+	zc = !wqe->inl && roce_qp_reliable(qp) && roce_tx_zc_ok(qp->q, wqe->length, av->dip);
+	bth = roce_txf_begin(qp->q, &t, av->dip, l4, zc ? oi->hdr_len : l4);
+	if (bth == NULL)
+		return -ENOBUFS;
+	zc = zc && t.m != NULL;	/* a frame in the port's slot is written once, there */
 	bth_init(bth, opcode, last && (wqe->send_flags & IBV_SEND_SOLICITED),
 		 pad, DROCE_DEFAULT_PKEY, dqpn, ackreq, e->psn);
 	if (oi->flags & ROCE_OPF_XRCETH)
@@ -201,9 +189,9 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	p = bth_payload(bth);
 	sport = qp->fp.type == IBV_QPT_UD ? roce_qp_ud_sport(qp, av->dip, dqpn) : qp->sport;
 	if (zc) {
-		if (roce_tx_zc(qp->q, m, bth, oi->hdr_len, wqe->sge, e->cur_off, pay, av->dip,
+		if (roce_tx_zc(qp->q, t.m, bth, oi->hdr_len, wqe->sge, e->cur_off, pay, av->dip,
 			       sport) != 0) {
-			roce_mbuf_free(m);
+			roce_txf_abort(&t);
 			return -ENOBUFS;
 		}
 		summed = true;
@@ -215,18 +203,14 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 		if (wqe->inl) {
 			memcpy(p, wqe->inline_data + e->cur_off, pay);
 		} else if (roce_copy_from_sge(p, wqe->sge, e->cur_off, pay) != 0) {
-			if (m != NULL)
-				roce_mbuf_free(m);	/* an ODP page that is not there */
+			roce_txf_abort(&t);	/* an ODP page that is not there */
 			return -EFAULT;
 		}
 		memset(p + pay, 0, pad);
 	}
 	roce_qp_cnt_tx(qp);
-	if (frame != NULL)
-		roce_tx_direct_send(qp->q, frame, &dmac, av->dip, sport, av->tos, av->ttl, l4,
-				    summed);
-	else if (roce_ip_xmit_mc(qp->q, m, av->dip, sport, av->tos, av->ttl, qp->mc_noloop,
-				 summed) != 0)
+	if (roce_txf_send(qp->q, &t, av->dip, sport, av->tos, av->ttl, qp->mc_noloop, l4,
+			  summed) != 0)
 		return -EAGAIN;
 	if (ackreq)
 		e->pkts_since_ackreq = 0;

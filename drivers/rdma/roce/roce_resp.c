@@ -137,26 +137,15 @@ ack_alloc(struct roce_dev *dev, struct roce_qp *qp, uint8_t opcode, uint32_t psn
 static bool
 send_aeth(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, uint8_t syn)
 {
-	uint8_t op = resp_transport(qp) | IBV_OPCODE_ACKNOWLEDGE;
 	uint32_t l4 = ROCE_BTH_LEN + ROCE_AETH_LEN + ROCE_ICRC_LEN;
-	struct rte_ether_addr dmac;
-	struct rte_mbuf *m;
-	uint8_t *frame;
+	struct roce_txf t;
+	struct roce_bth *bth = roce_txf_begin(qp->q, &t, qp->av.dip, l4, l4);
 
-	/* straight into the port's slot where it can (net_shm), else an mbuf */
-	frame = qp->q->shm_txq != NULL ? roce_tx_direct(qp->q, qp->av.dip, l4, &dmac) : NULL;
-	if (frame != NULL) {
-		ack_fill((struct roce_bth *)(frame + ROCE_L2L4_LEN), qp, op, psn, syn, qp->e.msn);
-		roce_qp_cnt_tx(qp);
-		roce_tx_direct_send(qp->q, frame, &dmac, qp->av.dip, qp->sport, qp->av.tos,
-				    qp->av.ttl, l4, false);
-		return true;
-	}
-	m = ack_alloc(dev, qp, op, psn, syn, qp->e.msn, 0);
-	if (m == NULL)
+	if (bth == NULL)
 		return false;
+	ack_fill(bth, qp, resp_transport(qp) | IBV_OPCODE_ACKNOWLEDGE, psn, syn, qp->e.msn);
 	roce_qp_cnt_tx(qp);
-	roce_ip_xmit(qp->q, m, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl);
+	roce_txf_send(qp->q, &t, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl, false, l4, false);
 	return true;
 }
 
@@ -506,8 +495,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 				 IBV_OPCODE_RDMA_READ_RESPONSE_MIDDLE);
 			const struct roce_opcode_info *oi = &roce_opcode_tbl[op];
 			uint32_t pad = -pay & 3, l4 = oi->hdr_len + pay + pad + ROCE_ICRC_LEN;
-			struct rte_ether_addr dmac;
-			uint8_t *frame;
+			struct roce_txf t;
 			bool summed;
 
 			/* the MR may have been deregistered since the request */
@@ -518,18 +506,9 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			}
 			if (!roce_tx_room_data(qp->q))
 				return;
-			/* straight into the port's slot where it can (net_shm), else an mbuf */
-			frame = qp->q->shm_txq != NULL ?
-				roce_tx_direct(qp->q, qp->av.dip, l4, &dmac) : NULL;
-			if (frame != NULL) {
-				m = NULL;
-				bth = (struct roce_bth *)(frame + ROCE_L2L4_LEN);
-			} else {
-				m = roce_pkt_alloc(qp->q);
-				if (m == NULL)
-					return;
-				bth = (struct roce_bth *)rte_pktmbuf_append(m, l4);
-			}
+			bth = roce_txf_begin(qp->q, &t, qp->av.dip, l4, l4);
+			if (bth == NULL)
+				return;
 			bth_init(bth, op, 0, pad, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 0, j->psn);
 			if (oi->flags & ROCE_OPF_AETH)
 				aeth_init(bth_aeth(bth), AETH_ACK | AETH_CREDIT_INVALID, e->msn);
@@ -543,19 +522,15 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 						  pay, qp->av.dip, qp->sport);
 			/* a zero-length READ names no memory: host is NULL */
 			if (!summed && pay != 0 && roce_mem_copy(bth_payload(bth), j->host, pay) != 0) {
-				if (m != NULL)
-					roce_mbuf_free(m);	/* an ODP page that is not there */
+				roce_txf_abort(&t);	/* an ODP page that is not there */
 				read_access_error(dev, qp, j);
 				return;
 			}
 			if (!summed)
 				memset(bth_payload(bth) + pay, 0, pad);
 			roce_qp_cnt_tx(qp);
-			if (frame != NULL)
-				roce_tx_direct_send(qp->q, frame, &dmac, qp->av.dip, qp->sport,
-						    qp->av.tos, qp->av.ttl, l4, summed);
-			else if (roce_ip_xmit_mc(qp->q, m, qp->av.dip, qp->sport, qp->av.tos,
-						 qp->av.ttl, false, summed))
+			if (roce_txf_send(qp->q, &t, qp->av.dip, qp->sport, qp->av.tos, qp->av.ttl,
+					  false, l4, summed))
 				return;
 			budget--;
 			if (pay != 0)

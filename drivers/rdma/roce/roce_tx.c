@@ -195,16 +195,6 @@ loop_to_owner(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth)
 }
 
 /*
- * Fill in Ethernet, IPv4 and UDP in front of the RoCE packet already in @m
- * (BTH at the start of the data) and queue it. Frames to our own IP go to the
- * loopback ring; frames to a multicast group to the group's MAC, without
- * ARP, and looped back to this device's members unless @mc_noloop (a UD
- * QP created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB). Returns -EAGAIN (mbuf
- * freed) when the peer's MAC is unknown yet; an ARP request is then on its
- * way. @summed: the builder wrote the ICRC already (roce_icrc_start() over
- * roce_ipv4_udp_fill()'s headers).
- */
-/*
  * Ethernet, IPv4 and UDP in front of the RoCE packet of @l4 bytes (BTH to
  * ICRC) that follows them at @eth, to @dmac and @dip from @sport; its ICRC
  * too, unless @summed (the builder wrote it).
@@ -226,6 +216,16 @@ l2l4_fill(const struct roce_dev *dev, struct rte_ether_hdr *eth, const struct rt
 							    ROCE_ICRC_LEN));
 }
 
+/*
+ * Fill in Ethernet, IPv4 and UDP in front of the RoCE packet already in @m
+ * (BTH at the start of the data) and queue it. Frames to our own IP go to the
+ * loopback ring; frames to a multicast group to the group's MAC, without
+ * ARP, and looped back to this device's members unless @mc_noloop (a UD
+ * QP created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB). Returns -EAGAIN (mbuf
+ * freed) when the peer's MAC is unknown yet; an ARP request is then on its
+ * way. @summed: the builder wrote the ICRC already (roce_icrc_start() over
+ * roce_ipv4_udp_fill()'s headers).
+ */
 int
 roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip, uint16_t sport,
 		uint8_t tos, uint8_t ttl, bool mc_noloop, bool summed)
@@ -281,21 +281,23 @@ roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
  * A frame built straight into the port's next slot (net_shm: q->shm_txq),
  * with no mbuf to fill, stage, copy into the slot and free: one of @l4 bytes
  * from the BTH on, to @dip, when nothing is staged to go before it (frames
- * leave in order), no capture wants it, no forked process shares the device
- * (it sends what they hand it), it goes to another host's unicast
- * address whose MAC is known (*@dmac), and the ring has room. Returns where
- * its Ethernet header goes, with its BTH ROCE_L2L4_LEN bytes further, or
- * NULL: the caller builds an mbuf for roce_ip_xmit_mc(). The frame leaves
- * with roce_tx_direct_send(); given up before that, it needs no undo.
+ * leave in order), no capture wants it (droce's, or callbacks on the port's
+ * tx bursts: dpdk-dumpcap's), no forked process shares the device (it sends
+ * what they hand it), it goes to another host's unicast address whose MAC
+ * is known (*@dmac), and the ring has room. Returns where its Ethernet
+ * header goes, with its BTH ROCE_L2L4_LEN bytes further, or NULL: the
+ * caller builds an mbuf for roce_ip_xmit_mc(). The frame leaves with
+ * tx_direct_send(); given up before that, it needs no undo.
  */
-uint8_t *
-roce_tx_direct(struct roce_q *q, rte_be32_t dip, uint32_t l4, struct rte_ether_addr *dmac)
+static uint8_t *
+tx_direct(struct roce_q *q, rte_be32_t dip, uint32_t l4, struct rte_ether_addr *dmac)
 {
 	struct roce_dev *dev = q->dev;
 
 	if (q->nb_tx != 0 || l4 > SHM_MAX_FRAME - ROCE_L2L4_LEN || dip == dev->ip ||
 	    roce_ip_is_mcast(dip) || dev->share_on ||
 	    __atomic_load_n(&dev->cap, __ATOMIC_RELAXED) != NULL ||
+	    shm_direct_watched(dev->port_id, q->id, true) ||
 	    roce_neigh_resolve(q, dip, dmac) != 0)
 		return NULL;
 	q->shm_slot = shm_direct_slot(q->shm_txq);
@@ -310,14 +312,13 @@ roce_tx_direct(struct roce_q *q, rte_be32_t dip, uint32_t l4, struct rte_ether_a
 }
 
 /*
- * Send the frame that roce_tx_direct() placed at @eth (its arguments, and
+ * Send the frame that tx_direct() placed at @eth (its arguments, and
  * roce_ip_xmit_mc()'s): its Ethernet, IPv4 and UDP headers, its ICRC
  * unless @summed, and the counters a staged frame gets.
  */
-void
-roce_tx_direct_send(struct roce_q *q, uint8_t *eth, const struct rte_ether_addr *dmac,
-		    rte_be32_t dip, uint16_t sport, uint8_t tos, uint8_t ttl, uint32_t l4,
-		    bool summed)
+static void
+tx_direct_send(struct roce_q *q, uint8_t *eth, const struct rte_ether_addr *dmac,
+	       rte_be32_t dip, uint16_t sport, uint8_t tos, uint8_t ttl, uint32_t l4, bool summed)
 {
 	struct roce_qp *qp = q->tx_qp;
 	uint32_t len = ROCE_L2L4_LEN + l4;
@@ -331,6 +332,50 @@ roce_tx_direct_send(struct roce_q *q, uint8_t *eth, const struct rte_ether_addr 
 	q->stats.tx_bytes += len;
 	q->stats.tx_direct++;
 	qp_sent(qp, len);
+}
+
+/*
+ * Room for a packet of @l4 bytes (BTH to ICRC) to @dip: in the port's next
+ * slot where it can (tx_direct), else in a new mbuf with @append bytes
+ * appended (@l4, or a zero-copy frame's headers). Returns where its BTH
+ * goes, or NULL: no mbuf.
+ */
+struct roce_bth *
+roce_txf_begin(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint32_t l4,
+	       uint32_t append)
+{
+	struct roce_bth *bth;
+
+	t->frame = q->shm_txq != NULL ? tx_direct(q, dip, l4, &t->dmac) : NULL;
+	if (t->frame != NULL) {
+		t->m = NULL;
+		return (struct roce_bth *)(t->frame + ROCE_L2L4_LEN);
+	}
+	t->m = roce_pkt_alloc(q);
+	if (t->m == NULL)
+		return NULL;
+	bth = (struct roce_bth *)rte_pktmbuf_append(t->m, append);
+	if (bth == NULL) {
+		roce_mbuf_free(t->m);
+		t->m = NULL;
+	}
+	return bth;
+}
+
+/*
+ * Send the packet of @l4 bytes that roce_txf_begin() made room for, to
+ * @dip (roce_ip_xmit_mc()'s arguments): 0, or -EAGAIN (its mbuf freed: the
+ * peer's MAC is not known yet).
+ */
+int
+roce_txf_send(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint16_t sport,
+	      uint8_t tos, uint8_t ttl, bool mc_noloop, uint32_t l4, bool summed)
+{
+	if (t->frame != NULL) {
+		tx_direct_send(q, t->frame, &t->dmac, dip, sport, tos, ttl, l4, summed);
+		return 0;
+	}
+	return roce_ip_xmit_mc(q, t->m, dip, sport, tos, ttl, mc_noloop, summed);
 }
 
 /*
@@ -356,8 +401,8 @@ sum_headers(const struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uin
  * a packet of @l4 bytes holds the BTH and extension headers (@bth, @hlen
  * bytes) and room for the payload, its pad and the ICRC. Gathers @pay bytes from @sge at @off
  * behind the headers, pads them and writes the ICRC, summed with the IPv4
- * and UDP headers roce_ip_xmit_mc() will put in front (to @dip from @sport),
- * which is then told the frame is summed. false, with nothing done, for a
+ * and UDP headers roce_ip_xmit_mc() or tx_direct_send() will put in front (to
+ * @dip from @sport), which is then told the frame is summed. false, with nothing done, for a
  * payload under ROCE_SUM_COPY_MIN or while an ODP MR exists (whose copies
  * are guarded): the caller copies, and roce_ip_xmit_mc() sums the frame.
  */
