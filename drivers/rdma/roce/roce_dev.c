@@ -228,16 +228,22 @@ arg_01(const char *val, bool *v)
 	return 0;
 }
 
+/* A 0/1 devarg whose 0 turns something off: *@off */
+static int
+arg_01_off(const char *val, bool *off)
+{
+	bool on = true;
+	int ret = arg_01(val, &on);
+
+	*off = !on;
+	return ret;
+}
+
 static int
 arg_own(const char *key, const char *val, void *opaque)
 {
-	struct roce_dev_args *a = opaque;
-	bool own = true;
-	int ret = arg_01(val, &own);
-
 	RTE_SET_USED(key);
-	a->unowned = !own;
-	return ret;
+	return arg_01_off(val, &((struct roce_dev_args *)opaque)->unowned);
 }
 
 static int
@@ -253,13 +259,8 @@ arg_ethport(const char *key, const char *val, void *opaque)
 static int
 arg_direct(const char *key, const char *val, void *opaque)
 {
-	struct roce_dev_args *a = opaque;
-	bool on = true;
-	int ret = arg_01(val, &on);
-
 	RTE_SET_USED(key);
-	a->direct_off = !on;
-	return ret;
+	return arg_01_off(val, &((struct roce_dev_args *)opaque)->direct_off);
 }
 
 static int
