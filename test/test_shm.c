@@ -1197,7 +1197,7 @@ test_droce_holds_back_when_port_full(void)
 	TEST_ASSERT_EQ(other, 0);
 	TEST_ASSERT_EQ(nwc, 0);
 	/*
-	 * Built straight in the ring's slots while it had room (roce_tx_direct),
+	 * Built straight in the ring's slots while it had room (roce_txf_begin),
 	 * then sent without a copy (zcopy=auto on net_shm), the frames the full
 	 * port did not take copied when their flush returned: every frame read
 	 * whole, its ICRC right, its payload D.buf's.

@@ -119,7 +119,7 @@ struct roce_stats {
 	uint64_t fast_retransmits;	/* early resends on the measured round trip (roce_req.c) */
 	uint64_t tx_zcopy;		/* frames whose payload the port read from registered memory */
 	uint64_t tx_zcopy_copied;	/* ... copied after all: the port had no room (roce_tx_flush) */
-	uint64_t tx_direct;		/* frames built straight in the port's slots (roce_tx_direct) */
+	uint64_t tx_direct;		/* frames built straight in the port's slots (roce_txf_begin) */
 	uint64_t rx_direct;		/* frames taken from its slots without an mbuf (roce_rx_shm) */
 };
 
@@ -633,8 +633,7 @@ struct roce_q {
 	 * built straight in its slots (roce_txf_begin), else NULL.
 	 */
 	struct shm_queue *shm_txq;
-	uint8_t *shm_slot;		/* the slot roce_tx_direct found */
-	uint8_t shm_build[256] __rte_cache_aligned;	/* where it builds a small frame */
+	uint8_t shm_build[256] __rte_cache_aligned;	/* where a small frame is built */
 	/*
 	 * The port's rx queue when net_shm drives it: frames are taken from
 	 * its slots into @shm_rx_buf (a big WRITE's or READ response's headers

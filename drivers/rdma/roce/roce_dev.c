@@ -529,7 +529,7 @@ port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 	}
 	/*
 	 * net_shm, unless direct=0: frames built straight in its slots
-	 * (roce_tx_direct), small ones taken from them without mbufs (roce_rx_shm)
+	 * (roce_txf_begin) and read there without mbufs (roce_rx_shm)
 	 */
 	for (uint16_t k = 0; k < dev->nb_q; k++) {
 		dev->q[k]->shm_txq = a->direct_off ? NULL :

@@ -471,7 +471,7 @@ struct roce_dev_args {
 	uint16_t nb_q;		/* queues=: rx/tx queue pairs (struct roce_q) */
 	uint32_t rto_min_us;	/* rto_min_us=: early resends' shortest delay, 0 none */
 	enum roce_steer steer;	/* steering= (roce_steer.c) */
-	bool direct_off;	/* direct=0: no frame built in the port's slots (roce_tx_direct) */
+	bool direct_off;	/* direct=0: no frame built or read in net_shm's slots */
 	bool zcopy_set;		/* zcopy= a number: */
 	uint32_t zcopy;		/* the least message sent without a copy, 0 never (else auto) */
 	uint16_t nb_lcores;	/* lcore=a:b:...: how many */
@@ -538,10 +538,11 @@ int roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 		 uint16_t sport, uint8_t tos, uint8_t ttl);
 /*
  * A packet being built (roce_txf_begin): straight in the port's next slot
- * (net_shm, roce_tx_direct), or in an mbuf.
+ * (net_shm), or in an mbuf.
  */
 struct roce_txf {
-	uint8_t *frame;			/* where its Ethernet header goes in the slot, or NULL */
+	uint8_t *frame;			/* where its Ethernet header goes (the slot, or aside), or NULL */
+	uint8_t *slot;			/* with @frame: the slot it goes to */
 	struct rte_mbuf *m;		/* else its mbuf */
 	struct rte_ether_addr dmac;	/* with @frame: the peer's MAC */
 };
@@ -727,7 +728,7 @@ enum roce_rx_src {
 	ROCE_RX_LOOP,		/* its loopback ring: frames it sent itself */
 	ROCE_RX_SHARE,		/* another process sharing the device (roce_share.c) */
 	ROCE_RX_QUEUE,		/* another queue of the device: its QP is this queue's */
-	ROCE_RX_SLOT,		/* net_shm's slot, copied to the queue's buffer (roce_rx_shm) */
+	ROCE_RX_SLOT,		/* net_shm's slot, read through the queue's buffer (roce_rx_shm) */
 };
 void roce_rx(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src src);
 uint16_t roce_rx_shm(struct roce_q *q);

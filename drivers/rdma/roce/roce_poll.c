@@ -299,7 +299,7 @@ roce_q_poll(struct roce_q *q)
 	 * link, the mbuf pool ran dry, RC timed out).
 	 */
 	for (unsigned int b = 0; b < RX_BURSTS; b++) {
-		/* net_shm: its small RoCE frames without mbufs, then the rest of a burst */
+		/* net_shm: its RoCE frames without mbufs, then the rest of a burst */
 		if (q->shm_rxq != NULL && __atomic_load_n(&dev->cap, __ATOMIC_RELAXED) == NULL &&
 		    roce_rx_shm(q) == DROCE_BURST)
 			continue;

@@ -362,7 +362,7 @@ roce_rx(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src s
 	}
 }
 
-/* @q takes small frames from the slots of net_shm's receive queue @rxq (NULL: none). */
+/* @q reads frames in the slots of net_shm's receive queue @rxq (NULL: none). */
 void
 roce_rx_shm_init(struct roce_q *q, struct shm_queue *rxq)
 {
@@ -404,8 +404,8 @@ rx_in_place(struct rte_ether_hdr *eth, uint32_t len, uint32_t hl)
  * shares, is only read and dropped there. A frame bigger than the buffer is
  * taken so only if it is a WRITE or READ response whose IPv4 length is the
  * frame's and whose ICRC lies past the copy (rx_in_place): its headers are
- * copied, and its payload, which is
- * only copied out, never looked into, is summed and placed from the slot.
+ * copied, and its payload, which is only copied out, never looked into, is
+ * summed and placed from the slot.
  * It stops at the first frame that needs an mbuf (another kind: ARP, the
  * ethdev port's, multicast, a big SEND), which the port's rx burst then
  * takes with those after it. Returns the frames taken.

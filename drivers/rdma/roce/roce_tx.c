@@ -284,13 +284,13 @@ roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
  * leave in order), no capture wants it (droce's, or callbacks on the port's
  * tx bursts: dpdk-dumpcap's), no forked process shares the device (it sends
  * what they hand it), it goes to another host's unicast address whose MAC
- * is known (*@dmac), and the ring has room. Returns where its Ethernet
- * header goes, with its BTH ROCE_L2L4_LEN bytes further, or NULL: the
- * caller builds an mbuf for roce_ip_xmit_mc(). The frame leaves with
- * tx_direct_send(); given up before that, it needs no undo.
+ * is known (t->dmac), and the ring has room. Sets t->slot and t->frame,
+ * where its Ethernet header goes (its BTH ROCE_L2L4_LEN bytes further):
+ * true; false: the caller builds an mbuf for roce_ip_xmit_mc(). The frame
+ * leaves with tx_direct_send(); given up before that, it needs no undo.
  */
-static uint8_t *
-tx_direct(struct roce_q *q, rte_be32_t dip, uint32_t l4, struct rte_ether_addr *dmac)
+static bool
+tx_direct(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint32_t l4)
 {
 	struct roce_dev *dev = q->dev;
 
@@ -298,35 +298,37 @@ tx_direct(struct roce_q *q, rte_be32_t dip, uint32_t l4, struct rte_ether_addr *
 	    roce_ip_is_mcast(dip) || dev->share_on ||
 	    __atomic_load_n(&dev->cap, __ATOMIC_RELAXED) != NULL ||
 	    shm_direct_watched(dev->port_id, q->id, true) ||
-	    roce_neigh_resolve(q, dip, dmac) != 0)
-		return NULL;
-	q->shm_slot = shm_direct_slot(q->shm_txq);
-	if (q->shm_slot == NULL)
-		return NULL;
+	    roce_neigh_resolve(q, dip, &t->dmac) != 0)
+		return false;
+	t->slot = shm_direct_slot(q->shm_txq);
+	if (t->slot == NULL)
+		return false;
 	/*
 	 * A small frame is built aside and copied in at once: the peer polls the
 	 * tag on the slot's first line, which each piecewise store while building
 	 * would take back from it
 	 */
-	return ROCE_L2L4_LEN + l4 <= sizeof(q->shm_build) ? q->shm_build : q->shm_slot;
+	t->frame = ROCE_L2L4_LEN + l4 <= sizeof(q->shm_build) ? q->shm_build : t->slot;
+	return true;
 }
 
 /*
- * Send the frame that tx_direct() placed at @eth (its arguments, and
+ * Send the frame that tx_direct() placed (its arguments, and
  * roce_ip_xmit_mc()'s): its Ethernet, IPv4 and UDP headers, its ICRC
  * unless @summed, and the counters a staged frame gets.
  */
 static void
-tx_direct_send(struct roce_q *q, uint8_t *eth, const struct rte_ether_addr *dmac,
-	       rte_be32_t dip, uint16_t sport, uint8_t tos, uint8_t ttl, uint32_t l4, bool summed)
+tx_direct_send(struct roce_q *q, const struct roce_txf *t, rte_be32_t dip, uint16_t sport,
+	       uint8_t tos, uint8_t ttl, uint32_t l4, bool summed)
 {
 	struct roce_qp *qp = q->tx_qp;
 	uint32_t len = ROCE_L2L4_LEN + l4;
 
 	q->tx_qp = NULL;
-	l2l4_fill(q->dev, (struct rte_ether_hdr *)eth, dmac, dip, sport, tos, ttl, l4, summed);
-	if (eth != q->shm_slot)
-		droce_memcpy(q->shm_slot, eth, len);
+	l2l4_fill(q->dev, (struct rte_ether_hdr *)t->frame, &t->dmac, dip, sport, tos, ttl, l4,
+		  summed);
+	if (t->frame != t->slot)
+		droce_memcpy(t->slot, t->frame, len);
 	shm_direct_commit(q->shm_txq, len);
 	q->stats.tx_pkts++;
 	q->stats.tx_bytes += len;
@@ -346,11 +348,10 @@ roce_txf_begin(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint32_t l4
 {
 	struct roce_bth *bth;
 
-	t->frame = q->shm_txq != NULL ? tx_direct(q, dip, l4, &t->dmac) : NULL;
-	if (t->frame != NULL) {
-		t->m = NULL;
+	t->m = NULL;
+	if (q->shm_txq != NULL && tx_direct(q, t, dip, l4))
 		return (struct roce_bth *)(t->frame + ROCE_L2L4_LEN);
-	}
+	t->frame = NULL;
 	t->m = roce_pkt_alloc(q);
 	if (t->m == NULL)
 		return NULL;
@@ -372,7 +373,7 @@ roce_txf_send(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint16_t spo
 	      uint8_t tos, uint8_t ttl, bool mc_noloop, uint32_t l4, bool summed)
 {
 	if (t->frame != NULL) {
-		tx_direct_send(q, t->frame, &t->dmac, dip, sport, tos, ttl, l4, summed);
+		tx_direct_send(q, t, dip, sport, tos, ttl, l4, summed);
 		return 0;
 	}
 	return roce_ip_xmit_mc(q, t->m, dip, sport, tos, ttl, mc_noloop, summed);
