@@ -86,9 +86,10 @@ struct droce_rdev_ops {
 	void (*wait_begin)(struct droce_rdev *dev);
 	void (*wait_end)(struct droce_rdev *dev);
 	/*
-	 * Inline progress (dev->progress set) from a post to @qp: at least
-	 * send what it has posted. Receiving waits for a poll or a wait, so
-	 * that WRs posted in a row are answered in bursts.
+	 * Inline progress (dev->progress set) from a post to @qp: ring its
+	 * doorbell (droce_rdev_qp_doorbell, or what stands for it) and at
+	 * least send what it has posted. Receiving waits for a poll or a
+	 * wait, so that WRs posted in a row are answered in bursts.
 	 */
 	void (*qp_progress)(struct droce_rdev_qp *qp);
 

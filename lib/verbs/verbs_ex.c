@@ -490,8 +490,7 @@ wr_complete(struct ibv_qp_ex *qpx)
 		ret = droce_send_wr_enqueue(qp, &b->wr[i]);
 	b->n = 0;
 	droce_wq_unlock(&qp->sq);
-	droce_rdev_qp_doorbell(qp);
-	verbs_progress_post(qp);
+	verbs_post_ring(qp);
 	return ret;
 }
 

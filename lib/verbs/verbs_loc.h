@@ -263,14 +263,18 @@ verbs_progress(struct droce_rdev *dev)
 }
 
 /*
- * A post sends its own WRs at once (the driver's qp_progress); what comes
- * back is the next poll's. A receive needs no progress to be posted.
+ * After a post of send WRs to @qp: its doorbell, and with inline progress
+ * its WRs sent at once by the driver's qp_progress, which rings the
+ * doorbell itself (it can tell when it need not); what comes back is the
+ * next poll's. A receive needs no progress to be posted.
  */
 static inline void
-verbs_progress_post(struct droce_rdev_qp *qp)
+verbs_post_ring(struct droce_rdev_qp *qp)
 {
 	if (__atomic_load_n(&qp->dev->progress, __ATOMIC_RELAXED) != NULL)
 		qp->dev->ops->qp_progress(qp);
+	else
+		droce_rdev_qp_doorbell(qp);
 }
 
 /* verbs_device.c */

@@ -242,8 +242,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 		}
 	}
 	droce_wq_unlock(&qp->sq);
-	droce_rdev_qp_doorbell(qp);
-	verbs_progress_post(qp);
+	verbs_post_ring(qp);
 	return ret;
 }
 

@@ -369,8 +369,13 @@ _Static_assert(DROCE_MAX_SRQ <= 1U << ROCE_SRQN_IDX_BITS, "SRQ index must fit in
 /* Per-QP requester, completer and responder state, owned by the engine. */
 struct roce_qp_eng {
 	/* requester */
-	struct droce_send_wqe **win;	/* dequeued, not yet completed; size = sq.size */
-	/* free-running counters; the slot is counter % sq.size */
+	/*
+	 * Dequeued, not yet completed: at most sq.size of them, in an array
+	 * of win_mask + 1 (sq.size rounded up to a power of two, so that a
+	 * slot is found with a mask, not a division: roce_win_slot)
+	 */
+	struct droce_send_wqe **win;
+	/* free-running counters */
 	uint32_t win_head;		/* oldest not completed */
 	uint32_t win_cur;		/* next to (re)send from */
 	uint32_t win_tail;		/* next free */
@@ -379,6 +384,7 @@ struct roce_qp_eng {
 	uint32_t psn;			/* next PSN to send */
 	uint32_t psn_hi;		/* next PSN never sent: responses are valid below it */
 	uint32_t pkts_since_ackreq;
+	uint32_t win_mask;
 	uint64_t retry_tsc;		/* retransmit deadline (engine clock), 0 = none */
 	uint64_t rnr_tsc;		/* do not send before (engine clock) */
 	/*
@@ -396,6 +402,7 @@ struct roce_qp_eng {
 	uint8_t last_wqe_raised;	/* IBV_EVENT_QP_LAST_WQE_REACHED sent */
 	uint8_t fast_shift;		/* each doubles the next one's delay */
 	uint8_t fast_resend;		/* resending after one: the ACK timer keeps its deadline */
+	uint8_t arm_due;		/* sent with a stale clock: the next iteration arms the timers */
 	/* responder */
 	uint32_t epsn;			/* expected PSN */
 	uint32_t msn;
@@ -518,6 +525,13 @@ struct roce_qp {
 	/* the counters of events (packets and bytes: e.traffic) */
 	struct roce_qp_stats stats __rte_cache_aligned;
 };
+
+/* The window's slot of free-running counter @i (struct roce_qp_eng's win). */
+static inline struct droce_send_wqe **
+roce_win_slot(const struct roce_qp *qp, uint32_t i)
+{
+	return &qp->e.win[i & qp->e.win_mask];
+}
 
 /* --- Multicast groups (roce_mcast.c) --- */
 /*

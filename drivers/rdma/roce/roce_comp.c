@@ -71,7 +71,7 @@ ack_upto(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, bool implied_na
 	struct roce_qp_eng *e = &qp->e;
 
 	while (e->win_head != e->win_tail) {
-		struct droce_send_wqe *w = e->win[e->win_head % qp->fp.sq.size];
+		struct droce_send_wqe *w = *roce_win_slot(qp, e->win_head);
 
 		if (w->npkts == 0)
 			return;		/* not begun */
@@ -122,7 +122,7 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 
 	ack_upto(dev, qp, psn_add(pkt->psn, -1), false);
 	/* the cursor may be back at the READ (a rewind): it is still outstanding */
-	if (e->win_head == e->win_tail || e->win[e->win_head % qp->fp.sq.size]->npkts == 0) {
+	if (e->win_head == e->win_tail || (*roce_win_slot(qp, e->win_head))->npkts == 0) {
 		ROCE_QP_CNT(dev, qp, rx_drop_seq);	/* no READ or atomic outstanding */
 		return;
 	}
@@ -148,7 +148,7 @@ rd_response(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		e->retry_tsc = 0;
 		return;
 	}
-	w = e->win[e->win_head % qp->fp.sq.size];
+	w = *roce_win_slot(qp, e->win_head);
 	if (!roce_wqe_is_rd_atomic(w) || psn_cmp(pkt->psn, w->last_psn) > 0) {
 		ROCE_QP_CNT(dev, qp, rx_drop_seq);	/* not a response to what is at this PSN */
 		return;
@@ -268,7 +268,7 @@ comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			/* in ERR before the completion that says so */
 			roce_qp_to_err(dev, qp);
 			if (e->win_head != e->win_cur) {
-				roce_comp_send_wqe(qp, e->win[e->win_head++ % qp->fp.sq.size],
+				roce_comp_send_wqe(qp, *roce_win_slot(qp, e->win_head++),
 						   IBV_WC_RNR_RETRY_EXC_ERR);
 			}
 			return;
@@ -306,7 +306,7 @@ comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 			enum ibv_wc_status ws = syn == AETH_NAK_REM_ACC ? IBV_WC_REM_ACCESS_ERR :
 				syn == AETH_NAK_REM_OP ? IBV_WC_REM_OP_ERR : IBV_WC_REM_INV_REQ_ERR;
 
-			roce_comp_send_wqe(qp, e->win[e->win_head++ % qp->fp.sq.size], ws);
+			roce_comp_send_wqe(qp, *roce_win_slot(qp, e->win_head++), ws);
 		}
 		return;
 	default:

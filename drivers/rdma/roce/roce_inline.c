@@ -74,8 +74,16 @@ roce_progress(struct droce_rdev *hint)
 
 /*
  * The driver's qp_progress: what a post to @fp asks of inline progress, its
- * own WRs sent (roce_dev_send_qp). A device another thread is moving is
- * left to that iteration; one shared by forked processes has whole ones.
+ * doorbell and its own WRs sent (roce_dev_send_qp). A device another thread
+ * is moving is left to that iteration; one shared by forked processes has
+ * whole ones.
+ *
+ * Under the queue's inline lock, the doorbell is looked at, not exchanged:
+ * only the iterations this lock serializes clear it (roce_poll.c's active
+ * list), so set it stays set and the QP is visited; clear, the QP joins the
+ * list here. The exchange is a full barrier, which on a 64-byte SEND's path
+ * waited for the stores of the frame before it to reach their cache lines,
+ * which the peer's CPU holds.
  */
 void
 roce_progress_qp(struct droce_rdev_qp *fp)
@@ -84,15 +92,18 @@ roce_progress_qp(struct droce_rdev_qp *fp)
 	struct roce_dev *dev = qp->dev;
 
 	if (unlikely(dev->share_on)) {	/* its iterations look at the others' frames too */
+		droce_rdev_qp_doorbell(fp);
 		roce_progress(&dev->rdev);
 		return;
 	}
-	if (unlikely(__atomic_load_n(&quitting, __ATOMIC_RELAXED)))
+	if (unlikely(__atomic_load_n(&quitting, __ATOMIC_RELAXED)) || !roce_q_trylock(qp->q)) {
+		droce_rdev_qp_doorbell(fp);
 		return;
-	if (roce_q_trylock(qp->q)) {
-		roce_dev_send_qp(qp);
-		roce_q_unlock(qp->q);
 	}
+	if (__atomic_load_n(&fp->db_armed, __ATOMIC_RELAXED) == 0)
+		roce_qp_activate(qp);
+	roce_dev_send_qp(qp);
+	roce_q_unlock(qp->q);
 }
 
 /*

@@ -735,7 +735,21 @@ uint16_t roce_rx_shm(struct roce_q *q);
 void roce_rx_shm_init(struct roce_q *q, struct shm_queue *rxq);
 
 /* roce_req.c */
-void roce_req_run(struct roce_dev *dev, struct roce_qp *qp, bool clock_fresh);
+/* What roce_req_run() takes for now: the engine clock (struct roce_q's) */
+enum roce_req_clock {
+	ROCE_CLOCK_READ,	/* read it (roce_clock): an iteration of many QPs may be long */
+	ROCE_CLOCK_FRESH,	/* q->clock: the iteration read it moments ago */
+	/*
+	 * q->clock, as the last whole iteration read it, in a post's short
+	 * iteration that reads no timer (a timer read cost a 64-byte SEND
+	 * about 4% of its cycles): no timer fires from it, and the deadlines
+	 * of what it sends are set by the next whole iteration (arm_due)
+	 */
+	ROCE_CLOCK_STALE,
+};
+/* an iteration's first visits of active QPs take the clock it read at its start */
+#define REQ_CLOCK_VISITS	8
+void roce_req_run(struct roce_dev *dev, struct roce_qp *qp, enum roce_req_clock clock);
 void roce_req_rewind(struct roce_qp *qp, uint32_t psn);
 
 /* roce_resp.c */

@@ -153,7 +153,8 @@ active_run(struct roce_q *q)
 		if (st != IBV_QPS_RESET) {
 			if (qp->e.rd_head != qp->e.rd_tail || qp->e.ack_pending)
 				roce_resp_run(dev, qp);
-			roce_req_run(dev, qp, false);
+			/* the clock read at the start serves the first visits */
+			roce_req_run(dev, qp, i < REQ_CLOCK_VISITS ? ROCE_CLOCK_FRESH : ROCE_CLOCK_READ);
 			st = roce_qp_state(qp);
 			if (unlikely(q->tx_full) && full_at == UINT32_MAX)
 				full_at = i;
@@ -177,7 +178,7 @@ active_run(struct roce_q *q)
 }
 
 static inline void
-iteration_begin(struct roce_q *q)
+iteration_begin(struct roce_q *q, bool clock)
 {
 	/*
 	 * Odd while the iteration runs. One writer at a time (the engine lcore,
@@ -195,8 +196,10 @@ iteration_begin(struct roce_q *q)
 	 * a local ACK timeout resent whole windows the peer had answered: a
 	 * few such gaps in a row spent the retry budget on a live peer. A dead
 	 * peer still times out after timeout x (retry_cnt + 1) of polling.
+	 * A post's short iteration (@clock false) reads no timer: its sends
+	 * leave their deadlines to the next whole one (ROCE_CLOCK_STALE).
 	 */
-	{
+	if (clock) {
 		uint64_t now = rte_get_timer_cycles();
 
 		q->clock += RTE_MIN(now - q->clock_tsc, q->dev->clock_gap_max);
@@ -224,10 +227,10 @@ roce_dev_send_qp(struct roce_qp *qp)
 {
 	struct roce_q *q = qp->q;
 
-	iteration_begin(q);
+	iteration_begin(q, false);
 	db_collect(q);	/* its doorbell, if it rang: on the list for what follows */
 	if (roce_qp_state(qp) != IBV_QPS_RESET)
-		roce_req_run(q->dev, qp, true);	/* iteration_begin read the clock */
+		roce_req_run(q->dev, qp, ROCE_CLOCK_STALE);
 	if (q->nb_tx)
 		roce_tx_flush(q);
 	iteration_end(q);
@@ -274,7 +277,7 @@ roce_q_poll(struct roce_q *q)
 	bool q0 = q->id == 0, cq_job;
 	uint16_t n;
 
-	iteration_begin(q);
+	iteration_begin(q, true);
 	if (unlikely(__atomic_load_n(&dev->q_hold, __ATOMIC_RELAXED)) && !q0) {
 		iteration_end(q);	/* held (roce_dev_hold): nothing done */
 		return;

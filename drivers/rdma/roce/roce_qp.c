@@ -243,10 +243,11 @@ roce_qp_reset_engine(struct roce_qp *qp)
 {
 	struct roce_qp_eng *e = &qp->e;
 	struct droce_send_wqe **win = e->win;
+	uint32_t win_mask = e->win_mask;
 	void *w;
 
 	for (uint32_t i = e->win_head; i != e->win_tail; i++)
-		roce_send_wqe_release(qp, win[i % qp->fp.sq.size]);
+		roce_send_wqe_release(qp, *roce_win_slot(qp, i));
 	while ((w = roce_sq_pull_one(qp)) != NULL)
 		roce_send_wqe_release(qp, w);
 	if (e->tm_tag != NULL && e->rwqe == &e->tm_tag->rw) {
@@ -270,6 +271,7 @@ roce_qp_reset_engine(struct roce_qp *qp)
 	memset(&e->traffic + 1, 0, sizeof(*e) - offsetof(struct roce_qp_eng, traffic) -
 	       sizeof(e->traffic));
 	e->win = win;
+	e->win_mask = win_mask;
 	roce_wq_drain(&qp->fp.sq);
 	roce_wq_drain(&qp->fp.rq);
 }
@@ -471,7 +473,9 @@ roce_qp_create(struct droce_rdev_pd *pd, struct droce_rdev_qp_init *init,
 			goto err_fini_sq;
 	}
 	cap->max_send_sge = xrc_recv ? 0 : qp->fp.sq.max_sge;
-	qp->e.win = roce_zmalloc("droce_win", sizeof(void *) * qp->fp.sq.size, 0, SOCKET_ID_ANY);
+	qp->e.win_mask = rte_align32pow2(qp->fp.sq.size) - 1;
+	qp->e.win = roce_zmalloc("droce_win", sizeof(void *) * (qp->e.win_mask + 1), 0,
+				 SOCKET_ID_ANY);
 	if (qp->e.win == NULL) {
 		ret = -ENOMEM;
 		goto err_fini_sq;
@@ -834,7 +838,7 @@ roce_qp_flush(struct roce_dev *dev, struct roce_qp *qp)
 	void *w;
 
 	while (e->win_head != e->win_tail)
-		roce_comp_send_wqe(qp, qp->e.win[e->win_head++ % qp->fp.sq.size], IBV_WC_WR_FLUSH_ERR);
+		roce_comp_send_wqe(qp, *roce_win_slot(qp, e->win_head++), IBV_WC_WR_FLUSH_ERR);
 	e->win_cur = e->win_tail = e->win_head;
 	e->cur_pkt = 0;
 	e->cur_off = 0;

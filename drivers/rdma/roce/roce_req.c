@@ -26,7 +26,7 @@
 static inline struct droce_send_wqe *
 win_at(const struct roce_qp *qp, uint32_t i)
 {
-	return qp->e.win[i % qp->fp.sq.size];
+	return *roce_win_slot(qp, i);
 }
 
 static uint8_t
@@ -424,7 +424,8 @@ void
 roce_req_rtt(struct roce_dev *dev, struct roce_qp *qp)
 {
 	struct roce_qp_eng *e = &qp->e;
-	uint64_t now = roce_clock(qp->q);
+	/* an ACK is read in a whole iteration: the clock it read at its start */
+	uint64_t now = qp->q->clock;
 	uint64_t lo, hi, rto;
 	uint32_t s;
 
@@ -460,6 +461,13 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 	if (e->win_head == e->win_cur && e->cur_pkt == 0 && !e->tx_stalled) {
 		e->retry_tsc = 0;
 		e->fast_tsc = 0;
+		e->arm_due = 0;
+		return;
+	}
+	/* sent by a post's short run, after the deadlines now set: from now on, then */
+	if (e->arm_due) {
+		e->arm_due = 0;
+		arm_retry(qp, now);
 		return;
 	}
 	if (e->retry_tsc == 0 && qp->tmo_tsc != 0) {
@@ -513,7 +521,7 @@ pull_posted(struct roce_qp *qp)
 		struct droce_send_wqe *w = tmp[i];
 
 		w->npkts = 0;
-		e->win[e->win_tail++ % qp->fp.sq.size] = w;
+		*roce_win_slot(qp, e->win_tail++) = w;
 	}
 }
 
@@ -565,19 +573,23 @@ start_wqe(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	if (!wqe->inl && roce_sge_check(dev, unlikely(wqe->tm) ? qp->srq->pd : qp->pd,
 					wqe->sge, wqe->num_sge, access) != 0)
 		return -EACCES;
-	wqe->npkts = wqe->length ? (wqe->length + mtu - 1) / mtu : 1;
+	/* an MTU is a power of two: a shift, not a division */
+	wqe->npkts = wqe->length ? (wqe->length + mtu - 1) >> rte_bsf32(mtu) : 1;
 	wqe->first_psn = qp->e.psn;
 	wqe->last_psn = psn_add(qp->e.psn, wqe->npkts - 1);
 	return 0;
 }
 
 /*
- * Send what @qp may send now. @clock_fresh: the queue's clock was read
- * just before (roce_dev_send_qp's iteration of one QP), so it stands for
- * now; else it is read again (an iteration that visits many QPs may be long).
+ * Send what @qp may send now, with @clock for now (enum roce_req_clock).
+ * A stale clock fires no timer and sets no deadline: the next whole
+ * iteration does, from its own clock, as if the packets had left then
+ * (later than they did, never earlier). Its RTT sample starts from it
+ * (longer than the round trip by the time since that iteration began,
+ * at most DROCE_CLOCK_GAP_US: roce_req_rtt's estimate errs long).
  */
 void
-roce_req_run(struct roce_dev *dev, struct roce_qp *qp, bool clock_fresh)
+roce_req_run(struct roce_dev *dev, struct roce_qp *qp, enum roce_req_clock clock)
 {
 	struct roce_qp_eng *e = &qp->e;
 	uint32_t st = roce_qp_state(qp);
@@ -598,15 +610,16 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp, bool clock_fresh)
 		pull_posted(qp);
 	if (e->win_cur == e->win_tail && e->win_head == e->win_cur)
 		return;
-	/* a timer read costs about 3% of a 64 B message's cycles */
-	now = clock_fresh ? qp->q->clock : roce_clock(qp->q);
+	now = clock == ROCE_CLOCK_READ ? roce_clock(qp->q) : qp->q->clock;
 	if (roce_qp_reliable(qp)) {
 		/* waiting out an RNR NAK's delay is not waiting for an ACK */
 		if (now < e->rnr_tsc)
 			return;
-		check_timeout(dev, qp, now);
-		if (roce_qp_state(qp) == IBV_QPS_ERR)
-			return;
+		if (clock != ROCE_CLOCK_STALE) {
+			check_timeout(dev, qp, now);
+			if (roce_qp_state(qp) == IBV_QPS_ERR)
+				return;
+		}
 	}
 	while (budget-- && e->win_cur != e->win_tail) {
 		struct droce_send_wqe *wqe = win_at(qp, e->win_cur);
@@ -667,7 +680,10 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp, bool clock_fresh)
 				}
 				e->fast_resend = 0;	/* past the resend: new requests */
 			}
-			arm_retry(qp, now);
+			if (clock == ROCE_CLOCK_STALE)
+				e->arm_due = 1;
+			else
+				arm_retry(qp, now);
 		}
 		if (ret == 0)
 			continue;

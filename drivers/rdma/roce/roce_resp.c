@@ -315,7 +315,7 @@ rd_restart(struct roce_qp *qp, uint32_t psn)
 
 	for (uint32_t i = e->rd_head; i != e->rd_tail; i++) {
 		struct roce_rd_job *j = &e->rd[i % ROCE_RD_JOBS];
-		uint32_t n = j->len ? (j->len + qp->mtu - 1) / qp->mtu : 1;
+		uint32_t n = j->len ? (j->len + qp->mtu - 1) >> rte_bsf32(qp->mtu) : 1;
 		uint32_t k = psn_diff(psn, j->first_psn);
 
 		if (j->atomic || psn_cmp(psn, j->first_psn) < 0 || k >= n)
@@ -371,7 +371,7 @@ read_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, bool du
 	j->first_psn = pkt->psn;
 	j->atomic = 0;
 	if (!dup)
-		qp->e.epsn = psn_add(pkt->psn, len ? (len + qp->mtu - 1) / qp->mtu : 1);
+		qp->e.epsn = psn_add(pkt->psn, len ? (len + qp->mtu - 1) >> rte_bsf32(qp->mtu) : 1);
 	return 0;
 }
 
