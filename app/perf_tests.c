@@ -949,6 +949,8 @@ run_lat(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside
  */
 struct bw_qp {
 	uint64_t posted, sigd, retired, quota;
+	/* posted modulo the CQ moderation and modulo the slots: no division per WR */
+	unsigned int sig_at, slot_at;
 	bool closed;
 	bool ready;		/* on the ready FIFO */
 };
@@ -1000,10 +1002,19 @@ recv_depth(const struct pside *b)
  * receives). perftest and ucx_perftest send every message from one buffer
  * (--slots 1): the payloads then stay in the CPU's caches.
  */
+static inline unsigned int
+nb_slots(unsigned int dflt)
+{
+	return O->slots ? O->slots : dflt;
+}
+
 static inline size_t
 slot_off(uint64_t k, size_t slot, unsigned int dflt)
 {
-	return (size_t)(k % (O->slots ? O->slots : dflt)) * slot;
+	unsigned int n = nb_slots(dflt);
+
+	/* a receive's slot comes back with its WR's number, below n: no division */
+	return (size_t)(k < n ? k : k % n) * slot;
 }
 
 static void
@@ -1064,8 +1075,12 @@ run_bw(const struct test *t, enum ibv_qp_type tr, struct pside *a, struct pside 
 				while (!p->closed && k < pl && p->posted + k - p->retired < depth &&
 				       p->posted + k < p->quota) {
 					uint64_t seq = p->posted + k;
-					bool sig = seq % mod == mod - 1 || seq + 1 == p->quota;
-					size_t off = slot_off(seq, slot, depth);
+					bool sig = p->sig_at == mod - 1 || seq + 1 == p->quota;
+					size_t off = (size_t)p->slot_at * slot;
+
+					/* a division a WR cost the poster as much as a tenth of a message */
+					p->sig_at = p->sig_at + 1 == mod ? 0 : p->sig_at + 1;
+					p->slot_at = p->slot_at + 1 == nb_slots(depth) ? 0 : p->slot_at + 1;
 
 					wr_fill(&w[k], &sge[k], a, q, t->kind, off, off, len,
 						WRID(q, seq), sig);

@@ -1082,7 +1082,7 @@ droce_rx(uint16_t port, struct dqp_seen *seen, uint32_t *frames, uint32_t *arps,
  * WRITE_LEN bytes of 0x5a with @access.
  */
 static int
-droce_on_raw(uint16_t *a, uint16_t *b, int access)
+droce_on_raw_neigh(uint16_t *a, uint16_t *b, int access, const char *neigh)
 {
 	char args[256], aname[RTE_ETH_NAME_MAX_LEN];
 	struct ibv_device **devs;
@@ -1092,9 +1092,8 @@ droce_on_raw(uint16_t *a, uint16_t *b, int access)
 	CHECK(port_new("b", big_pool, b));
 	CHECK(rte_eth_dev_start(*b));
 	CHECK(rte_eth_dev_get_name_by_port(*a, aname));
-	snprintf(args, sizeof(args),
-		 "ethdev=%s,ip=10.0.0.1,mtu=4200,mac=02:00:00:00:00:01,"
-		 "neigh=10.0.0.2@02:00:00:00:00:02,lcore=inline", aname);
+	snprintf(args, sizeof(args), "ethdev=%s,ip=10.0.0.1,mtu=4200,mac=02:00:00:00:00:01,%s"
+		 "lcore=inline", aname, neigh);
 	TEST_ASSERT_EQ(droce_dev_create("droce0", args), 0);
 	D.dev = true;
 	devs = ibv_get_device_list(&ndev);
@@ -1111,6 +1110,13 @@ droce_on_raw(uint16_t *a, uint16_t *b, int access)
 	D.mr = ibv_reg_mr(D.pd, D.buf, WRITE_LEN, access);
 	TEST_ASSERT(D.mr != NULL, "MR");
 	return TEST_SUCCESS;
+}
+
+/* droce0 on port a, the test holding b (not started), 10.0.0.2 at b's MAC, static */
+static int
+droce_on_raw(uint16_t *a, uint16_t *b, int access)
+{
+	return droce_on_raw_neigh(a, b, access, "neigh=10.0.0.2@02:00:00:00:00:02,");
 }
 
 /*
@@ -1798,6 +1804,131 @@ test_write_in_place_icrc_checked(void)
 	return TEST_FAILED;
 }
 
+/*
+ * The next frame port b reads that is not ARP, checked whole (frame_decode:
+ * IPv4 checksum, lengths, ICRC) and from droce0 to @dmac with opcode @op,
+ * PSN @psn and @paylen bytes of payload, then acknowledged from @dmac. An
+ * ARP request for 10.0.0.2 met on the way is answered from @dmac.
+ */
+static int
+raw_expect(uint16_t b, const struct rte_ether_addr *dmac, uint8_t op, uint32_t psn,
+	   uint32_t paylen)
+{
+	for (uint64_t t0 = h_now_ms(); h_now_ms() - t0 < 2000;) {
+		struct rte_mbuf *m;
+		struct frame_info fi;
+		const char *err;
+		bool done = false;
+
+		ibv_poll_cq(D.cq, 1, &(struct ibv_wc){ 0 });
+		if (rte_eth_rx_burst(b, 0, &m, 1) == 0)
+			continue;
+		err = frame_decode(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_pkt_len(m), &fi);
+		if (err == NULL && fi.arp) {
+			static struct frame r;
+
+			r.len = frame_arp(r.b, NULL, dmac, RTE_ARP_OP_REPLY, dmac,
+					  RTE_BE32(RTE_IPV4(10, 0, 0, 2)), RTE_BE32(RTE_IPV4(10, 0, 0, 1)));
+			rte_pktmbuf_free(m);
+			CHECK(raw_send(b, &r));
+			continue;
+		}
+		TEST_ASSERT(err == NULL, "a frame as a receiver checks it: %s", err);
+		TEST_ASSERT(rte_is_same_ether_addr(&fi.eth->dst_addr, dmac), "to the peer's MAC");
+		TEST_ASSERT_EQ(fi.op, op);
+		TEST_ASSERT_EQ(fi.psn, psn);
+		TEST_ASSERT_EQ(fi.paylen, paylen);
+		TEST_ASSERT_EQ(fi.dqpn, DQP_PEER_QPN);
+		done = true;
+		rte_pktmbuf_free(m);
+		if (done) {
+			static struct frame ack;
+			const struct frame_ends ends = {
+				.src_mac = *dmac, .dst_mac = { { 0x02, 0, 0, 0, 0, 0x01 } },
+				.src_ip = RTE_BE32(RTE_IPV4(10, 0, 0, 2)),
+				.dst_ip = RTE_BE32(RTE_IPV4(10, 0, 0, 1)), .sport = 0xc000,
+			};
+			struct ext aeth = ext_aeth(0, 0);
+
+			frame_build(&ack, &ends, IBV_OPCODE_RC_ACKNOWLEDGE, D.qp[0]->qp_num, psn,
+				    &aeth, NULL, 0);
+			return raw_send(b, &ack);
+		}
+	}
+	TEST_ASSERT(false, "no frame from droce0");
+	return TEST_FAILED;
+}
+
+/*
+ * A connected QP's frames on the direct path take their Ethernet, IPv4 and
+ * UDP headers from the QP's copy (struct roce_txh): built once the peer's
+ * MAC is known (droce0 asks ARP; port b answers), whole and right for every
+ * length (a receiver's checks: IPv4 checksum, lengths, ICRC), and built
+ * again when the neighbour changes: after a gratuitous ARP with another
+ * MAC, the next frames go there. SENDs, SENDs with immediate and WRITEs of
+ * several sizes, each the only packet of its message.
+ */
+static int
+test_direct_headers_follow_neighbour(void)
+{
+	static const struct rte_ether_addr mac1 = { { 0x02, 0, 0, 0, 0, 0x02 } };
+	static const struct rte_ether_addr mac2 = { { 0x02, 0, 0, 0, 0, 0x22 } };
+	static const uint32_t lens[] = { 0, 1, 3, 64, 150, 1000 };
+	union ibv_gid gid = { 0 };
+	uint32_t psn = dqp_psn(0);
+	uint64_t direct0;
+	uint16_t a, b;
+
+	CHECK(droce_on_raw_neigh(&a, &b, IBV_ACCESS_LOCAL_WRITE, ""));
+	gid.raw[10] = gid.raw[11] = 0xff;
+	gid.raw[12] = 10;
+	gid.raw[15] = 2;
+	D.qp[0] = dqp_new(0, &gid);
+	TEST_ASSERT(D.qp[0] != NULL, "QP");
+	direct0 = droce_xstat("tx_direct");
+	for (int round = 0; round < 2; round++) {
+		const struct rte_ether_addr *mac = round == 0 ? &mac1 : &mac2;
+
+		if (round == 1) {	/* the peer is back with another MAC */
+			static struct frame g;
+			uint64_t arp0 = droce_xstat("rx_arp");
+
+			g.len = frame_arp(g.b, NULL, &mac2, RTE_ARP_OP_REQUEST, &mac2,
+					  RTE_BE32(RTE_IPV4(10, 0, 0, 2)),
+					  RTE_BE32(RTE_IPV4(10, 0, 0, 2)));
+			CHECK(raw_send(b, &g));
+			/* read by a poll's progress (a post only sends) */
+			TEST_ASSERT(droce_counts("rx_arp", arp0), "the gratuitous ARP read");
+		}
+		for (unsigned int i = 0; i < RTE_DIM(lens); i++) {
+			for (int k = 0; k < 3; k++) {
+				static const enum ibv_wr_opcode ops[] = {
+					IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE,
+				};
+				static const uint8_t wire[] = {
+					IBV_OPCODE_RC_SEND_ONLY,
+					IBV_OPCODE_RC_SEND_ONLY_WITH_IMMEDIATE,
+					IBV_OPCODE_RC_RDMA_WRITE_ONLY,
+				};
+				struct ibv_sge sge = { (uintptr_t)D.buf, lens[i], D.mr->lkey };
+				struct ibv_send_wr wr = {
+					.wr_id = i, .sg_list = &sge, .num_sge = 1, .opcode = ops[k],
+					.imm_data = htonl(0x1234),
+					.wr.rdma = { .remote_addr = 0x10000000ull, .rkey = 0x1234 },
+				}, *bad = NULL;
+
+				TEST_ASSERT_EQ(ibv_post_send(D.qp[0], &wr, &bad), 0);
+				CHECK(raw_expect(b, mac, wire[k], psn, lens[i]));
+				psn = (psn + 1) & 0xffffff;
+			}
+		}
+	}
+	/* all but the frames that waited for ARP left on the direct path */
+	TEST_ASSERT(droce_xstat("tx_direct") >= direct0 + 2 * 3 * RTE_DIM(lens) - 1,
+		    "%" PRIu64 " direct frames", droce_xstat("tx_direct") - direct0);
+	return TEST_SUCCESS;
+}
+
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_frames_both_ways_identical),
 	TEST_CASE(test_alone_up_stale_dropped),
@@ -1812,6 +1943,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_direct_payloads_arrive),
 	TEST_CASE(test_write_in_place_icrc_checked),
 	TEST_CASE(test_direct_yields_to_burst_callbacks),
+	TEST_CASE(test_direct_headers_follow_neighbour),
 	TEST_CASE(test_zcopy_off_payloads_copied),
 	TEST_CASE(test_zcopy_read_of_changing_memory),
 };

@@ -366,6 +366,21 @@ struct roce_srq {
 _Static_assert(DROCE_MAX_SRQ <= 1U << ROCE_SRQN_IDX_BITS, "SRQ index must fit in its number");
 
 /* --- QP --- */
+/*
+ * An RC or UC QP's Ethernet, IPv4 and UDP headers, alike in all its frames
+ * but for their lengths and the IPv4 checksum: built once (roce_tx.c,
+ * txh_valid), then copied in front of each small packet with those patched
+ * (txh_fill), in place of a neighbour lookup and a header written field by
+ * field for every packet. Valid while @gen is the device's txh_gen: every
+ * change of the neighbour table and every modify of a QP moves that on
+ * (roce_txh_stale).
+ */
+struct roce_txh {
+	uint8_t hdr[ROCE_L2L4_LEN];	/* the headers of a frame with l4 = 0 */
+	uint32_t sum;			/* the IPv4 header's 16-bit words summed, but its length */
+	uint32_t gen;			/* dev->txh_gen when built; 0: none */
+};
+
 /* Per-QP requester, completer and responder state, owned by the engine. */
 struct roce_qp_eng {
 	/* requester */
@@ -516,6 +531,7 @@ struct roce_qp {
 	 */
 	uint16_t sport;
 	bool mc_noloop;			/* UD: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
+	struct roce_txh txh;		/* the engine's */
 
 	/* the engine's, kept across roce_qp_reset_engine: on its queue's active list */
 	bool on_active;
@@ -797,6 +813,7 @@ struct roce_dev {
 	struct rte_ring *share_in[ROCE_SHARE_OWNERS];	/* frames for each process's QPs */
 	struct roce_neigh neigh[DROCE_NEIGH_MAX];	/* queue 0's to write, every queue's to read */
 	uint32_t neigh_pending;		/* entries asked for and not resolved yet */
+	uint32_t txh_gen;		/* odd (struct roce_txh, roce_txh_stale) */
 	uint32_t neigh_want;		/* an IP (be) for queue 0 to resolve; 0 none */
 	uint32_t neigh_recheck;		/* an IP (be) for queue 0 to confirm (roce_neigh_confirm) */
 	uint64_t tsc_hz;

@@ -32,8 +32,8 @@ neigh_find(struct roce_dev *dev, rte_be32_t ip)
  * relaxed atomics so that a reader's racing load is defined.
  */
 static void
-neigh_store(struct roce_neigh *n, rte_be32_t ip, const struct rte_ether_addr *mac,
-	    uint8_t valid, uint8_t is_static)
+neigh_store(struct roce_dev *dev, struct roce_neigh *n, rte_be32_t ip,
+	    const struct rte_ether_addr *mac, uint8_t valid, uint8_t is_static)
 {
 	/* odd, even if a process sharing the device died in the middle of a store */
 	uint32_t seq = n->seq | 1;
@@ -49,6 +49,7 @@ neigh_store(struct roce_neigh *n, rte_be32_t ip, const struct rte_ether_addr *ma
 	__atomic_store_n(&n->valid, valid, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->is_static, is_static, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->seq, seq + 1, __ATOMIC_RELEASE);
+	roce_txh_stale(dev);	/* the QPs' headers built from the table */
 }
 
 /*
@@ -98,7 +99,7 @@ roce_neigh_add(struct roce_dev *dev, rte_be32_t ip, const struct rte_ether_addr 
 	}
 	if (n->ip != 0 && !n->valid)	/* resolved now, or evicted */
 		dev->neigh_pending--;
-	neigh_store(n, ip, mac, 1, was_static | is_static);
+	neigh_store(dev, n, ip, mac, 1, was_static | is_static);
 	return 0;
 }
 
@@ -293,7 +294,7 @@ roce_neigh_resolve(struct roce_q *q, rte_be32_t ip, struct rte_ether_addr *mac)
 				n = &dev->neigh[i];
 		if (n == NULL)
 			return -EAGAIN;
-		neigh_store(n, ip, NULL, 0, 0);
+		neigh_store(dev, n, ip, NULL, 0, 0);
 		n->req_tsc = 0;
 		n->retry_ms = DROCE_ARP_RETRY_MIN_MS;
 		dev->neigh_pending++;

@@ -640,6 +640,7 @@ roce_probe(struct rte_vdev_device *vdev)
 	snprintf(dev->name, sizeof(dev->name), "%s", name);
 	snprintf(dev->ethdev_name, sizeof(dev->ethdev_name), "%s", a.ethdev);
 	dev->ip = a.ip;
+	dev->txh_gen = 1;	/* odd: a QP's header gen of 0 is none */
 	dev->lcore = a.lcore;
 	dev->progress_own = a.progress_own;
 	dev->tsc_hz = rte_get_timer_hz();

@@ -544,12 +544,24 @@ struct roce_txf {
 	uint8_t *frame;			/* where its Ethernet header goes (the slot, or aside), or NULL */
 	uint8_t *slot;			/* with @frame: the slot it goes to */
 	struct rte_mbuf *m;		/* else its mbuf */
-	struct rte_ether_addr dmac;	/* with @frame: the peer's MAC */
+	struct rte_ether_addr dmac;	/* with @frame: the peer's MAC, unless @txh */
+	const struct roce_txh *txh;	/* with @frame: its QP's headers, or NULL */
 };
-struct roce_bth *roce_txf_begin(struct roce_q *q, struct roce_txf *t, rte_be32_t dip,
-				uint32_t l4, uint32_t append);
+struct roce_bth *roce_txf_begin(struct roce_q *q, struct roce_txf *t, struct roce_qp *qp,
+				rte_be32_t dip, uint32_t l4, uint32_t append);
 int roce_txf_send(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint16_t sport,
 		  uint8_t tos, uint8_t ttl, bool mc_noloop, uint32_t l4, bool summed);
+
+/*
+ * What the QPs' headers (struct roce_txh) were built from changed: a
+ * neighbour, or a QP's destination (a modify). Released after the change:
+ * headers built from what was before it carry the generation before.
+ */
+static inline void
+roce_txh_stale(struct roce_dev *dev)
+{
+	__atomic_fetch_add(&dev->txh_gen, 2, __ATOMIC_RELEASE);
+}
 
 /* Give up the packet roce_txf_begin() made room for. */
 static inline void
@@ -621,19 +633,33 @@ roce_ipv4_udp_fill(struct rte_ipv4_hdr *ip, rte_be32_t sip, rte_be32_t dip, uint
  * 16-bit words in a loop. The header's 16-bit words as they lie in memory
  * (little-endian loads) are summed; roce_ipv4_sum20() is the check.
  */
-static inline uint16_t
-roce_ipv4_udp_cksum(rte_be32_t sip, rte_be32_t dip, uint8_t tos, uint8_t ttl, uint32_t l4)
-{
 #if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
-	uint32_t s = (RTE_IPV4_VHL_DEF | (uint32_t)tos << 8) +
-		     rte_cpu_to_be_16(l4 + ROCE_IPV4_LEN + ROCE_UDP_LEN) +
-		     rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG) +
-		     ((ttl ? ttl : 64) | (uint32_t)IPPROTO_UDP << 8) +
-		     (sip & 0xffff) + (sip >> 16) + (dip & 0xffff) + (dip >> 16);
+/* The sum of those words but the total length's (struct roce_txh's sum). */
+static inline uint32_t
+roce_ipv4_udp_sum(rte_be32_t sip, rte_be32_t dip, uint8_t tos, uint8_t ttl)
+{
+	return (RTE_IPV4_VHL_DEF | (uint32_t)tos << 8) + rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG) +
+	       ((ttl ? ttl : 64) | (uint32_t)IPPROTO_UDP << 8) +
+	       (sip & 0xffff) + (sip >> 16) + (dip & 0xffff) + (dip >> 16);
+}
+
+/* The checksum of a header whose other words sum to @sum, for @l4 bytes from the BTH on. */
+static inline uint16_t
+roce_ipv4_cksum_len(uint32_t sum, uint32_t l4)
+{
+	uint32_t s = sum + rte_cpu_to_be_16(l4 + ROCE_IPV4_LEN + ROCE_UDP_LEN);
 
 	s = (s & 0xffff) + (s >> 16);
 	s = (s & 0xffff) + (s >> 16);
 	return (uint16_t)~s;
+}
+#endif
+
+static inline uint16_t
+roce_ipv4_udp_cksum(rte_be32_t sip, rte_be32_t dip, uint8_t tos, uint8_t ttl, uint32_t l4)
+{
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	return roce_ipv4_cksum_len(roce_ipv4_udp_sum(sip, dip, tos, ttl), l4);
 #else
 	uint8_t h[ROCE_IPV4_LEN + ROCE_UDP_LEN];
 

@@ -37,6 +37,9 @@ db_collect(struct roce_q *q)
 	uint64_t t[DROCE_BURST];
 	unsigned int n;
 
+	/* every post and iteration looks: a burst dequeue costs more than that look */
+	if (rte_ring_empty(q->db))
+		return;
 	do {
 		n = rte_ring_dequeue_burst_elem(q->db, t, sizeof(t[0]), DROCE_BURST, NULL);
 		for (unsigned int i = 0; i < n; i++) {

@@ -598,6 +598,7 @@ roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mas
 		qp->attr.cap = cap;
 		memset(&qp->av, 0, sizeof(qp->av));
 		qp_sport_steer(qp);
+		roce_txh_stale(dev);
 		qp->mtu = 0;
 		qp->tmo_tsc = 0;
 		pthread_mutex_unlock(&dev->lock);
@@ -629,6 +630,8 @@ roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mas
 	}
 	if (qp->fp.type == IBV_QPT_UD && qp->mtu == 0)
 		qp->mtu = dev->ib_mtu;
+	/* its destination, source port, TOS or TTL may have changed */
+	roce_txh_stale(dev);
 	__atomic_store_n(&qp->fp.state, next, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&dev->lock);
 	/* the engine looks at the QP in its new state (ERR flushes, RTS sends what SQD held) */

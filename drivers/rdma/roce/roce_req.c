@@ -166,7 +166,8 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 		ackreq = last || ++e->pkts_since_ackreq >= DROCE_ACK_EVERY;
 	/* RC's WQEs complete on ACKs, after the flush (roce_tx_settle); others at once */
 	zc = !wqe->inl && roce_qp_reliable(qp) && roce_tx_zc_ok(qp->q, wqe->length, av->dip);
-	bth = roce_txf_begin(qp->q, &t, av->dip, l4, zc ? oi->hdr_len : l4);
+	bth = roce_txf_begin(qp->q, &t, qp->fp.type == IBV_QPT_UD ? NULL : qp, av->dip, l4,
+			     zc ? oi->hdr_len : l4);
 	if (bth == NULL)
 		return -ENOBUFS;
 	zc = zc && t.m != NULL;	/* a frame in the port's slot is written once, there */

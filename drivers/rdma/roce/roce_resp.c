@@ -139,7 +139,7 @@ send_aeth(struct roce_dev *dev, struct roce_qp *qp, uint32_t psn, uint8_t syn)
 {
 	uint32_t l4 = ROCE_BTH_LEN + ROCE_AETH_LEN + ROCE_ICRC_LEN;
 	struct roce_txf t;
-	struct roce_bth *bth = roce_txf_begin(qp->q, &t, qp->av.dip, l4, l4);
+	struct roce_bth *bth = roce_txf_begin(qp->q, &t, qp, qp->av.dip, l4, l4);
 
 	if (bth == NULL)
 		return false;
@@ -506,7 +506,7 @@ roce_resp_run(struct roce_dev *dev, struct roce_qp *qp)
 			}
 			if (!roce_tx_room_data(qp->q))
 				return;
-			bth = roce_txf_begin(qp->q, &t, qp->av.dip, l4, l4);
+			bth = roce_txf_begin(qp->q, &t, qp, qp->av.dip, l4, l4);
 			if (bth == NULL)
 				return;
 			bth_init(bth, op, 0, pad, DROCE_DEFAULT_PKEY, qp->attr.dest_qp_num, 0, j->psn);

@@ -199,6 +199,16 @@ loop_to_owner(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth)
  * ICRC) that follows them at @eth, to @dmac and @dip from @sport; its ICRC
  * too, unless @summed (the builder wrote it).
  */
+/* The ICRC of the frame at @eth (@l4 bytes from the BTH on), in its last 4 bytes. */
+static inline void
+frame_icrc(struct rte_ether_hdr *eth, uint32_t l4)
+{
+	struct rte_ipv4_hdr *ip = eth_ipv4(eth);
+
+	icrc_set(ipv4_icrc(ip), roce_icrc_ipv4(ip, ROCE_IPV4_LEN + ROCE_UDP_LEN + l4 -
+						    ROCE_ICRC_LEN));
+}
+
 static inline void
 l2l4_fill(const struct roce_dev *dev, struct rte_ether_hdr *eth, const struct rte_ether_addr *dmac,
 	  rte_be32_t dip, uint16_t sport, uint8_t tos, uint8_t ttl, uint32_t l4, bool summed)
@@ -212,8 +222,48 @@ l2l4_fill(const struct roce_dev *dev, struct rte_ether_hdr *eth, const struct rt
 	ip->hdr_checksum = roce_ipv4_udp_cksum(dev->ip, dip, tos, ttl, l4);
 	/* ICRC over IP..payload; the 4 bytes were reserved by the builder */
 	if (!summed)
-		icrc_set(ipv4_icrc(ip), roce_icrc_ipv4(ip, ROCE_IPV4_LEN + ROCE_UDP_LEN + l4 -
-							    ROCE_ICRC_LEN));
+		frame_icrc(eth, l4);
+}
+
+/*
+ * @qp's headers (struct roce_txh) for the device's neighbours as they are:
+ * built now if they are not; false: not to be had (the destination is this
+ * device or a group, or its MAC is not known yet), its packets are built
+ * as any other's.
+ */
+static bool
+txh_valid(struct roce_q *q, struct roce_qp *qp)
+{
+	struct roce_dev *dev = q->dev;
+	struct roce_txh *h = &qp->txh;
+	/* read before the table: a change meanwhile leaves the headers old */
+	uint32_t gen = __atomic_load_n(&dev->txh_gen, __ATOMIC_ACQUIRE);
+	rte_be32_t dip = qp->av.dip;
+	struct rte_ether_addr dmac;
+
+	if (likely(h->gen == gen))
+		return true;
+	if (dip == dev->ip || roce_ip_is_mcast(dip) || roce_neigh_resolve(q, dip, &dmac) != 0)
+		return false;
+	memset(h->hdr, 0, sizeof(h->hdr));
+	l2l4_fill(dev, (struct rte_ether_hdr *)h->hdr, &dmac, dip, qp->sport, qp->av.tos,
+		  qp->av.ttl, 0, true);
+	h->sum = roce_ipv4_udp_sum(dev->ip, dip, qp->av.tos, qp->av.ttl);
+	h->gen = gen;
+	return true;
+}
+
+/* @h's headers in front of a packet of @l4 bytes from the BTH on, at @eth. */
+static inline void
+txh_fill(struct rte_ether_hdr *eth, const struct roce_txh *h, uint32_t l4)
+{
+	struct rte_ipv4_hdr *ip = eth_ipv4(eth);
+
+	/* the BTH behind is written already */
+	memcpy(eth, h->hdr, ROCE_L2L4_LEN);
+	ip->total_length = rte_cpu_to_be_16(l4 + ROCE_IPV4_LEN + ROCE_UDP_LEN);
+	ip->hdr_checksum = roce_ipv4_cksum_len(h->sum, l4);
+	ipv4_udp(ip)->dgram_len = rte_cpu_to_be_16(l4 + ROCE_UDP_LEN);
 }
 
 /*
@@ -284,21 +334,26 @@ roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
  * leave in order), no capture wants it (droce's, or callbacks on the port's
  * tx bursts: dpdk-dumpcap's), no forked process shares the device (it sends
  * what they hand it), it goes to another host's unicast address whose MAC
- * is known (t->dmac), and the ring has room. Sets t->slot and t->frame,
+ * is known (t->dmac), and the ring has room. A connected QP's packet
+ * (@qp) takes the QP's headers where it can (t->txh: txh_valid), which
+ * know the destination. Sets t->slot and t->frame,
  * where its Ethernet header goes (its BTH ROCE_L2L4_LEN bytes further):
  * true; false: the caller builds an mbuf for roce_ip_xmit_mc(). The frame
  * leaves with tx_direct_send(); given up before that, it needs no undo.
  */
 static bool
-tx_direct(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint32_t l4)
+tx_direct(struct roce_q *q, struct roce_txf *t, struct roce_qp *qp, rte_be32_t dip,
+	  uint32_t l4)
 {
 	struct roce_dev *dev = q->dev;
 
-	if (q->nb_tx != 0 || l4 > SHM_MAX_FRAME - ROCE_L2L4_LEN || dip == dev->ip ||
-	    roce_ip_is_mcast(dip) || dev->share_on ||
+	if (q->nb_tx != 0 || l4 > SHM_MAX_FRAME - ROCE_L2L4_LEN || dev->share_on ||
 	    __atomic_load_n(&dev->cap, __ATOMIC_RELAXED) != NULL ||
-	    shm_direct_watched(dev->port_id, q->id, true) ||
-	    roce_neigh_resolve(q, dip, &t->dmac) != 0)
+	    shm_direct_watched(dev->port_id, q->id, true))
+		return false;
+	t->txh = qp != NULL && txh_valid(q, qp) ? &qp->txh : NULL;
+	if (t->txh == NULL &&
+	    (dip == dev->ip || roce_ip_is_mcast(dip) || roce_neigh_resolve(q, dip, &t->dmac) != 0))
 		return false;
 	t->slot = shm_direct_slot(q->shm_txq);
 	if (t->slot == NULL)
@@ -325,8 +380,14 @@ tx_direct_send(struct roce_q *q, const struct roce_txf *t, rte_be32_t dip, uint1
 	uint32_t len = ROCE_L2L4_LEN + l4;
 
 	q->tx_qp = NULL;
-	l2l4_fill(q->dev, (struct rte_ether_hdr *)t->frame, &t->dmac, dip, sport, tos, ttl, l4,
-		  summed);
+	if (t->txh != NULL) {
+		txh_fill((struct rte_ether_hdr *)t->frame, t->txh, l4);
+		if (!summed)
+			frame_icrc((struct rte_ether_hdr *)t->frame, l4);
+	} else {
+		l2l4_fill(q->dev, (struct rte_ether_hdr *)t->frame, &t->dmac, dip, sport, tos, ttl,
+			  l4, summed);
+	}
 	if (t->frame != t->slot)
 		droce_memcpy(t->slot, t->frame, len);
 	shm_direct_commit(q->shm_txq, len);
@@ -339,17 +400,18 @@ tx_direct_send(struct roce_q *q, const struct roce_txf *t, rte_be32_t dip, uint1
 /*
  * Room for a packet of @l4 bytes (BTH to ICRC) to @dip: in the port's next
  * slot where it can (tx_direct), else in a new mbuf with @append bytes
- * appended (@l4, or a zero-copy frame's headers). Returns where its BTH
- * goes, or NULL: no mbuf.
+ * appended (@l4, or a zero-copy frame's headers). @qp: a connected QP whose
+ * packet it is (to its destination, from its source port, TOS and TTL),
+ * else NULL. Returns where its BTH goes, or NULL: no mbuf.
  */
 struct roce_bth *
-roce_txf_begin(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint32_t l4,
-	       uint32_t append)
+roce_txf_begin(struct roce_q *q, struct roce_txf *t, struct roce_qp *qp, rte_be32_t dip,
+	       uint32_t l4, uint32_t append)
 {
 	struct roce_bth *bth;
 
 	t->m = NULL;
-	if (q->shm_txq != NULL && tx_direct(q, t, dip, l4))
+	if (q->shm_txq != NULL && tx_direct(q, t, qp, dip, l4))
 		return (struct roce_bth *)(t->frame + ROCE_L2L4_LEN);
 	t->frame = NULL;
 	t->m = roce_pkt_alloc(q);
