@@ -871,6 +871,21 @@ roce_mem_copy(void *dst, const void *src, size_t n)
 	return roce_odp_copy(dst, src, n);
 }
 
+int roce_copy_from_sge_sum(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len,
+			   uint32_t *crc);
+
+/*
+ * Gather @len bytes @off bytes into a checked SGE list (roce_copy_from_sge_sum
+ * without a sum); the usual packet, within the first SGE, inline.
+ */
+static inline int
+roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len)
+{
+	if (likely(off + len <= sge->length && off < sge->length))
+		return roce_mem_copy(dst, (const uint8_t *)(uintptr_t)sge->addr + off, len);
+	return roce_copy_from_sge_sum(dst, sge, off, len, NULL);
+}
+
 /*
  * roce_mem_copy, with the last byte stored after all the others: the last
  * packet of an RDMA WRITE. An application that polls the last byte of a
@@ -970,14 +985,57 @@ roce_sge_seek(const struct ibv_sge *sge, uint32_t *off, uint32_t len)
 	}
 	return sge;
 }
-struct droce_rdev_mr *roce_mr_lookup(struct roce_dev *dev, uint32_t key);
-int roce_mr_check(struct roce_dev *dev, const struct droce_rdev_pd *pd, uint32_t key,
-		  uint64_t addr, uint64_t len, int access, uint8_t **host);
-int roce_sge_check(struct roce_dev *dev, const struct droce_rdev_pd *pd,
-		   const struct ibv_sge *sge, uint32_t n, int access);
-int roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len);
-int roce_copy_from_sge_sum(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len,
-			   uint32_t *crc);
+/* roce_mr.c's lookups and checks, inline: every request and every WQE does them */
+static inline struct droce_rdev_mr *
+roce_mr_lookup(struct roce_dev *dev, uint32_t key)
+{
+	uint32_t idx = key >> ROCE_MR_GEN_BITS;
+	struct droce_rdev_mr *mr;
+
+	if (unlikely(idx >= DROCE_MAX_MR))
+		return NULL;
+	mr = __atomic_load_n(&dev->mr_tbl[idx], __ATOMIC_ACQUIRE);
+	if (unlikely(mr == NULL || mr->key != key))
+		return NULL;
+	return mr;
+}
+
+/*
+ * 0 when [addr, addr+len) lies in the MR named by @key, of @pd, allowing
+ * @access (IBV_ACCESS_* bits; 0 = local read). Sets *host to the address.
+ */
+static inline int
+roce_mr_check(struct roce_dev *dev, const struct droce_rdev_pd *pd, uint32_t key,
+	      uint64_t addr, uint64_t len, int access, uint8_t **host)
+{
+	struct droce_rdev_mr *mr = roce_mr_lookup(dev, key);
+
+	if (unlikely(mr == NULL || mr->pd != pd || (mr->access & access) != access))
+		return -EACCES;
+	if (unlikely(addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len))
+		return -EACCES;
+	/* (the implicit ODP MR's host is NULL: integer arithmetic) */
+	*host = (uint8_t *)((uintptr_t)mr->host + (addr - mr->iova));
+	return 0;
+}
+
+/* Checks every SGE; on success rewrites each addr to its host address. */
+static inline int
+roce_sge_check(struct roce_dev *dev, const struct droce_rdev_pd *pd,
+	       const struct ibv_sge *sge, uint32_t n, int access)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *host;
+
+		if (sge[i].length == 0)
+			continue;
+		if (roce_mr_check(dev, pd, sge[i].lkey, sge[i].addr, sge[i].length, access, &host))
+			return -EACCES;
+		((struct ibv_sge *)sge)[i].addr = (uintptr_t)host;
+	}
+	return 0;
+}
+
 int roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 		     const uint8_t *src, uint32_t len);
 int roce_pd_alloc(struct droce_rdev *rdev, struct droce_rdev_pd **out, uint32_t *pdn);
