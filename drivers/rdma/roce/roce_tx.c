@@ -414,6 +414,8 @@ roce_txf_begin(struct roce_q *q, struct roce_txf *t, struct roce_qp *qp, rte_be3
 	if (q->shm_txq != NULL && tx_direct(q, t, qp, dip, l4))
 		return (struct roce_bth *)(t->frame + ROCE_L2L4_LEN);
 	t->frame = NULL;
+	/* forked processes that share the device each send their own QPs' */
+	t->txh = qp != NULL && !q->dev->share_on && txh_valid(q, qp) ? &qp->txh : NULL;
 	t->m = roce_pkt_alloc(q);
 	if (t->m == NULL)
 		return NULL;
@@ -434,11 +436,24 @@ int
 roce_txf_send(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint16_t sport,
 	      uint8_t tos, uint8_t ttl, bool mc_noloop, uint32_t l4, bool summed)
 {
+	struct roce_qp *qp = q->tx_qp;
+	struct rte_ether_hdr *eth;
+
 	if (t->frame != NULL) {
 		tx_direct_send(q, t, dip, sport, tos, ttl, l4, summed);
 		return 0;
 	}
-	return roce_ip_xmit_mc(q, t->m, dip, sport, tos, ttl, mc_noloop, summed);
+	if (t->txh == NULL)
+		return roce_ip_xmit_mc(q, t->m, dip, sport, tos, ttl, mc_noloop, summed);
+	/* roce_ip_xmit_mc() for a unicast frame to another host whose QP's headers are there */
+	q->tx_qp = NULL;
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(t->m, ROCE_L2L4_LEN);
+	txh_fill(eth, t->txh, l4);
+	if (!summed)
+		frame_icrc(eth, l4);
+	if (xmit(q, t->m))
+		qp_sent(qp, ROCE_L2L4_LEN + l4);
+	return 0;
 }
 
 /*
