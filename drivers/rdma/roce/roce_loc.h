@@ -1036,8 +1036,22 @@ roce_sge_check(struct roce_dev *dev, const struct droce_rdev_pd *pd,
 	return 0;
 }
 
-int roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
-		     const uint8_t *src, uint32_t len);
+int roce_copy_to_sges(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+		      const uint8_t *src, uint32_t len);
+
+/*
+ * Scatter into an SGE list at @off (roce_copy_to_sges: -EMSGSIZE if it
+ * does not fit, -EFAULT when an ODP page is not there); a packet within the
+ * first SGE, the usual one, inline.
+ */
+static inline int
+roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off, const uint8_t *src,
+		 uint32_t len)
+{
+	if (likely(nsge != 0 && off < sge->length && len <= sge->length - off))
+		return roce_mem_copy((uint8_t *)(uintptr_t)sge->addr + off, src, len);
+	return roce_copy_to_sges(sge, nsge, off, src, len);
+}
 int roce_pd_alloc(struct droce_rdev *rdev, struct droce_rdev_pd **out, uint32_t *pdn);
 void roce_pd_free(struct droce_rdev_pd *pd);
 int roce_mr_reg(struct droce_rdev_pd *pd, void *addr, uint64_t length, uint64_t iova, int access,

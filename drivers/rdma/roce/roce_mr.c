@@ -36,8 +36,8 @@ roce_copy_from_sge_sum(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, ui
  * when an ODP page is not there.
  */
 int
-roce_copy_to_sge(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
-		 const uint8_t *src, uint32_t len)
+roce_copy_to_sges(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+		  const uint8_t *src, uint32_t len)
 {
 	uint32_t i = 0;
 
