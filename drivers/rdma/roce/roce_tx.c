@@ -225,24 +225,15 @@ l2l4_fill(const struct roce_dev *dev, struct rte_ether_hdr *eth, const struct rt
 		frame_icrc(eth, l4);
 }
 
-/*
- * @qp's headers (struct roce_txh) for the device's neighbours as they are:
- * built now if they are not; false: not to be had (the destination is this
- * device or a group, or its MAC is not known yet), its packets are built
- * as any other's.
- */
-static bool
-txh_valid(struct roce_q *q, struct roce_qp *qp)
+/* txh_valid() building @qp's headers, for generation @gen */
+static __rte_noinline bool
+txh_build(struct roce_q *q, struct roce_qp *qp, uint32_t gen)
 {
 	struct roce_dev *dev = q->dev;
 	struct roce_txh *h = &qp->txh;
-	/* read before the table: a change meanwhile leaves the headers old */
-	uint32_t gen = __atomic_load_n(&dev->txh_gen, __ATOMIC_ACQUIRE);
 	rte_be32_t dip = qp->av.dip;
 	struct rte_ether_addr dmac;
 
-	if (likely(h->gen == gen))
-		return true;
 	if (dip == dev->ip || roce_ip_is_mcast(dip) || roce_neigh_resolve(q, dip, &dmac) != 0)
 		return false;
 	memset(h->hdr, 0, sizeof(h->hdr));
@@ -251,6 +242,21 @@ txh_valid(struct roce_q *q, struct roce_qp *qp)
 	h->sum = roce_ipv4_udp_sum(dev->ip, dip, qp->av.tos, qp->av.ttl);
 	h->gen = gen;
 	return true;
+}
+
+/*
+ * @qp's headers (struct roce_txh) for the device's neighbours as they are:
+ * built now if they are not; false: not to be had (the destination is this
+ * device or a group, or its MAC is not known yet), its packets are built
+ * as any other's.
+ */
+static inline bool
+txh_valid(struct roce_q *q, struct roce_qp *qp)
+{
+	/* read before the table: a change meanwhile leaves the headers old */
+	uint32_t gen = __atomic_load_n(&q->dev->txh_gen, __ATOMIC_ACQUIRE);
+
+	return likely(qp->txh.gen == gen) || txh_build(q, qp, gen);
 }
 
 /* @h's headers in front of a packet of @l4 bytes from the BTH on, at @eth. */
