@@ -578,10 +578,9 @@ int roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
  * the frame summed whole (the small-frame path keeps its headers in registers).
  */
 #define ROCE_SUM_COPY_MIN	512
-bool roce_tx_sum_copy(struct roce_q *q, uint32_t l4, const struct roce_bth *bth,
-		      uint32_t hlen, const struct ibv_sge *sge, uint32_t off, uint32_t pay,
-		      rte_be32_t dip, uint16_t sport);
-
+void roce_tx_sum_copy_big(struct roce_q *q, uint32_t l4, const struct roce_bth *bth,
+			  uint32_t hlen, const struct ibv_sge *sge, uint32_t off, uint32_t pay,
+			  rte_be32_t dip, uint16_t sport);
 int roce_tx_zc(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth, uint32_t hlen,
 	       const struct ibv_sge *sge, uint32_t off, uint32_t pay, rte_be32_t dip,
 	       uint16_t sport);
@@ -837,6 +836,22 @@ int roce_odp_atomic(uint64_t *p, bool cmp_swap, uint64_t cmp_add, uint64_t swap,
 int roce_odp_store64(uint64_t *p, uint64_t v);
 
 /* roce_tx.c, after roce_odp_mrs */
+/*
+ * A payload of ROCE_SUM_COPY_MIN bytes or more (and no ODP MR) is copied and
+ * summed in one pass (roce_tx_sum_copy_big: true); false, with nothing
+ * done: the caller copies, and the frame is summed whole when it leaves.
+ */
+static inline bool
+roce_tx_sum_copy(struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uint32_t hlen,
+		 const struct ibv_sge *sge, uint32_t off, uint32_t pay, rte_be32_t dip,
+		 uint16_t sport)
+{
+	if (pay < ROCE_SUM_COPY_MIN || __atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) != 0)
+		return false;
+	roce_tx_sum_copy_big(q, l4, bth, hlen, sge, off, pay, dip, sport);
+	return true;
+}
+
 /*
  * Zero-copy transmit: whether the frames of an RC request (SEND, WRITE) of
  * @len bytes to @dip go to the port without a copy of their payload

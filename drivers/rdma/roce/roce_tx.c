@@ -486,25 +486,22 @@ sum_headers(const struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uin
  * bytes) and room for the payload, its pad and the ICRC. Gathers @pay bytes from @sge at @off
  * behind the headers, pads them and writes the ICRC, summed with the IPv4
  * and UDP headers roce_ip_xmit_mc() or tx_direct_send() will put in front (to
- * @dip from @sport), which is then told the frame is summed. false, with nothing done, for a
- * payload under ROCE_SUM_COPY_MIN or while an ODP MR exists (whose copies
- * are guarded): the caller copies, and roce_ip_xmit_mc() sums the frame.
+ * @dip from @sport), which is then told the frame is summed. Only for a
+ * payload of ROCE_SUM_COPY_MIN bytes or more while no ODP MR exists (whose
+ * copies are guarded): roce_tx_sum_copy() says whether.
  */
-bool
-roce_tx_sum_copy(struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uint32_t hlen,
-		 const struct ibv_sge *sge, uint32_t off, uint32_t pay, rte_be32_t dip,
-		 uint16_t sport)
+void
+roce_tx_sum_copy_big(struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uint32_t hlen,
+		     const struct ibv_sge *sge, uint32_t off, uint32_t pay, rte_be32_t dip,
+		     uint16_t sport)
 {
 	uint8_t *p = (uint8_t *)(uintptr_t)bth + hlen;
 	uint32_t pad = -pay & 3, crc;
 
-	if (pay < ROCE_SUM_COPY_MIN || __atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) != 0)
-		return false;
 	crc = sum_headers(q, l4, bth, hlen, dip, sport);
 	roce_copy_from_sge_sum(p, sge, off, pay, &crc);
 	memset(p + pay, 0, pad);
 	icrc_set(p + pay + pad, ~roce_icrc_more(crc, p + pay, pad));
-	return true;
 }
 
 /*
