@@ -139,20 +139,38 @@ rd_atomic_allowed(const struct roce_qp *qp, const struct droce_send_wqe *wqe)
 	return fence ? n == 0 : n < max;
 }
 
-/* Build and queue packet number e->cur_pkt of @wqe. */
-static int
-send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
+/*
+ * A message send_pkt_as() builds with @one: the only packet of an RC or UC
+ * SEND or RDMA WRITE, with or without immediate data (no UD, XRC or atomic
+ * header, no invalidation, no segmentation). npkts is set (start_wqe).
+ */
+static inline bool
+wqe_is_one(const struct roce_qp *qp, const struct droce_send_wqe *wqe)
+{
+	return wqe->npkts == 1 && (qp->fp.type == IBV_QPT_RC || qp->fp.type == IBV_QPT_UC) &&
+	       (wqe->opcode == IBV_WR_SEND || wqe->opcode == IBV_WR_SEND_WITH_IMM ||
+		wqe->opcode == IBV_WR_RDMA_WRITE || wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM);
+}
+
+/*
+ * Build and queue packet number e->cur_pkt of @wqe. @one, a constant at
+ * each call: a message wqe_is_one() says is one, for which the compiler
+ * drops the tests of what it cannot be (its other call builds the rest).
+ */
+static __rte_always_inline int
+send_pkt_as(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe, bool one)
 {
 	struct roce_qp_eng *e = &qp->e;
+	bool ud = !one && qp->fp.type == IBV_QPT_UD;
 	uint32_t mtu = qp_mtu(dev, qp);
-	uint32_t pay = RTE_MIN(mtu, wqe->length - e->cur_off);
-	bool first = e->cur_pkt == 0;
-	bool last = e->cur_off + pay == wqe->length;
+	uint32_t pay = one ? wqe->length : RTE_MIN(mtu, wqe->length - e->cur_off);
+	bool first = one || e->cur_pkt == 0;
+	bool last = one || e->cur_off + pay == wqe->length;
 	uint8_t opcode = transport_of(qp->fp.type) | wr_opcode(wqe, first, last);
 	const struct roce_opcode_info *oi = &roce_opcode_tbl[opcode];
 	uint32_t pad = -pay & 3;
-	const struct droce_av *av = qp->fp.type == IBV_QPT_UD ? &wqe->wr.ud.av : &qp->av;
-	uint32_t dqpn = qp->fp.type == IBV_QPT_UD ? wqe->wr.ud.remote_qpn : qp->attr.dest_qp_num;
+	const struct droce_av *av = ud ? &wqe->wr.ud.av : &qp->av;
+	uint32_t dqpn = ud ? wqe->wr.ud.remote_qpn : qp->attr.dest_qp_num;
 	uint32_t l4 = oi->hdr_len + pay + pad + ROCE_ICRC_LEN;
 	bool ackreq = false, summed, zc;
 	struct roce_txf t;
@@ -160,22 +178,21 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	uint16_t sport;
 	uint8_t *p;
 
-	if (roce_wqe_is_rd_atomic(wqe))
+	if (!one && roce_wqe_is_rd_atomic(wqe))
 		return send_rd_atomic(dev, qp, wqe);
 	if (roce_qp_reliable(qp))
 		ackreq = last || ++e->pkts_since_ackreq >= DROCE_ACK_EVERY;
 	/* RC's WQEs complete on ACKs, after the flush (roce_tx_settle); others at once */
 	zc = !wqe->inl && roce_qp_reliable(qp) && roce_tx_zc_ok(qp->q, wqe->length, av->dip);
-	bth = roce_txf_begin(qp->q, &t, qp->fp.type == IBV_QPT_UD ? NULL : qp, av->dip, l4,
-			     zc ? oi->hdr_len : l4);
+	bth = roce_txf_begin(qp->q, &t, ud ? NULL : qp, av->dip, l4, zc ? oi->hdr_len : l4);
 	if (bth == NULL)
 		return -ENOBUFS;
 	zc = zc && t.m != NULL;	/* a frame in the port's slot is written once, there */
 	bth_init(bth, opcode, last && (wqe->send_flags & IBV_SEND_SOLICITED),
 		 pad, DROCE_DEFAULT_PKEY, dqpn, ackreq, e->psn);
-	if (oi->flags & ROCE_OPF_XRCETH)
+	if (!one && (oi->flags & ROCE_OPF_XRCETH))
 		xrceth_init(bth_xrceth(bth), wqe->xrc_srqn);
-	if (oi->flags & ROCE_OPF_DETH) {
+	if (!one && (oi->flags & ROCE_OPF_DETH)) {
 		/* IBA 10.2.4: a Q_Key with the high bit set means "use the QP's" */
 		uint32_t qkey = (int32_t)wqe->wr.ud.remote_qkey < 0 ? qp->attr.qkey : wqe->wr.ud.remote_qkey;
 
@@ -185,10 +202,10 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 		reth_init(bth_reth(bth), wqe->wr.rdma.remote_addr, wqe->wr.rdma.rkey, wqe->length);
 	if (oi->flags & ROCE_OPF_IMMDT)
 		bth_set_immdt(bth, oi->flags, wqe->imm_data);
-	if (oi->flags & ROCE_OPF_IETH)
+	if (!one && (oi->flags & ROCE_OPF_IETH))
 		bth_set_ieth(bth, wqe->invalidate_rkey);
 	p = bth_payload(bth);
-	sport = qp->fp.type == IBV_QPT_UD ? roce_qp_ud_sport(qp, av->dip, dqpn) : qp->sport;
+	sport = ud ? roce_qp_ud_sport(qp, av->dip, dqpn) : qp->sport;
 	if (zc) {
 		if (roce_tx_zc(qp->q, t.m, bth, oi->hdr_len, wqe->sge, e->cur_off, pay, av->dip,
 			       sport) != 0) {
@@ -220,6 +237,13 @@ send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 	e->cur_pkt++;
 	e->cur_off += pay;
 	return last;
+}
+
+static int
+send_pkt(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
+{
+	return wqe_is_one(qp, wqe) ? send_pkt_as(dev, qp, wqe, true) :
+				     send_pkt_as(dev, qp, wqe, false);
 }
 
 /*
