@@ -428,7 +428,7 @@ roce_rx_shm(struct roce_q *q)
 		if (f == NULL)
 			break;
 		hl = RTE_MIN(len, (uint32_t)sizeof(q->shm_rx_buf));
-		droce_memcpy(q->shm_rx_buf, f, hl);
+		shm_copy_small(q->shm_rx_buf, f, hl);
 		m->data_off = 0;
 		m->data_len = (uint16_t)hl;
 		m->pkt_len = len;

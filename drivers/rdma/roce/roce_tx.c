@@ -395,7 +395,9 @@ tx_direct_send(struct roce_q *q, const struct roce_txf *t, rte_be32_t dip, uint1
 			  l4, summed);
 	}
 	if (t->frame != t->slot)
-		droce_memcpy(t->slot, t->frame, len);
+		shm_copy_small(t->slot, t->frame, len);	/* built aside: small */
+	_Static_assert(sizeof(q->shm_build) == SHM_SMALL && sizeof(q->shm_rx_buf) == SHM_SMALL,
+		       "the buffers shm_copy_small copies whole blocks of");
 	shm_direct_commit(q->shm_txq, len);
 	q->stats.tx_pkts++;
 	q->stats.tx_bytes += len;
