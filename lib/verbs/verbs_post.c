@@ -95,6 +95,16 @@ check_bind(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 	return 0;
 }
 
+/* A WR's @n SGEs into its WQE (a zero-length WR may have no sg_list). */
+static inline void
+sges_copy(struct ibv_sge *dst, const struct ibv_sge *src, int n)
+{
+	if (n == 1)	/* the usual WR: no call for 16 bytes */
+		dst[0] = src[0];
+	else if (n > 0)
+		memcpy(dst, src, sizeof(*src) * n);
+}
+
 /* The post-time checks of one send WR: 0, or the errno ibv_post_send returns. */
 int
 droce_send_wr_check(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
@@ -201,8 +211,7 @@ droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 		wqe->num_sge = 0;
 	} else {
 		wqe->num_sge = wr->num_sge;
-		if (wr->num_sge > 0)	/* a zero-length WR may have no sg_list */
-			memcpy(wqe->sge, wr->sg_list, sizeof(struct ibv_sge) * wr->num_sge);
+		sges_copy(wqe->sge, wr->sg_list, wr->num_sge);
 	}
 	droce_wq_post(&qp->sq, wqe);
 	return 0;
@@ -271,8 +280,7 @@ post_one_recv(struct droce_wq *wq, struct ibv_recv_wr *wr)
 	wqe->wr_id = wr->wr_id;
 	wqe->num_sge = wr->num_sge;
 	wqe->length = len;
-	if (wr->num_sge > 0)
-		memcpy(wqe->sge, wr->sg_list, sizeof(struct ibv_sge) * wr->num_sge);
+	sges_copy(wqe->sge, wr->sg_list, wr->num_sge);
 	droce_wq_post(wq, wqe);
 	return 0;
 }

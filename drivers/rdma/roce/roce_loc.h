@@ -1124,6 +1124,34 @@ int roce_wq_init(struct droce_wq *wq, const char *name, uint32_t size,
 void roce_wq_retire_bad(struct droce_wq *wq, const void *w);
 
 /*
+ * A QP's own @wq (no ring: posted == NULL), taken from in three steps: how
+ * many of its posted WQEs are there to take, at most @n (roce_wq_avail),
+ * each in turn (roce_wq_next_posted), and how many were (roce_wq_took).
+ */
+static inline uint32_t
+roce_wq_avail(const struct droce_wq *wq, uint32_t n)
+{
+	/* acquire: the WQEs' contents were written before they were counted */
+	return RTE_MIN(n, __atomic_load_n(&wq->posts, __ATOMIC_ACQUIRE) - wq->taken);
+}
+
+static inline void *
+roce_wq_next_posted(struct droce_wq *wq)
+{
+	void *w = droce_wq_slot(wq, wq->take_idx);
+
+	wq->take_idx = droce_wq_next(wq, wq->take_idx);
+	return w;
+}
+
+static inline void
+roce_wq_took(struct droce_wq *wq, uint32_t k)
+{
+	/* atomic: read by droce_wq_pending() from other threads */
+	__atomic_store_n(&wq->taken, wq->taken + k, __ATOMIC_RELAXED);
+}
+
+/*
  * Up to @n WQEs posted to @wq, in posting order, for the driver to work on.
  * One taker at a time: the thread progressing the QP (an SRQ's: any of its
  * QPs' lcores).
@@ -1135,14 +1163,10 @@ roce_wq_pull(struct droce_wq *wq, void **w, unsigned int n)
 
 	if (wq->posted != NULL)
 		return rte_ring_dequeue_burst(wq->posted, w, n, NULL);
-	/* acquire: the WQEs' contents were written before they were counted */
-	k = RTE_MIN(n, __atomic_load_n(&wq->posts, __ATOMIC_ACQUIRE) - wq->taken);
-	for (uint32_t i = 0; i < k; i++) {
-		w[i] = droce_wq_slot(wq, wq->take_idx);
-		wq->take_idx = droce_wq_next(wq, wq->take_idx);
-	}
-	/* atomic: read by droce_wq_pending() from other threads */
-	__atomic_store_n(&wq->taken, wq->taken + k, __ATOMIC_RELAXED);
+	k = roce_wq_avail(wq, n);
+	for (uint32_t i = 0; i < k; i++)
+		w[i] = roce_wq_next_posted(wq);
+	roce_wq_took(wq, k);
 	return k;
 }
 

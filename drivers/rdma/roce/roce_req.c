@@ -527,6 +527,14 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 		arm_retry(qp, now);
 }
 
+/* @w, just taken from the send queue, at the window's tail: not started */
+static inline void
+win_push(struct roce_qp *qp, struct droce_send_wqe *w)
+{
+	w->npkts = 0;
+	*roce_win_slot(qp, qp->e.win_tail++) = w;
+}
+
 static void
 pull_posted(struct roce_qp *qp)
 {
@@ -538,16 +546,19 @@ pull_posted(struct roce_qp *qp)
 	if (space == 0)
 		return;
 	space = RTE_MIN(space, (uint32_t)DROCE_BURST);
-	/* the engine's own (a rendezvous READ, its FIN) before the application's */
-	if (unlikely(qp->tm_posted != NULL))
-		n = rte_ring_dequeue_burst(qp->tm_posted, tmp, space, NULL);
-	n += roce_wq_pull(&qp->fp.sq, tmp + n, space - n);
-	for (unsigned int i = 0; i < n; i++) {
-		struct droce_send_wqe *w = tmp[i];
-
-		w->npkts = 0;
-		*roce_win_slot(qp, e->win_tail++) = w;
+	RTE_ASSERT(qp->fp.sq.posted == NULL);	/* a QP's own queue, no SRQ's ring */
+	if (likely(qp->tm_posted == NULL)) {	/* straight into the window */
+		n = roce_wq_avail(&qp->fp.sq, space);
+		for (unsigned int i = 0; i < n; i++)
+			win_push(qp, roce_wq_next_posted(&qp->fp.sq));
+		roce_wq_took(&qp->fp.sq, n);
+		return;
 	}
+	/* the engine's own (a rendezvous READ, its FIN) before the application's */
+	n = rte_ring_dequeue_burst(qp->tm_posted, tmp, space, NULL);
+	n += roce_wq_pull(&qp->fp.sq, tmp + n, space - n);
+	for (unsigned int i = 0; i < n; i++)
+		win_push(qp, tmp[i]);
 }
 
 static inline bool
