@@ -1055,6 +1055,51 @@ test_rc_posts_answered_in_bursts(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * A thread that posts and never polls: its devices still move. With inline
+ * progress a post only sends its own WRs, so the ACKs that free its send
+ * queue's slots are read by the waker's iterations; a post must not count
+ * as the application moving the device (before, a thread posting again and
+ * again kept the waker away, and the queue full for good). 64 SENDs through
+ * a queue of 8, each posted again at once while the queue is full, none
+ * polled until the end.
+ */
+#define ALONE_MSGS	64
+
+static int
+test_rc_posts_alone_move_device(void)
+{
+	struct h_qp_opts o = { .type = IBV_QPT_RC, .sq_sig_all = 1, .max_send_wr = 8,
+			       .max_recv_wr = ALONE_MSGS, .psn = 0x7000 };
+	struct h_side *a, *b;
+	uint64_t t0 = h_now_ms();
+	int full = 0;
+
+	TEST_ASSERT_EQ(h_res_pair(&a, &b, &o, false), 0);
+	for (int i = 0; i < ALONE_MSGS; i++) {
+		h_pattern(a->buf + i * BURST_LEN, BURST_LEN, 6000 + i);
+		TEST_ASSERT_EQ(h_post_recv(b, (size_t)i * BURST_LEN, BURST_LEN, 300 + i), 0);
+	}
+	memset(b->buf, 0, ALONE_MSGS * BURST_LEN);
+	for (int i = 0; i < ALONE_MSGS; i++) {
+		int ret;
+
+		while ((ret = h_post_send(a, IBV_WR_SEND, (size_t)i * BURST_LEN, BURST_LEN,
+					  400 + i, 0)) == ENOMEM && h_now_ms() - t0 < 10000)
+			full++;		/* posted again at once, and no poll */
+		TEST_ASSERT_EQ(ret, 0);
+	}
+	printf("# %d SENDs through 8 slots in %" PRIu64 " ms, %d posts found the queue full\n",
+	       ALONE_MSGS, h_now_ms() - t0, full);
+	for (int k = 0; k < ALONE_MSGS / BURST_MSGS; k++) {
+		TEST_ASSERT_EQ(burst_polled_in_order(b->rcq, 300 + k * BURST_MSGS, BURST_LEN),
+			       TEST_SUCCESS);
+		TEST_ASSERT_EQ(burst_polled_in_order(a->scq, 400 + k * BURST_MSGS, -1), TEST_SUCCESS);
+	}
+	ASSERT_BYTES(b->buf, a->buf, ALONE_MSGS * BURST_LEN);
+	return TEST_SUCCESS;
+}
+
 /* ------------------------------------------------------------------------- */
 
 static const struct droce_test_case cases[] = {
@@ -1084,6 +1129,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_uc_aborted_message_reuses_wqe_iova_mr),
 	TEST_CASE(test_rc_mr_iova),
 	TEST_CASE(test_rc_posts_answered_in_bursts),
+	TEST_CASE(test_rc_posts_alone_move_device),
 };
 
 int

@@ -1818,7 +1818,6 @@ raw_expect(uint16_t b, const struct rte_ether_addr *dmac, uint8_t op, uint32_t p
 		struct rte_mbuf *m;
 		struct frame_info fi;
 		const char *err;
-		bool done = false;
 
 		ibv_poll_cq(D.cq, 1, &(struct ibv_wc){ 0 });
 		if (rte_eth_rx_burst(b, 0, &m, 1) == 0)
@@ -1839,9 +1838,8 @@ raw_expect(uint16_t b, const struct rte_ether_addr *dmac, uint8_t op, uint32_t p
 		TEST_ASSERT_EQ(fi.psn, psn);
 		TEST_ASSERT_EQ(fi.paylen, paylen);
 		TEST_ASSERT_EQ(fi.dqpn, DQP_PEER_QPN);
-		done = true;
 		rte_pktmbuf_free(m);
-		if (done) {
+		{
 			static struct frame ack;
 			const struct frame_ends ends = {
 				.src_mac = *dmac, .dst_mac = { { 0x02, 0, 0, 0, 0, 0x01 } },

@@ -367,11 +367,11 @@ _Static_assert(DROCE_MAX_SRQ <= 1U << ROCE_SRQN_IDX_BITS, "SRQ index must fit in
 
 /* --- QP --- */
 /*
- * An RC or UC QP's Ethernet, IPv4 and UDP headers, alike in all its frames
- * but for their lengths and the IPv4 checksum: built once (roce_tx.c,
- * txh_valid), then copied in front of each small packet with those patched
- * (txh_fill), in place of a neighbour lookup and a header written field by
- * field for every packet. Valid while @gen is the device's txh_gen: every
+ * A connected QP's (RC, UC, XRC) Ethernet, IPv4 and UDP headers, alike in
+ * all its frames but for their lengths and the IPv4 checksum: built once
+ * (roce_tx.c, txh_valid), then copied in front of each of its frames with
+ * those patched (txh_fill), in place of a neighbour lookup and a header
+ * written field by field for every packet. Valid while @gen is the device's txh_gen: every
  * change of the neighbour table and every modify of a QP moves that on
  * (roce_txh_stale).
  */
@@ -681,9 +681,10 @@ struct roce_q {
 	 */
 	uint64_t clock;			/* at the start of the last iteration */
 	uint64_t clock_tsc;		/* timer cycles then */
-	uint32_t rx_rounds;		/* iterations that read the port (roce_q_poll) */
+	/* whole iterations that read the port (roce_q_poll; atomic: the waker reads it) */
+	uint32_t rx_rounds;
 	struct roce_stats stats;	/* the device's are the sum of its queues' */
-	uint64_t wake_epoch;		/* the waker's: epoch after its last look (roce_inline.c) */
+	uint32_t wake_rounds;		/* the waker's: rx_rounds after its last look (roce_inline.c) */
 	uint32_t nb_active;
 	uint64_t active[DROCE_MAX_QP];
 };

@@ -38,9 +38,12 @@ neigh_store(struct roce_dev *dev, struct roce_neigh *n, rte_be32_t ip,
 	/* odd, even if a process sharing the device died in the middle of a store */
 	uint32_t seq = n->seq | 1;
 	uint16_t w[3] = { 0, 0, 0 };
+	bool changed;
 
 	if (mac != NULL)
 		memcpy(w, mac->addr_bytes, sizeof(w));
+	/* (its one writer reads it: no race) */
+	changed = n->ip != ip || n->valid != valid || memcmp(n->mac_w, w, sizeof(w)) != 0;
 	__atomic_store_n(&n->seq, seq, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&n->ip, ip, __ATOMIC_RELAXED);
@@ -49,7 +52,8 @@ neigh_store(struct roce_dev *dev, struct roce_neigh *n, rte_be32_t ip,
 	__atomic_store_n(&n->valid, valid, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->is_static, is_static, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->seq, seq + 1, __ATOMIC_RELEASE);
-	roce_txh_stale(dev);	/* the QPs' headers built from the table */
+	if (changed)	/* an ARP that says what the table knows changes nothing */
+		roce_txh_stale(dev);	/* the QPs' headers built from the table */
 }
 
 /*

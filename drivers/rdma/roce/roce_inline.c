@@ -150,16 +150,21 @@ static bool
 waker_poll_q(struct roce_q *q)
 {
 	struct roce_dev *dev = q->dev;
-	uint64_t epoch = __atomic_load_n(&q->epoch, __ATOMIC_ACQUIRE), before;
+	uint32_t rounds = __atomic_load_n(&q->rx_rounds, __ATOMIC_RELAXED);
+	uint64_t before;
 	bool moved;
 
 	/*
-	 * Shared by forked processes (roce_share.c), the device moves for the
-	 * others' QPs too, never for this process's: this process's calls
-	 * since the last round say (waker_round).
+	 * Whole iterations since the last look: the application polls it. A
+	 * post's short one counts for nothing, as it reads nothing and no
+	 * clock: a thread that posts and does not poll is not moving the
+	 * device's clock and receives. Shared by forked processes
+	 * (roce_share.c), the device moves for the others' QPs too, never for
+	 * this process's: this process's calls since the last round say
+	 * (waker_round).
 	 */
-	if (epoch != q->wake_epoch && !dev->share_on) {
-		q->wake_epoch = epoch;	/* the application moves it */
+	if (rounds != q->wake_rounds && !dev->share_on) {
+		q->wake_rounds = rounds;
 		return false;
 	}
 	if (dev->share_on && share_moved) {
@@ -178,7 +183,7 @@ waker_poll_q(struct roce_q *q)
 	before = q->stats.rx_pkts + q->stats.tx_pkts;
 	roce_q_poll(q);
 	moved = q->stats.rx_pkts + q->stats.tx_pkts != before;
-	q->wake_epoch = __atomic_load_n(&q->epoch, __ATOMIC_RELAXED);
+	q->wake_rounds = q->rx_rounds;
 	roce_q_unlock(q);
 	return moved;
 }

@@ -630,15 +630,16 @@ roce_ipv4_udp_fill(struct rte_ipv4_hdr *ip, rte_be32_t sip, rte_be32_t dip, uint
  * load of those narrow stores waits for them (a store-forwarding stall, a
  * quarter of roce_ip_xmit_mc's samples), and DPDK's rte_ipv4_cksum adds
  * 16-bit words in a loop. The header's 16-bit words as they lie in memory
- * (little-endian loads) are summed; roce_ipv4_sum20() is the check.
+ * (each built as its two bytes in network order, read as the CPU loads
+ * them: a one's complement sum is the same in either byte order, RFC 1071)
+ * are summed; roce_ipv4_sum20() is the check.
  */
-#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
 /* The sum of those words but the total length's (struct roce_txh's sum). */
 static inline uint32_t
 roce_ipv4_udp_sum(rte_be32_t sip, rte_be32_t dip, uint8_t tos, uint8_t ttl)
 {
-	return (RTE_IPV4_VHL_DEF | (uint32_t)tos << 8) + rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG) +
-	       ((ttl ? ttl : 64) | (uint32_t)IPPROTO_UDP << 8) +
+	return rte_cpu_to_be_16(RTE_IPV4_VHL_DEF << 8 | tos) + rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG) +
+	       rte_cpu_to_be_16((ttl ? ttl : 64) << 8 | IPPROTO_UDP) +
 	       (sip & 0xffff) + (sip >> 16) + (dip & 0xffff) + (dip >> 16);
 }
 
@@ -652,19 +653,11 @@ roce_ipv4_cksum_len(uint32_t sum, uint32_t l4)
 	s = (s & 0xffff) + (s >> 16);
 	return (uint16_t)~s;
 }
-#endif
 
 static inline uint16_t
 roce_ipv4_udp_cksum(rte_be32_t sip, rte_be32_t dip, uint8_t tos, uint8_t ttl, uint32_t l4)
 {
-#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
 	return roce_ipv4_cksum_len(roce_ipv4_udp_sum(sip, dip, tos, ttl), l4);
-#else
-	uint8_t h[ROCE_IPV4_LEN + ROCE_UDP_LEN];
-
-	roce_ipv4_udp_fill((struct rte_ipv4_hdr *)h, sip, dip, 0, tos, ttl, l4);
-	return (uint16_t)~roce_ipv4_sum20(h);
-#endif
 }
 
 /*
@@ -760,21 +753,14 @@ uint16_t roce_rx_shm(struct roce_q *q);
 void roce_rx_shm_init(struct roce_q *q, struct shm_queue *rxq);
 
 /* roce_req.c */
-/* What roce_req_run() takes for now: the engine clock (struct roce_q's) */
-enum roce_req_clock {
-	ROCE_CLOCK_READ,	/* read it (roce_clock): an iteration of many QPs may be long */
-	ROCE_CLOCK_FRESH,	/* q->clock: the iteration read it moments ago */
-	/*
-	 * q->clock, as the last whole iteration read it, in a post's short
-	 * iteration that reads no timer (a timer read cost a 64-byte SEND
-	 * about 4% of its cycles): no timer fires from it, and the deadlines
-	 * of what it sends are set by the next whole iteration (arm_due)
-	 */
-	ROCE_CLOCK_STALE,
-};
-/* an iteration's first visits of active QPs take the clock it read at its start */
-#define REQ_CLOCK_VISITS	8
-void roce_req_run(struct roce_dev *dev, struct roce_qp *qp, enum roce_req_clock clock);
+/*
+ * @stale: a post's short iteration, which reads no timer (a read cost a
+ * 64-byte SEND about 4% of its cycles) and takes q->clock as the last
+ * whole iteration left it: no timer fires from it and it arms none; the
+ * deadlines of what it sends are set by the next whole iteration (arm_due).
+ * Otherwise the clock is read (roce_clock).
+ */
+void roce_req_run(struct roce_dev *dev, struct roce_qp *qp, bool stale);
 void roce_req_rewind(struct roce_qp *qp, uint32_t psn);
 
 /* roce_resp.c */

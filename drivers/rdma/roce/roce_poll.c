@@ -110,7 +110,9 @@ active_rotate(uint64_t *a, uint32_t n, uint32_t k)
  * work leaves the list: its doorbell is cleared, then it is looked at once
  * more, as a post may have come in between (it found the doorbell still set
  * and did not ring: the full barrier of the exchange pairs with the one of
- * droce_rdev_qp_doorbell).
+ * droce_rdev_qp_doorbell). A post's own short iteration (roce_progress_qp)
+ * only reads the doorbell, under the lock this runs under: it never meets
+ * this clearing half done.
  *
  * The port may fill during the visits (roce_tx_room fails: tx_full): the
  * QPs after that point got no room. The list is then rotated so that the
@@ -156,8 +158,7 @@ active_run(struct roce_q *q)
 		if (st != IBV_QPS_RESET) {
 			if (qp->e.rd_head != qp->e.rd_tail || qp->e.ack_pending)
 				roce_resp_run(dev, qp);
-			/* the clock read at the start serves the first visits */
-			roce_req_run(dev, qp, i < REQ_CLOCK_VISITS ? ROCE_CLOCK_FRESH : ROCE_CLOCK_READ);
+			roce_req_run(dev, qp, false);
 			st = roce_qp_state(qp);
 			if (unlikely(q->tx_full) && full_at == UINT32_MAX)
 				full_at = i;
@@ -200,7 +201,7 @@ iteration_begin(struct roce_q *q, bool clock)
 	 * few such gaps in a row spent the retry budget on a live peer. A dead
 	 * peer still times out after timeout x (retry_cnt + 1) of polling.
 	 * A post's short iteration (@clock false) reads no timer: its sends
-	 * leave their deadlines to the next whole one (ROCE_CLOCK_STALE).
+	 * leave their deadlines to the next whole one (roce_req_run's @stale).
 	 */
 	if (clock) {
 		uint64_t now = rte_get_timer_cycles();
@@ -233,7 +234,7 @@ roce_dev_send_qp(struct roce_qp *qp)
 	iteration_begin(q, false);
 	db_collect(q);	/* its doorbell, if it rang: on the list for what follows */
 	if (roce_qp_state(qp) != IBV_QPS_RESET)
-		roce_req_run(q->dev, qp, ROCE_CLOCK_STALE);
+		roce_req_run(q->dev, qp, true);
 	if (q->nb_tx)
 		roce_tx_flush(q);
 	iteration_end(q);
@@ -319,7 +320,8 @@ roce_q_poll(struct roce_q *q)
 		if (n < DROCE_BURST)
 			break;
 	}
-	q->rx_rounds++;		/* an early resend waits for one (roce_req.c) */
+	/* an early resend waits for one (roce_req.c); the waker looks (roce_inline.c) */
+	__atomic_store_n(&q->rx_rounds, q->rx_rounds + 1, __ATOMIC_RELAXED);
 	/* what the other queues received for this one */
 	if (q->in != NULL) {
 		n = rte_ring_dequeue_burst(q->in, (void **)pkts, DROCE_BURST, NULL);

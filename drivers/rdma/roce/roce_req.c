@@ -256,6 +256,7 @@ arm_retry(struct roce_qp *qp, uint64_t now)
 {
 	struct roce_qp_eng *e = &qp->e;
 
+	e->arm_due = 0;		/* armed from a whole iteration's clock */
 	if (e->fast_resend && e->retry_tsc != 0)
 		return;
 	e->retry_tsc = qp->tmo_tsc ? now + qp->tmo_tsc : 0;
@@ -287,11 +288,12 @@ arm_stall(struct roce_qp *qp, uint64_t now)
  * waiting forever.
  */
 static void
-req_stall(struct roce_qp *qp, uint64_t now)
+req_stall(struct roce_qp *qp, uint64_t now, bool stale)
 {
 	if (roce_qp_reliable(qp) && !qp->e.tx_stalled) {
 		qp->e.tx_stalled = 1;
-		if (qp->e.retry_tsc == 0)
+		/* a stale clock arms nothing: the next whole iteration (check_timeout) */
+		if (qp->e.retry_tsc == 0 && !stale)
 			arm_stall(qp, now);
 	}
 }
@@ -449,8 +451,7 @@ void
 roce_req_rtt(struct roce_dev *dev, struct roce_qp *qp)
 {
 	struct roce_qp_eng *e = &qp->e;
-	/* an ACK is read in a whole iteration: the clock it read at its start */
-	uint64_t now = qp->q->clock;
+	uint64_t now = roce_clock(qp->q);
 	uint64_t lo, hi, rto;
 	uint32_t s;
 
@@ -496,7 +497,10 @@ check_timeout(struct roce_dev *dev, struct roce_qp *qp, uint64_t now)
 		return;
 	}
 	if (e->retry_tsc == 0 && qp->tmo_tsc != 0) {
-		arm_retry(qp, now);
+		if (e->tx_stalled)
+			arm_stall(qp, now);
+		else
+			arm_retry(qp, now);
 		return;
 	}
 	if (unlikely(e->fast_tsc != 0) && now >= e->fast_tsc &&
@@ -617,15 +621,16 @@ start_wqe(struct roce_dev *dev, struct roce_qp *qp, struct droce_send_wqe *wqe)
 }
 
 /*
- * Send what @qp may send now, with @clock for now (enum roce_req_clock).
- * A stale clock fires no timer and sets no deadline: the next whole
- * iteration does, from its own clock, as if the packets had left then
- * (later than they did, never earlier). Its RTT sample starts from it
- * (longer than the round trip by the time since that iteration began,
- * at most DROCE_CLOCK_GAP_US: roce_req_rtt's estimate errs long).
+ * Send what @qp may send now. @stale (a post's short iteration: the clock
+ * as the last whole iteration left it): no timer fires and no deadline is
+ * set; the next whole iteration sets them from its own clock, as if the
+ * packets had left then (later than they did, never earlier; a timeout
+ * due before the post waits one more period). Its RTT sample starts from
+ * that clock (longer than the round trip by the time since that iteration
+ * began, at most DROCE_CLOCK_GAP_US: roce_req_rtt's estimate errs long).
  */
 void
-roce_req_run(struct roce_dev *dev, struct roce_qp *qp, enum roce_req_clock clock)
+roce_req_run(struct roce_dev *dev, struct roce_qp *qp, bool stale)
 {
 	struct roce_qp_eng *e = &qp->e;
 	uint32_t st = roce_qp_state(qp);
@@ -646,12 +651,12 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp, enum roce_req_clock clock
 		pull_posted(qp);
 	if (e->win_cur == e->win_tail && e->win_head == e->win_cur)
 		return;
-	now = clock == ROCE_CLOCK_READ ? roce_clock(qp->q) : qp->q->clock;
+	now = stale ? qp->q->clock : roce_clock(qp->q);
 	if (roce_qp_reliable(qp)) {
 		/* waiting out an RNR NAK's delay is not waiting for an ACK */
 		if (now < e->rnr_tsc)
 			return;
-		if (clock != ROCE_CLOCK_STALE) {
+		if (!stale) {
 			check_timeout(dev, qp, now);
 			if (roce_qp_state(qp) == IBV_QPS_ERR)
 				return;
@@ -703,7 +708,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp, enum roce_req_clock clock
 			return;
 		}
 		if (ret < 0) {
-			req_stall(qp, now);
+			req_stall(qp, now, stale);
 			return;		/* try next loop */
 		}
 		e->tx_stalled = 0;
@@ -716,7 +721,7 @@ roce_req_run(struct roce_dev *dev, struct roce_qp *qp, enum roce_req_clock clock
 				}
 				e->fast_resend = 0;	/* past the resend: new requests */
 			}
-			if (clock == ROCE_CLOCK_STALE)
+			if (stale)
 				e->arm_due = 1;
 			else
 				arm_retry(qp, now);

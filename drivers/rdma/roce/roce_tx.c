@@ -194,11 +194,6 @@ loop_to_owner(struct roce_q *q, struct rte_mbuf *m, const struct roce_bth *bth)
 	return 1;
 }
 
-/*
- * Ethernet, IPv4 and UDP in front of the RoCE packet of @l4 bytes (BTH to
- * ICRC) that follows them at @eth, to @dmac and @dip from @sport; its ICRC
- * too, unless @summed (the builder wrote it).
- */
 /* The ICRC of the frame at @eth (@l4 bytes from the BTH on), in its last 4 bytes. */
 static inline void
 frame_icrc(struct rte_ether_hdr *eth, uint32_t l4)
@@ -209,6 +204,11 @@ frame_icrc(struct rte_ether_hdr *eth, uint32_t l4)
 						    ROCE_ICRC_LEN));
 }
 
+/*
+ * Ethernet, IPv4 and UDP in front of the RoCE packet of @l4 bytes (BTH to
+ * ICRC) that follows them at @eth, to @dmac and @dip from @sport; its ICRC
+ * too, unless @summed (the builder wrote it).
+ */
 static inline void
 l2l4_fill(const struct roce_dev *dev, struct rte_ether_hdr *eth, const struct rte_ether_addr *dmac,
 	  rte_be32_t dip, uint16_t sport, uint8_t tos, uint8_t ttl, uint32_t l4, bool summed)
@@ -465,9 +465,10 @@ roce_txf_send(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint16_t spo
 }
 
 /*
- * The ICRC register after the IPv4 and UDP headers roce_ip_xmit_mc() will
- * put in front of a RoCE packet of @l4 bytes from the BTH on (to @dip from
- * @sport) and its BTH and extension headers (@bth, @hlen).
+ * The ICRC register after the IPv4 and UDP headers the frame will carry
+ * (l2l4_fill's, or its QP's copy of them: the same bytes) in front of a
+ * RoCE packet of @l4 bytes from the BTH on (to @dip from @sport) and its BTH
+ * and extension headers (@bth, @hlen).
  */
 static uint32_t
 sum_headers(const struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uint32_t hlen,
