@@ -144,6 +144,52 @@ droce_send_wr_check(const struct droce_rdev_qp *qp, const struct ibv_send_wr *wr
 	return 0;
 }
 
+/* What every send WQE holds of its WR (@len: its bytes), on the WQE's first line. */
+static inline void
+wqe_fill(const struct droce_rdev_qp *qp, struct droce_send_wqe *wqe, const struct ibv_send_wr *wr,
+	 uint32_t len)
+{
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode;
+	wqe->send_flags = wr->send_flags;
+	wqe->imm_data = wr->imm_data;
+	wqe->length = len;
+	wqe->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+	wqe->npkts = 0;
+	wqe->inl = !!(wr->send_flags & IBV_SEND_INLINE);
+}
+
+/*
+ * The usual WR checked and queued at once: an RC or UC SEND or RDMA WRITE
+ * of one SGE, signaled or not, with no other flag (inline data, fence,
+ * solicited event). Such a WR passes every check of droce_send_wr_check()
+ * and is queued as droce_send_wr_enqueue() queues it: 0, or ENOMEM (the send
+ * queue is full). -1: not such a WR; the caller takes their way.
+ */
+static inline int
+post_send_usual(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
+{
+	struct droce_send_wqe *wqe;
+
+	if ((qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC) ||
+	    (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_RDMA_WRITE) ||
+	    (wr->send_flags & ~(unsigned int)IBV_SEND_SIGNALED) != 0 || wr->num_sge != 1 ||
+	    qp->sq.max_sge < 1 || wr->sg_list[0].length > DROCE_MAX_MSG)
+		return -1;
+	wqe = droce_wq_take(&qp->sq);
+	if (wqe == NULL)
+		return ENOMEM;
+	wqe_fill(qp, wqe, wr, wr->sg_list[0].length);
+	if (wr->opcode == IBV_WR_RDMA_WRITE) {
+		wqe->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		wqe->wr.rdma.rkey = wr->wr.rdma.rkey;
+	}
+	wqe->num_sge = 1;
+	wqe->sge[0] = wr->sg_list[0];
+	droce_wq_post(&qp->sq, wqe);
+	return 0;
+}
+
 /* Queue a checked WR: 0, or ENOMEM when the send queue is full. */
 int
 droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
@@ -158,14 +204,7 @@ droce_send_wr_enqueue(struct droce_rdev_qp *qp, const struct ibv_send_wr *wr)
 	if (wr->opcode != IBV_WR_BIND_MW && wr->opcode != IBV_WR_LOCAL_INV)
 		for (int i = 0; i < wr->num_sge; i++)
 			len += wr->sg_list[i].length;
-	wqe->wr_id = wr->wr_id;
-	wqe->opcode = wr->opcode;
-	wqe->send_flags = wr->send_flags;
-	wqe->imm_data = wr->imm_data;
-	wqe->length = len;
-	wqe->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
-	wqe->npkts = 0;
-	wqe->inl = !!(wr->send_flags & IBV_SEND_INLINE);
+	wqe_fill(qp, wqe, wr, len);
 	/* a SEND's WQE is its first line (struct droce_send_wqe): the others only as needed */
 	if (qp->type == IBV_QPT_XRC_SEND)
 		wqe->xrc_srqn = wr->qp_type.xrc.remote_srqn & DROCE_QPN_MASK;
@@ -242,9 +281,12 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 	}
 	droce_wq_lock(&qp->sq);
 	for (; wr != NULL; wr = wr->next) {
-		ret = droce_send_wr_check(qp, wr);
-		if (ret == 0)
-			ret = droce_send_wr_enqueue(qp, wr);
+		ret = post_send_usual(qp, wr);
+		if (ret < 0) {
+			ret = droce_send_wr_check(qp, wr);
+			if (ret == 0)
+				ret = droce_send_wr_enqueue(qp, wr);
+		}
 		if (ret) {
 			*bad = wr;
 			break;
