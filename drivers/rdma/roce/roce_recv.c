@@ -305,7 +305,7 @@ rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
 		return;
 	}
 	roce_qp_cnt_rx(qp, m);
-	if (unlikely(dev->neigh_pending != 0) && q0)
+	if (q0 && unlikely(dev->neigh_pending != 0))	/* queue 0 keeps the table */
 		roce_neigh_learn(dev, ip->src_addr, &eth->src_addr);
 	/* what it may owe now (an ACK, READ responses, the next sends) runs this iteration */
 	roce_qp_activate(qp);
