@@ -371,9 +371,9 @@ _Static_assert(DROCE_MAX_SRQ <= 1U << ROCE_SRQN_IDX_BITS, "SRQ index must fit in
  * all its frames but for their lengths and the IPv4 checksum: built once
  * (roce_tx.c, txh_valid), then copied in front of each of its frames with
  * those patched (txh_fill), in place of a neighbour lookup and a header
- * written field by field for every packet. Valid while @gen is the device's txh_gen: every
- * change of the neighbour table and every modify of a QP moves that on
- * (roce_txh_stale).
+ * written field by field for every packet. Valid while @gen is the device's
+ * txh_gen: every change of the neighbour table and every modify of a QP's
+ * address or peer QPN, or to RESET, moves that on (roce_txh_stale).
  */
 struct roce_txh {
 	uint8_t hdr[ROCE_L2L4_LEN];	/* the headers of a frame with l4 = 0 */

@@ -545,7 +545,7 @@ struct roce_txf {
 	uint8_t *slot;			/* with @frame: the slot it goes to */
 	struct rte_mbuf *m;		/* else its mbuf */
 	struct rte_ether_addr dmac;	/* with @frame: the peer's MAC, unless @txh */
-	const struct roce_txh *txh;	/* with @frame: its QP's headers, or NULL */
+	const struct roce_txh *txh;	/* its QP's headers, or NULL (written for it) */
 };
 struct roce_bth *roce_txf_begin(struct roce_q *q, struct roce_txf *t, struct roce_qp *qp,
 				rte_be32_t dip, uint32_t l4, uint32_t append);
@@ -882,7 +882,7 @@ int roce_copy_from_sge_sum(uint8_t *dst, const struct ibv_sge *sge, uint32_t off
 static inline int
 roce_copy_from_sge(uint8_t *dst, const struct ibv_sge *sge, uint32_t off, uint32_t len)
 {
-	if (likely(off + len <= sge->length && off < sge->length))
+	if (likely(off < sge->length && len <= sge->length - off))
 		return roce_mem_copy(dst, (const uint8_t *)(uintptr_t)sge->addr + off, len);
 	return roce_copy_from_sge_sum(dst, sge, off, len, NULL);
 }

@@ -630,8 +630,9 @@ roce_qp_modify(struct droce_rdev_qp *fp, const struct ibv_qp_attr *attr, int mas
 	}
 	if (qp->fp.type == IBV_QPT_UD && qp->mtu == 0)
 		qp->mtu = dev->ib_mtu;
-	/* its destination, source port, TOS or TTL may have changed */
-	roce_txh_stale(dev);
+	/* its destination, source port (steered by the peer's QPN), TOS or TTL */
+	if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN))
+		roce_txh_stale(dev);
 	__atomic_store_n(&qp->fp.state, next, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&dev->lock);
 	/* the engine looks at the QP in its new state (ERR flushes, RTS sends what SQD held) */

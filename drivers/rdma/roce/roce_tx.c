@@ -273,18 +273,38 @@ txh_fill(struct rte_ether_hdr *eth, const struct roce_txh *h, uint32_t l4)
 }
 
 /*
+ * The headers in front of a packet of @l4 bytes at @eth: its QP's copy
+ * (@txh), else written for @dmac, @dip, @sport, @tos and @ttl; and its ICRC
+ * unless @summed.
+ */
+static inline void
+frame_headers(const struct roce_dev *dev, struct rte_ether_hdr *eth, const struct roce_txh *txh,
+	      const struct rte_ether_addr *dmac, rte_be32_t dip, uint16_t sport, uint8_t tos,
+	      uint8_t ttl, uint32_t l4, bool summed)
+{
+	if (txh == NULL) {
+		l2l4_fill(dev, eth, dmac, dip, sport, tos, ttl, l4, summed);
+		return;
+	}
+	txh_fill(eth, txh, l4);
+	if (!summed)
+		frame_icrc(eth, l4);
+}
+
+/*
  * Fill in Ethernet, IPv4 and UDP in front of the RoCE packet already in @m
- * (BTH at the start of the data) and queue it. Frames to our own IP go to the
- * loopback ring; frames to a multicast group to the group's MAC, without
- * ARP, and looped back to this device's members unless @mc_noloop (a UD
- * QP created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB). Returns -EAGAIN (mbuf
+ * (BTH at the start of the data) and queue it: from @txh, its QP's copy of
+ * them (a unicast frame to another host), else for @dip. Frames to our own
+ * IP go to the loopback ring; frames to a multicast group to the group's
+ * MAC, without ARP, and looped back to this device's members unless
+ * @mc_noloop (a UD QP created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB). Returns -EAGAIN (mbuf
  * freed) when the peer's MAC is unknown yet; an ARP request is then on its
  * way. @summed: the builder wrote the ICRC already (roce_icrc_start() over
  * roce_ipv4_udp_fill()'s headers).
  */
-int
-roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip, uint16_t sport,
-		uint8_t tos, uint8_t ttl, bool mc_noloop, bool summed)
+static int
+ip_xmit(struct roce_q *q, struct rte_mbuf *m, const struct roce_txh *txh, rte_be32_t dip,
+	uint16_t sport, uint8_t tos, uint8_t ttl, bool mc_noloop, bool summed)
 {
 	struct roce_dev *dev = q->dev;
 	struct rte_ether_hdr *eth;
@@ -296,15 +316,16 @@ roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip, uint16_t s
 	uint32_t len;
 
 	q->tx_qp = NULL;
-	if (mc)
+	/* (a QP's copy is of another host's unicast address: its MAC is in it) */
+	if (txh == NULL && mc)
 		roce_mcast_mac(dip, &dmac);
-	else if (!local && roce_neigh_resolve(q, dip, &dmac) != 0) {
+	else if (txh == NULL && !local && roce_neigh_resolve(q, dip, &dmac) != 0) {
 		roce_mbuf_free(m);
 		q->stats.tx_no_neigh++;
 		return -EAGAIN;
 	}
 	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, ROCE_L2L4_LEN);
-	l2l4_fill(dev, eth, local ? &dev->mac : &dmac, dip, sport, tos, ttl, l4, summed);
+	frame_headers(dev, eth, txh, local ? &dev->mac : &dmac, dip, sport, tos, ttl, l4, summed);
 	len = m->pkt_len;
 	if (local) {
 		int to = dev->nb_q > 1 ? loop_to_owner(q, m, udp_bth(ipv4_udp(eth_ipv4(eth)))) : 0;
@@ -327,6 +348,13 @@ roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip, uint16_t s
 }
 
 int
+roce_ip_xmit_mc(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip, uint16_t sport,
+		uint8_t tos, uint8_t ttl, bool mc_noloop, bool summed)
+{
+	return ip_xmit(q, m, NULL, dip, sport, tos, ttl, mc_noloop, summed);
+}
+
+int
 roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
 	     uint16_t sport, uint8_t tos, uint8_t ttl)
 {
@@ -340,16 +368,14 @@ roce_ip_xmit(struct roce_q *q, struct rte_mbuf *m, rte_be32_t dip,
  * leave in order), no capture wants it (droce's, or callbacks on the port's
  * tx bursts: dpdk-dumpcap's), no forked process shares the device (it sends
  * what they hand it), it goes to another host's unicast address whose MAC
- * is known (t->dmac), and the ring has room. A connected QP's packet
- * (@qp) takes the QP's headers where it can (t->txh: txh_valid), which
- * know the destination. Sets t->slot and t->frame,
+ * is known (t->dmac, unless the QP's headers are there: t->txh, set by the
+ * caller), and the ring has room. Sets t->slot and t->frame,
  * where its Ethernet header goes (its BTH ROCE_L2L4_LEN bytes further):
  * true; false: the caller builds an mbuf for roce_ip_xmit_mc(). The frame
  * leaves with tx_direct_send(); given up before that, it needs no undo.
  */
 static bool
-tx_direct(struct roce_q *q, struct roce_txf *t, struct roce_qp *qp, rte_be32_t dip,
-	  uint32_t l4)
+tx_direct(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint32_t l4)
 {
 	struct roce_dev *dev = q->dev;
 
@@ -357,7 +383,6 @@ tx_direct(struct roce_q *q, struct roce_txf *t, struct roce_qp *qp, rte_be32_t d
 	    __atomic_load_n(&dev->cap, __ATOMIC_RELAXED) != NULL ||
 	    shm_direct_watched(dev->port_id, q->id, true))
 		return false;
-	t->txh = qp != NULL && txh_valid(q, qp) ? &qp->txh : NULL;
 	if (t->txh == NULL &&
 	    (dip == dev->ip || roce_ip_is_mcast(dip) || roce_neigh_resolve(q, dip, &t->dmac) != 0))
 		return false;
@@ -386,14 +411,8 @@ tx_direct_send(struct roce_q *q, const struct roce_txf *t, rte_be32_t dip, uint1
 	uint32_t len = ROCE_L2L4_LEN + l4;
 
 	q->tx_qp = NULL;
-	if (t->txh != NULL) {
-		txh_fill((struct rte_ether_hdr *)t->frame, t->txh, l4);
-		if (!summed)
-			frame_icrc((struct rte_ether_hdr *)t->frame, l4);
-	} else {
-		l2l4_fill(q->dev, (struct rte_ether_hdr *)t->frame, &t->dmac, dip, sport, tos, ttl,
-			  l4, summed);
-	}
+	frame_headers(q->dev, (struct rte_ether_hdr *)t->frame, t->txh, &t->dmac, dip, sport, tos,
+		      ttl, l4, summed);
 	if (t->frame != t->slot)
 		shm_copy_small(t->slot, t->frame, len);	/* built aside: small */
 	_Static_assert(sizeof(q->shm_build) == SHM_SMALL && sizeof(q->shm_rx_buf) == SHM_SMALL,
@@ -419,11 +438,11 @@ roce_txf_begin(struct roce_q *q, struct roce_txf *t, struct roce_qp *qp, rte_be3
 	struct roce_bth *bth;
 
 	t->m = NULL;
-	if (q->shm_txq != NULL && tx_direct(q, t, qp, dip, l4))
-		return (struct roce_bth *)(t->frame + ROCE_L2L4_LEN);
-	t->frame = NULL;
 	/* forked processes that share the device each send their own QPs' */
 	t->txh = qp != NULL && !q->dev->share_on && txh_valid(q, qp) ? &qp->txh : NULL;
+	if (q->shm_txq != NULL && tx_direct(q, t, dip, l4))
+		return (struct roce_bth *)(t->frame + ROCE_L2L4_LEN);
+	t->frame = NULL;
 	t->m = roce_pkt_alloc(q);
 	if (t->m == NULL)
 		return NULL;
@@ -444,24 +463,11 @@ int
 roce_txf_send(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint16_t sport,
 	      uint8_t tos, uint8_t ttl, bool mc_noloop, uint32_t l4, bool summed)
 {
-	struct roce_qp *qp = q->tx_qp;
-	struct rte_ether_hdr *eth;
-
 	if (t->frame != NULL) {
 		tx_direct_send(q, t, dip, sport, tos, ttl, l4, summed);
 		return 0;
 	}
-	if (t->txh == NULL)
-		return roce_ip_xmit_mc(q, t->m, dip, sport, tos, ttl, mc_noloop, summed);
-	/* roce_ip_xmit_mc() for a unicast frame to another host whose QP's headers are there */
-	q->tx_qp = NULL;
-	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(t->m, ROCE_L2L4_LEN);
-	txh_fill(eth, t->txh, l4);
-	if (!summed)
-		frame_icrc(eth, l4);
-	if (xmit(q, t->m))
-		qp_sent(qp, ROCE_L2L4_LEN + l4);
-	return 0;
+	return ip_xmit(q, t->m, t->txh, dip, sport, tos, ttl, mc_noloop, summed);
 }
 
 /*
