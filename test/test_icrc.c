@@ -315,7 +315,8 @@ test_icrc_ipv4_engines_agree_every_length_and_alignment(void)
 /*
  * roce_icrc_start/_more/_copy (the sender's fused copy): a frame whose
  * payload is copied in, summed in pieces at random cuts (headers of 40 to
- * 72 bytes, the payload copied in one to three runs, the rest), gives
+ * 72 bytes, the payload copied in one to three runs, the rest), or with
+ * roce_icrc_start_copy (headers, then the payload in one run), gives
  * roce_icrc_ipv4()'s value of the whole, and the copy is exact, with every
  * engine, at every length to 600 and the long ones, source and destination
  * at their own alignments.
@@ -358,6 +359,14 @@ check_pieces(uint32_t len, const int *have)
 				    engines[e], len, hl, pay, ~crc, want);
 			TEST_ASSERT(memcmp(f + hl, s, pay) == 0, "%s, len %u: the copy differs",
 				    engines[e], len);
+			memset(f + hl, 0xa5, pay);
+			/* the headers and the whole payload in one call */
+			crc = roce_icrc_start_copy(f, hl, f + hl, s, pay);
+			crc = roce_icrc_more(crc, f + hl + pay, len - hl - pay);
+			TEST_ASSERT(~crc == want, "%s, start_copy, len %u, headers %u, payload %u: "
+				    "0x%08x, 0x%08x", engines[e], len, hl, pay, ~crc, want);
+			TEST_ASSERT(memcmp(f + hl, s, pay) == 0, "%s, start_copy, len %u: the copy "
+				    "differs", engines[e], len);
 			memset(f + hl, 0xa5, pay);
 		}
 	}

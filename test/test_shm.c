@@ -1728,22 +1728,56 @@ droce_counts(const char *name, uint64_t from)
 }
 
 /*
+ * No RoCE frame from droce0 on raw port @b for @ms milliseconds (droce0 kept
+ * moving: its CQ polled). ARP is let by.
+ */
+static bool
+raw_quiet(uint16_t b, uint64_t ms)
+{
+	for (uint64_t t0 = h_now_ms(); h_now_ms() - t0 < ms;) {
+		struct rte_mbuf *m;
+
+		ibv_poll_cq(D.cq, 1, &(struct ibv_wc){ 0 });
+		if (rte_eth_rx_burst(b, 0, &m, 1) == 1) {
+			struct frame_info fi;
+			const char *err = frame_decode(rte_pktmbuf_mtod(m, uint8_t *),
+						       rte_pktmbuf_pkt_len(m), &fi);
+			bool arp = err == NULL && fi.arp;
+
+			rte_pktmbuf_free(m);
+			if (!arp)
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
  * A 2000-byte RDMA WRITE from the raw port, taken from its slot in place
- * (roce_rx_shm: its headers copied, its payload summed and placed from the
- * slot): with one payload byte changed after its ICRC was computed, it is
- * dropped as a bad ICRC and writes nothing; whole, its bytes land in the MR
- * and droce0 acknowledges it. Both go through the in-place path (rx_direct).
+ * (roce_rx_shm: its headers copied, its payload summed as it is placed from
+ * the slot, roce_pkt_place_checked):
+ *  - with one payload byte changed after its ICRC was computed, it is
+ *    dropped as a bad ICRC: no ACK, and nothing past the range its RETH
+ *    names is written, nor the message's last byte, which an application
+ *    may poll (the rest of the range may hold its bytes: a WRITE's bytes
+ *    are the application's only when it completes);
+ *  - the same with an R_Key droce0 does not know: still only a bad ICRC,
+ *    not a remote access error (no NAK, the QP stays in RTS);
+ *  - whole, its bytes land in the MR and droce0 acknowledges it.
+ * All go through the in-place path (rx_direct).
  */
 static int
 test_write_in_place_icrc_checked(void)
 {
-	static struct frame f, g;
+	static struct frame f, g, h;
 	const struct frame_ends ends = {
 		.src_mac = { { 0x02, 0, 0, 0, 0, 0x02 } }, .dst_mac = { { 0x02, 0, 0, 0, 0, 0x01 } },
 		.src_ip = RTE_BE32(RTE_IPV4(10, 0, 0, 2)), .dst_ip = RTE_BE32(RTE_IPV4(10, 0, 0, 1)),
 		.sport = 0xc000,
 	};
 	union ibv_gid gid = { 0 };
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr qa;
 	uint8_t pay[2000];
 	struct ext reth;
 	uint64_t icrc0, direct0;
@@ -1757,31 +1791,45 @@ test_write_in_place_icrc_checked(void)
 	TEST_ASSERT(D.qp[0] != NULL, "QP");
 	for (uint32_t i = 0; i < sizeof(pay); i++)
 		pay[i] = (uint8_t)(i * 7 + 3);
+	TEST_ASSERT(pay[sizeof(pay) - 1] != 0x5a, "a last byte that shows");
 	reth = ext_reth((uintptr_t)D.buf + 64, D.mr->rkey, sizeof(pay));
 	frame_build(&f, &ends, IBV_OPCODE_RC_RDMA_WRITE_ONLY, D.qp[0]->qp_num, 0x000100u, &reth,
 		    pay, sizeof(pay));
 	TEST_ASSERT(f.len > 256, "bigger than the queue's buffer: read in place");
+	reth = ext_reth((uintptr_t)D.buf + 64, D.mr->rkey ^ 0x100, sizeof(pay));
+	frame_build(&h, &ends, IBV_OPCODE_RC_RDMA_WRITE_ONLY, D.qp[0]->qp_num, 0x000100u, &reth,
+		    pay, sizeof(pay));
 
 	g = f;
 	g.b[f.len - 1000] ^= 0x10;	/* in the payload, past the headers copied */
+	h.b[h.len - 1000] ^= 0x10;
 	icrc0 = droce_xstat("rx_drop_bad_icrc");
 	direct0 = droce_xstat("rx_direct");
 	CHECK(raw_send(b, &g));
 	TEST_ASSERT(droce_counts("rx_drop_bad_icrc", icrc0), "the changed WRITE dropped");
 	TEST_ASSERT_EQ(droce_xstat("rx_drop_bad_icrc"), icrc0 + 1);
 	TEST_ASSERT_EQ(droce_xstat("rx_direct"), direct0 + 1);
-	for (uint32_t i = 0; i < sizeof(pay) + 128; i++)
+	CHECK(raw_send(b, &h));
+	TEST_ASSERT(droce_counts("rx_drop_bad_icrc", icrc0 + 1), "the changed WRITE to no MR dropped");
+	TEST_ASSERT_EQ(droce_xstat("rx_drop_bad_icrc"), icrc0 + 2);
+	TEST_ASSERT_EQ(droce_xstat("rx_direct"), direct0 + 2);
+	TEST_ASSERT(raw_quiet(b, 200), "no ACK or NAK for either");
+	TEST_ASSERT_EQ(ibv_query_qp(D.qp[0], &qa, IBV_QP_STATE, &ia), 0);
+	TEST_ASSERT_EQ(qa.qp_state, IBV_QPS_RTS);
+	for (uint32_t i = 0; i < 64; i++)
+		TEST_ASSERT_EQ(D.buf[i], 0x5a);
+	for (uint32_t i = 64 + sizeof(pay) - 1; i < sizeof(pay) + 256; i++)
 		TEST_ASSERT_EQ(D.buf[i], 0x5a);
 
 	CHECK(raw_send(b, &f));
-	TEST_ASSERT(droce_counts("rx_direct", direct0 + 1), "the WRITE taken in place");
+	TEST_ASSERT(droce_counts("rx_direct", direct0 + 2), "the WRITE taken in place");
 	for (uint64_t t0 = h_now_ms(); h_now_ms() - t0 < 2000 &&
 	     memcmp(D.buf + 64, pay, sizeof(pay)) != 0;)
 		ibv_poll_cq(D.cq, 1, &(struct ibv_wc){ 0 });
 	TEST_ASSERT(memcmp(D.buf + 64, pay, sizeof(pay)) == 0, "the WRITE's bytes in the MR");
 	TEST_ASSERT_EQ(D.buf[63], 0x5a);
 	TEST_ASSERT_EQ(D.buf[64 + sizeof(pay)], 0x5a);
-	TEST_ASSERT_EQ(droce_xstat("rx_drop_bad_icrc"), icrc0 + 1);
+	TEST_ASSERT_EQ(droce_xstat("rx_drop_bad_icrc"), icrc0 + 2);
 	/* acknowledged: an ACK of PSN 0x100 on the raw port */
 	for (uint64_t t0 = h_now_ms(); h_now_ms() - t0 < 2000;) {
 		struct rte_mbuf *m;

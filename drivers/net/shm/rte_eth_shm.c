@@ -74,7 +74,7 @@ RTE_LOG_REGISTER_DEFAULT(shm_logtype, NOTICE);
 #define SHM_NAME_FMT		"/droce-shm.%s"
 
 #define SHM_MAGIC		0x64736831u	/* "dsh1" */
-#define SHM_VERSION		3u		/* 3: a slot's tag and its frame share lines */
+#define SHM_VERSION		4u		/* 4: a big frame's payload on a line (shm_frame_off) */
 #define SHM_MAX_MTU		(SHM_MAX_FRAME - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN)
 /* big enough for RoCE's 4096-byte IB MTU with every header */
 #define SHM_DEFAULT_MTU		4200u
@@ -143,7 +143,7 @@ shm_tx(void *queue, struct rte_mbuf **bufs, uint16_t nb)
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		d = shm_direct_slot(q);
+		d = shm_direct_slot(q, m->pkt_len);
 		if (d == NULL)
 			break;
 		for (seg = m; seg != NULL; seg = seg->next) {

@@ -465,6 +465,11 @@ bth_payload(struct roce_bth *b)
  * Returns the value as stored in the frame (little-endian u32).
  */
 uint32_t roce_icrc_ipv4(const void *ip, uint32_t len);
+/*
+ * The same, its headers (at least IPv4, UDP and BTH) read in @hdr, a copy
+ * of the frame's first bytes, and every byte after them at @ip.
+ */
+uint32_t roce_icrc_ipv4_at(const void *hdr, const void *ip, uint32_t len);
 /* The same over a (possibly multi-segment) mbuf; @off is the IPv4 offset. */
 struct rte_mbuf;
 uint32_t roce_icrc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len);
@@ -480,6 +485,9 @@ uint32_t roce_icrc_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len);
 uint32_t roce_icrc_start(const void *hdr, uint32_t len);
 uint32_t roce_icrc_more(uint32_t crc, const void *p, uint32_t n);
 uint32_t roce_icrc_copy(uint32_t crc, void *dst, const void *src, uint32_t n);
+/* roce_icrc_start() over @hl header bytes at @hdr, then roce_icrc_copy() of @n bytes. */
+uint32_t roce_icrc_start_copy(const void *hdr, uint32_t hl, void *dst, const void *src,
+			      uint32_t n);
 /*
  * Selects the ICRC engine by name: "table", "clmul" or "avx512" (all give
  * the same values; the start-up choice is the best the CPU has, or the one

@@ -666,6 +666,16 @@ crc_avx512_pair(const uint8_t *h, size_t nh, const uint8_t *p, size_t n)
 
 	return lanes_avx512(fold(hdr_lane(h, nh), c128), p, n);
 }
+
+/* crc_avx512_pair(), the @n bytes at @p also stored at @d in the same pass. */
+__attribute__((target(ICRC_AVX512_TARGET)))
+static uint32_t
+crc_copy_avx512_pair(const uint8_t *h, size_t nh, uint8_t *d, const uint8_t *p, size_t n)
+{
+	const __m128i c128 = _mm_set_epi64x((long long)k128[1], (long long)k128[0]);
+
+	return lanes_avx512_body(fold(hdr_lane(h, nh), c128), p, n, d);
+}
 #endif
 
 static inline uint32_t
@@ -895,20 +905,25 @@ sum_masked(const uint8_t *buf, uint32_t n, const uint8_t *p, uint32_t len)
 	return crc_update(crc_update(0xffffffffU, buf, ICRC_LRH_LEN + n), p + n, len - n);
 }
 
-uint32_t
-roce_icrc_ipv4(const void *ip, uint32_t len)
+/*
+ * The ICRC of the frame whose IPv4 header is at @ip (@len bytes up to the
+ * ICRC), its headers read in @hdr: the frame's own, or a copy of its first
+ * bytes (at least its IPv4, UDP and BTH headers) that the receive path
+ * parsed.
+ */
+static inline uint32_t
+icrc_ipv4(const uint8_t *hdr, const uint8_t *p, uint32_t len)
 {
-	const uint8_t *p = ip;
 	uint8_t buf[ICRC_HDR_MAX];
 	uint32_t n;
 
 #ifdef ICRC_HAVE_CLMUL
 	/* the usual small frame: no header copy, no table (see the function) */
-	if (engine != ICRC_TABLE && len >= SMALL_HDR && len - SMALL_HDR < SMALL_MAX &&
+	if (hdr == p && engine != ICRC_TABLE && len >= SMALL_HDR && len - SMALL_HDR < SMALL_MAX &&
 	    (p[0] & 0x0f) * 4U == ROCE_IPV4_LEN)
 		return ~crc_clmul_small(p, len);
 #endif
-	n = mask_headers(buf, p, RTE_MIN(len, (uint32_t)ICRC_HDR_MAX - ICRC_LRH_LEN), len);
+	n = mask_headers(buf, hdr, RTE_MIN(len, (uint32_t)ICRC_HDR_MAX - ICRC_LRH_LEN), len);
 #ifdef ICRC_HAVE_CLMUL
 	/*
 	 * One pass through headers and payload: a small payload in the same
@@ -925,6 +940,18 @@ roce_icrc_ipv4(const void *ip, uint32_t len)
 	}
 #endif
 	return ~sum_masked(buf, n, p, len);
+}
+
+uint32_t
+roce_icrc_ipv4(const void *ip, uint32_t len)
+{
+	return icrc_ipv4(ip, ip, len);
+}
+
+uint32_t
+roce_icrc_ipv4_at(const void *hdr, const void *ip, uint32_t len)
+{
+	return icrc_ipv4(hdr, ip, len);
 }
 
 uint32_t
@@ -953,6 +980,28 @@ roce_icrc_copy(uint32_t crc, void *dst, const void *src, uint32_t n)
 #endif
 	memcpy(dst, src, n);
 	return roce_icrc_more(crc, dst, n);
+}
+
+uint32_t
+roce_icrc_start_copy(const void *hdr, uint32_t hl, void *dst, const void *src, uint32_t n)
+{
+#ifdef ICRC_HAVE_CLMUL
+	/*
+	 * The headers' lane goes on into the payload's, unreduced (as in
+	 * roce_icrc_ipv4()): no reduction and no second call between them
+	 * where the masked headers fill whole lanes (IPv4, UDP and a BTH with
+	 * or without a RETH: 48 or 64 bytes with the LRH stand-in)
+	 */
+	if (engine == ICRC_AVX512 && n >= WIDE_MIN_LEN &&
+	    hl <= ICRC_HDR_MAX - ICRC_LRH_LEN && ((ICRC_LRH_LEN + hl) & 15) == 0) {
+		uint8_t buf[ICRC_HDR_MAX];
+		uint32_t m = mask_headers(buf, hdr, hl, hl);
+
+		memcpy(buf + ICRC_LRH_LEN + m, (const uint8_t *)hdr + m, hl - m);
+		return crc_copy_avx512_pair(buf, ICRC_LRH_LEN + hl, dst, src, n);
+	}
+#endif
+	return roce_icrc_copy(roce_icrc_start(hdr, hl), dst, src, n);
 }
 
 uint32_t

@@ -231,7 +231,27 @@ struct roce_pkt {
 	uint32_t opf;		/* roce_opcode_tbl flags */
 	uint32_t psn;
 	uint8_t opcode;
+	/*
+	 * Not NULL: the frame's ICRC is still to be checked, over the frame
+	 * at this IPv4 header in net_shm's slot (an RDMA WRITE read in place,
+	 * rx_one): as its payload is placed (roce_pkt_place), or before
+	 * anything else acts on it (roce_pkt_icrc_ok).
+	 */
+	const uint8_t *icrc_at;
 };
+
+bool roce_pkt_icrc_check(struct roce_qp *qp, struct roce_pkt *pkt);
+int roce_pkt_place_checked(struct roce_qp *qp, struct roce_pkt *pkt, uint8_t *dst, bool last);
+
+/*
+ * Whether @pkt's ICRC is right, checked now if it was left for later
+ * (pkt->icrc_at); a wrong one is counted, and the caller drops the packet.
+ */
+static inline bool
+roce_pkt_icrc_ok(struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	return likely(pkt->icrc_at == NULL) || roce_pkt_icrc_check(qp, pkt);
+}
 
 /* A frame that reached @qp (recv demux). */
 static inline void
@@ -903,6 +923,21 @@ roce_mem_copy_last_byte_last(void *dst, const void *src, size_t n)
 	/* release: the bytes before are visible before the last one */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	return n != 0 ? roce_mem_copy((uint8_t *)dst + n - 1, (const uint8_t *)src + n - 1, 1) : 0;
+}
+
+/*
+ * An RDMA WRITE's payload (@pkt->paylen bytes, @last: of the message's last
+ * packet, whose last byte is stored last) placed at @dst: 0, -EFAULT when
+ * an ODP page is not there, or -EBADMSG: its ICRC, checked as it was copied
+ * (roce_pkt_place_checked), was wrong; the packet is counted and dropped.
+ */
+static inline int
+roce_pkt_place(struct roce_qp *qp, struct roce_pkt *pkt, uint8_t *dst, bool last)
+{
+	if (unlikely(pkt->icrc_at != NULL))
+		return roce_pkt_place_checked(qp, pkt, dst, last);
+	return last ? roce_mem_copy_last_byte_last(dst, pkt->payload, pkt->paylen) :
+		      roce_mem_copy(dst, pkt->payload, pkt->paylen);
 }
 
 /*

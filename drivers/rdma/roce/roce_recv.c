@@ -97,25 +97,84 @@ q_handoff(struct roce_q *q, struct roce_q *to, struct rte_mbuf *m)
 	return false;
 }
 
+/* The ICRC of a frame read in place (rx_in_place), at @ipf in its slot, its headers at @ip in the copy. */
+static bool
+slot_icrc_ok(const struct rte_ipv4_hdr *ip, const uint8_t *ipf)
+{
+	uint32_t iplen = rte_be_to_cpu_16(ip->total_length);
+
+	return roce_icrc_ipv4_at(ip, ipf, iplen - ROCE_ICRC_LEN) ==
+	       icrc_get(ipf + iplen - ROCE_ICRC_LEN);
+}
+
 /*
  * Whether the ICRC of the packet at @ip (@iplen bytes of IPv4 on) is the one
- * it carries. A frame roce_rx_shm() reads in place has only its first
- * m->data_len bytes in @m (the queue's copy); the rest is in its slot.
+ * it carries. A frame roce_rx_shm() reads in place (@ipf not NULL: its IPv4
+ * header in the slot) has only its first bytes in @m (the queue's copy, which
+ * holds every header); the slot has the whole frame, its ICRC past the copy.
  */
 static inline bool
-icrc_ok(const struct roce_q *q, const struct rte_mbuf *m, struct rte_ipv4_hdr *ip, uint32_t iplen,
-	enum roce_rx_src src)
+icrc_ok(struct rte_ipv4_hdr *ip, uint32_t iplen, const uint8_t *ipf)
 {
-	uint32_t hl, crc;
-	const uint8_t *rest;
-
-	if (likely(src != ROCE_RX_SLOT || m->data_len == m->pkt_len))
+	if (likely(ipf == NULL))
 		return roce_icrc_ipv4(ip, iplen - ROCE_ICRC_LEN) == icrc_get(ipv4_icrc(ip));
-	/* rx_in_place(): the copy holds every header, and the ICRC lies past it */
-	hl = m->data_len - RTE_ETHER_HDR_LEN;
-	rest = q->shm_rx_frame + RTE_ETHER_HDR_LEN + hl;
-	crc = ~roce_icrc_more(roce_icrc_start(ip, hl), rest, iplen - ROCE_ICRC_LEN - hl);
-	return crc == icrc_get(rest + iplen - ROCE_ICRC_LEN - hl);
+	return slot_icrc_ok(ip, ipf);
+}
+
+bool
+roce_pkt_icrc_check(struct roce_qp *qp, struct roce_pkt *pkt)
+{
+	bool ok = slot_icrc_ok(pkt->ip, pkt->icrc_at);
+
+	pkt->icrc_at = NULL;
+	if (!ok)
+		qp->q->stats.rx_drop_bad_icrc++;
+	return ok;
+}
+
+/*
+ * An RDMA WRITE's payload read in place (pkt->icrc_at), copied from the slot
+ * to @dst in the same pass that sums it for the ICRC (roce_icrc_copy), where
+ * checking it first, then copying, read it twice: the receiver's bound at
+ * large sizes. The headers are summed from the queue's copy, which they were
+ * parsed in. A packet whose ICRC is wrong is dropped (counted; no ACK, no
+ * completion, the responder does not move on), but its bytes are in the
+ * memory its RETH named, which its checks allowed: a NIC that places data as
+ * it arrives does as much, and RC's resend stores the right ones there. The
+ * bytes of a WRITE are the application's only when it completes; the last
+ * byte of a message, which an application may poll to see that it arrived,
+ * is stored only after the check. With an ODP MR, whose copies are guarded,
+ * the ICRC is checked first. 0, -EFAULT or -EBADMSG (roce_pkt_place).
+ */
+int
+roce_pkt_place_checked(struct roce_qp *qp, struct roce_pkt *pkt, uint8_t *dst, bool last)
+{
+	const uint8_t *pay = pkt->payload;
+	uint32_t n = pkt->paylen, pad = bth_pad(pkt->bth), crc;
+	uint8_t b = 0;
+
+	if (__atomic_load_n(&roce_odp_mrs, __ATOMIC_RELAXED) != 0 || n == 0) {
+		if (!roce_pkt_icrc_check(qp, pkt))
+			return -EBADMSG;
+		return roce_pkt_place(qp, pkt, dst, last);
+	}
+	crc = roce_icrc_start_copy(pkt->ip, (uint32_t)(pay - pkt->icrc_at), dst, pay, n - last);
+	if (last) {
+		b = pay[n - 1];	/* read once: the byte summed is the byte stored */
+		crc = roce_icrc_more(crc, &b, 1);
+	}
+	crc = roce_icrc_more(crc, pay + n, pad);
+	pkt->icrc_at = NULL;
+	if (~crc != icrc_get(pay + n + pad)) {
+		qp->q->stats.rx_drop_bad_icrc++;
+		return -EBADMSG;
+	}
+	if (last) {
+		/* release: the bytes before are visible before the last one */
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		dst[n - 1] = b;
+	}
+	return 0;
 }
 
 /*
@@ -138,6 +197,7 @@ rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
 	struct roce_pkt pkt;
 	struct roce_qp *qp;
 	uint32_t iplen, udplen, qpn, blen, pad;
+	const uint8_t *ipf = NULL;
 	bool mc;
 
 	if (src != ROCE_RX_QUEUE) {	/* counted where it arrived */
@@ -238,8 +298,18 @@ rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
 	}
 	/* trim Ethernet padding */
 	rte_pktmbuf_trim(m, m->pkt_len - (iplen + RTE_ETHER_HDR_LEN));
-	/* a frame for one of its QPs was checked by the queue that received it; queue 0 takes others too */
-	if ((src != ROCE_RX_QUEUE || q0) && !icrc_ok(q, m, ip, iplen, src)) {
+	/* read in place (rx_in_place): its payload, and the ICRC, are in the slot */
+	if (unlikely(src == ROCE_RX_SLOT) && m->data_len != m->pkt_len)
+		ipf = q->shm_rx_frame + ((uint8_t *)ip - rte_pktmbuf_mtod(m, uint8_t *));
+	/*
+	 * A frame for one of its QPs was checked by the queue that received
+	 * it; queue 0 takes others too. An RDMA WRITE read in place is checked
+	 * as its payload is placed, or before anything else acts on it
+	 * (pkt.icrc_at: roce_pkt_place, roce_pkt_icrc_ok).
+	 */
+	pkt.icrc_at = ipf != NULL && (roce_opcode_tbl[udp_bth(udp)->opcode].flags & ROCE_OPF_WRITE) ?
+		      ipf : NULL;
+	if ((src != ROCE_RX_QUEUE || q0) && pkt.icrc_at == NULL && !icrc_ok(ip, iplen, ipf)) {
 		st->rx_drop_bad_icrc++;
 		goto drop;
 	}
@@ -263,9 +333,8 @@ rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
 	pkt.opf = oi->flags;
 	pkt.psn = bth_psn(pkt.bth);
 	pkt.payload = bth_payload(pkt.bth);
-	if (unlikely(src == ROCE_RX_SLOT) && m->data_len != m->pkt_len)	/* read in place: in the slot */
-		pkt.payload = (uint8_t *)(uintptr_t)q->shm_rx_frame +
-			      (pkt.payload - rte_pktmbuf_mtod(m, uint8_t *));
+	if (unlikely(ipf != NULL))	/* read in place: in the slot */
+		pkt.payload = (uint8_t *)(uintptr_t)ipf + (pkt.payload - (uint8_t *)ip);
 	pkt.paylen = blen - oi->hdr_len - pad;
 	if (!(pkt.opf & ROCE_OPF_PAYLOAD) && pkt.paylen != 0) {
 		st->rx_drop_bad_len++;
@@ -305,8 +374,11 @@ rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
 		return;
 	}
 	roce_qp_cnt_rx(qp, m);
-	if (q0 && unlikely(dev->neigh_pending != 0))	/* queue 0 keeps the table */
+	if (q0 && unlikely(dev->neigh_pending != 0)) {	/* queue 0 keeps the table */
+		if (!roce_pkt_icrc_ok(qp, &pkt))
+			goto drop;
 		roce_neigh_learn(dev, ip->src_addr, &eth->src_addr);
+	}
 	/* what it may owe now (an ACK, READ responses, the next sends) runs this iteration */
 	roce_qp_activate(qp);
 	if (pkt.opf & ROCE_OPF_RESP)

@@ -610,6 +610,8 @@ static void
 req_fail(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t syn,
 	 bool wc_reported)
 {
+	if (!roce_pkt_icrc_ok(qp, pkt))
+		return;		/* not a request at all: dropped */
 	if (roce_qp_reliable(qp)) {
 		nak_fatal(dev, qp, pkt, syn, wc_reported);
 	} else {
@@ -622,6 +624,8 @@ req_fail(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt, uint8_t
 static void
 rnr(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 {
+	if (!roce_pkt_icrc_ok(qp, pkt))
+		return;
 	if (roce_qp_reliable(qp)) {
 		ROCE_QP_CNT(dev, qp, rnr_naks_sent);
 		send_aeth(dev, qp, pkt->psn, AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
@@ -773,15 +777,19 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	}
 	/* a zero-length WRITE names no memory: w_host is NULL (or the last message's) */
 	if (pkt->paylen != 0) {
-		if ((pkt->opf & ROCE_OPF_LAST ?
-		     roce_mem_copy_last_byte_last(e->w_host, pkt->payload, pkt->paylen) :
-		     roce_mem_copy(e->w_host, pkt->payload, pkt->paylen)) != 0) {
+		int ret = roce_pkt_place(qp, pkt, e->w_host, pkt->opf & ROCE_OPF_LAST);
+
+		if (ret == -EBADMSG)
+			return ret;	/* a wrong ICRC: dropped, nothing moves on */
+		if (ret != 0) {
 			/* an ODP page that is not there: as an R_Key violation */
 			imm_rwqe_drop(qp);
 			req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 			return -EACCES;
 		}
 		e->w_host += pkt->paylen;
+	} else if (!roce_pkt_icrc_ok(qp, pkt)) {
+		return -EBADMSG;
 	}
 	e->w_left -= pkt->paylen;
 	if (pkt->opf & ROCE_OPF_IMMDT) {
@@ -837,7 +845,22 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	uint32_t mtu = qp->fp.type == IBV_QPT_UD ? dev->ib_mtu : qp->mtu;
 	int ret;
 
-	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD && st != IBV_QPS_SQE) {
+	bool ok_state = st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQD ||
+			st == IBV_QPS_SQE;
+
+	/*
+	 * An RDMA WRITE read in place, its ICRC not yet checked (rx_one): if
+	 * it is the packet the QP expects next, its ICRC is checked as
+	 * write_rcv() places its payload, and before that wherever a check
+	 * fails and acts on it (req_fail(), rnr()); anything else is checked
+	 * here, before it acts.
+	 */
+	if (unlikely(pkt->icrc_at != NULL) &&
+	    !(ok_state && pkt->psn == e->epsn && pkt->paylen <= mtu &&
+	      (qp->fp.type == IBV_QPT_RC || (qp->fp.type == IBV_QPT_UC && !e->drop_msg))) &&
+	    !roce_pkt_icrc_ok(qp, pkt))
+		return;
+	if (!ok_state) {
 		ROCE_QP_CNT(dev, qp, rx_drop_qp_state);
 		return;
 	}

@@ -386,7 +386,7 @@ tx_direct(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint32_t l4)
 	if (t->txh == NULL &&
 	    (dip == dev->ip || roce_ip_is_mcast(dip) || roce_neigh_resolve(q, dip, &t->dmac) != 0))
 		return false;
-	t->slot = shm_direct_slot(q->shm_txq);
+	t->slot = shm_direct_slot(q->shm_txq, ROCE_L2L4_LEN + l4);
 	if (t->slot == NULL)
 		return false;
 	/*
@@ -471,22 +471,33 @@ roce_txf_send(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint16_t spo
 }
 
 /*
- * The ICRC register after the IPv4 and UDP headers the frame will carry
- * (l2l4_fill's, or its QP's copy of them: the same bytes) in front of a
- * RoCE packet of @l4 bytes from the BTH on (to @dip from @sport) and its BTH
- * and extension headers (@bth, @hlen).
+ * The IPv4 and UDP headers the frame will carry (l2l4_fill's, or its QP's
+ * copy of them: the same bytes where the ICRC looks) in front of a RoCE
+ * packet of @l4 bytes from the BTH on (to @dip from @sport) and its BTH and
+ * extension headers (@bth, @hlen), written at @pre: the bytes its ICRC
+ * begins with. Returns how many.
  */
 static uint32_t
-sum_headers(const struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uint32_t hlen,
-	    rte_be32_t dip, uint16_t sport)
+icrc_headers(uint8_t *pre, const struct roce_q *q, uint32_t l4, const struct roce_bth *bth,
+	     uint32_t hlen, rte_be32_t dip, uint16_t sport)
 {
-	uint8_t pre[ROCE_IPV4_LEN + ROCE_UDP_LEN + ROCE_REQ_HDR_MAX];
-
 	RTE_ASSERT(hlen <= ROCE_REQ_HDR_MAX);
 	/* TOS, TTL and the IPv4 checksum are masked out of the ICRC: any value does */
 	roce_ipv4_udp_fill((struct rte_ipv4_hdr *)pre, q->dev->ip, dip, sport, 0, 0, l4);
 	memcpy(pre + ROCE_IPV4_LEN + ROCE_UDP_LEN, bth, hlen);
-	return roce_icrc_start(pre, ROCE_IPV4_LEN + ROCE_UDP_LEN + hlen);
+	return ROCE_IPV4_LEN + ROCE_UDP_LEN + hlen;
+}
+
+#define ICRC_PRE_MAX	(ROCE_IPV4_LEN + ROCE_UDP_LEN + ROCE_REQ_HDR_MAX)
+
+/* The ICRC register after those headers (icrc_headers). */
+static uint32_t
+sum_headers(const struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uint32_t hlen,
+	    rte_be32_t dip, uint16_t sport)
+{
+	uint8_t pre[ICRC_PRE_MAX];
+
+	return roce_icrc_start(pre, icrc_headers(pre, q, l4, bth, hlen, dip, sport));
 }
 
 /*
@@ -497,7 +508,9 @@ sum_headers(const struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uin
  * and UDP headers roce_ip_xmit_mc() or tx_direct_send() will put in front (to
  * @dip from @sport), which is then told the frame is summed. Only for a
  * payload of ROCE_SUM_COPY_MIN bytes or more while no ODP MR exists (whose
- * copies are guarded): roce_tx_sum_copy() says whether.
+ * copies are guarded): roce_tx_sum_copy() says whether. A payload within
+ * one SGE, the usual one, is summed on from the headers without a
+ * reduction between (roce_icrc_start_copy).
  */
 void
 roce_tx_sum_copy_big(struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uint32_t hlen,
@@ -506,9 +519,16 @@ roce_tx_sum_copy_big(struct roce_q *q, uint32_t l4, const struct roce_bth *bth, 
 {
 	uint8_t *p = (uint8_t *)(uintptr_t)bth + hlen;
 	uint32_t pad = -pay & 3, crc;
+	uint8_t pre[ICRC_PRE_MAX];
+	uint32_t n = icrc_headers(pre, q, l4, bth, hlen, dip, sport);
 
-	crc = sum_headers(q, l4, bth, hlen, dip, sport);
-	roce_copy_from_sge_sum(p, sge, off, pay, &crc);
+	if (off < sge->length && pay <= sge->length - off) {
+		crc = roce_icrc_start_copy(pre, n, p, (const uint8_t *)(uintptr_t)sge->addr + off,
+					   pay);
+	} else {
+		crc = roce_icrc_start(pre, n);
+		roce_copy_from_sge_sum(p, sge, off, pay, &crc);
+	}
 	memset(p + pay, 0, pad);
 	icrc_set(p + pay + pad, ~roce_icrc_more(crc, p + pay, pad));
 }
