@@ -29,8 +29,7 @@
 #include <rte_memcpy.h>
 
 /* from this many bytes on, droce_copy_wide() */
-#define DROCE_COPY_LIBC_MIN	256
-#define DROCE_COPY_WIDE_MIN	DROCE_COPY_LIBC_MIN
+#define DROCE_COPY_WIDE_MIN	256
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang_analyzer__)
 #include <immintrin.h>

@@ -4,7 +4,7 @@
 # devtools/bench-compare --quick (issue 14): it installs its peers, runs every
 # workload once with few iterations, and its JSON parses and holds figures
 # from droce and from every peer installed here (ucx_perftest, fi_pingpong,
-# sockperf, the memcpy ceiling), each measure once; its report names the
+# sockperf, the memcpy and xcopy ceilings), each measure once; its report names the
 # commands. Asserts nothing about speed. Exit 77 when a peer package cannot
 # be installed.
 #
@@ -52,7 +52,8 @@ if command -v sockperf >/dev/null; then
 		want+=("sockperf-$t:send_lat/8,send_bw/64,write_bw/65536")
 	done
 fi
-command -v cc >/dev/null && want+=("memcpy:write_bw/65536,write_bw/4194304" "pingpong:send_lat/8")
+command -v cc >/dev/null && want+=("memcpy:write_bw/65536,write_bw/4194304" "pingpong:send_lat/8"
+				   "xcopy:write_bw/65536,write_bw/4194304")
 
 "$PY" - "$OUT" "${want[@]}" <<'PYEOF'
 import json, os, sys

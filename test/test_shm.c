@@ -1728,8 +1728,8 @@ droce_counts(const char *name, uint64_t from)
 }
 
 /*
- * No RoCE frame from droce0 on raw port @b for @ms milliseconds (droce0 kept
- * moving: its CQ polled). ARP is let by.
+ * No RoCE frame from droce0 on raw port @b, and no completion, for @ms
+ * milliseconds (droce0 kept moving: its CQ polled). ARP is let by.
  */
 static bool
 raw_quiet(uint16_t b, uint64_t ms)
@@ -1737,7 +1737,8 @@ raw_quiet(uint16_t b, uint64_t ms)
 	for (uint64_t t0 = h_now_ms(); h_now_ms() - t0 < ms;) {
 		struct rte_mbuf *m;
 
-		ibv_poll_cq(D.cq, 1, &(struct ibv_wc){ 0 });
+		if (ibv_poll_cq(D.cq, 1, &(struct ibv_wc){ 0 }) != 0)
+			return false;
 		if (rte_eth_rx_burst(b, 0, &m, 1) == 1) {
 			struct frame_info fi;
 			const char *err = frame_decode(rte_pktmbuf_mtod(m, uint8_t *),
@@ -1764,10 +1765,12 @@ raw_quiet(uint16_t b, uint64_t ms)
  *  - the same with an R_Key droce0 does not know: still only a bad ICRC,
  *    not a remote access error (no NAK, the QP stays in RTS);
  *  - whole, its bytes land in the MR and droce0 acknowledges it.
- * All go through the in-place path (rx_direct).
+ * All go through the in-place path (rx_direct). With @imm, an RDMA WRITE with
+ * immediate: the dropped ones complete nothing; the whole one completes the
+ * receive posted with its immediate.
  */
 static int
-test_write_in_place_icrc_checked(void)
+write_in_place_case(bool imm)
 {
 	static struct frame f, g, h;
 	const struct frame_ends ends = {
@@ -1780,6 +1783,9 @@ test_write_in_place_icrc_checked(void)
 	struct ibv_qp_attr qa;
 	uint8_t pay[2000];
 	struct ext reth;
+	const uint8_t op = imm ? IBV_OPCODE_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+				 IBV_OPCODE_RC_RDMA_WRITE_ONLY;
+	const uint32_t immv = RTE_BE32(0x1234abcd);
 	uint64_t icrc0, direct0;
 	uint16_t a, b;
 
@@ -1789,16 +1795,24 @@ test_write_in_place_icrc_checked(void)
 	gid.raw[15] = 2;
 	D.qp[0] = dqp_new(0, &gid);
 	TEST_ASSERT(D.qp[0] != NULL, "QP");
+	if (imm) {
+		struct ibv_sge sge = { (uintptr_t)D.buf + 8192, 64, D.mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 77, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		TEST_ASSERT_EQ(ibv_post_recv(D.qp[0], &wr, &bad), 0);
+	}
 	for (uint32_t i = 0; i < sizeof(pay); i++)
 		pay[i] = (uint8_t)(i * 7 + 3);
 	TEST_ASSERT(pay[sizeof(pay) - 1] != 0x5a, "a last byte that shows");
 	reth = ext_reth((uintptr_t)D.buf + 64, D.mr->rkey, sizeof(pay));
-	frame_build(&f, &ends, IBV_OPCODE_RC_RDMA_WRITE_ONLY, D.qp[0]->qp_num, 0x000100u, &reth,
-		    pay, sizeof(pay));
+	if (imm)
+		reth = ext_cat(reth, ext_imm(immv));
+	frame_build(&f, &ends, op, D.qp[0]->qp_num, 0x000100u, &reth, pay, sizeof(pay));
 	TEST_ASSERT(f.len > 256, "bigger than the queue's buffer: read in place");
 	reth = ext_reth((uintptr_t)D.buf + 64, D.mr->rkey ^ 0x100, sizeof(pay));
-	frame_build(&h, &ends, IBV_OPCODE_RC_RDMA_WRITE_ONLY, D.qp[0]->qp_num, 0x000100u, &reth,
-		    pay, sizeof(pay));
+	if (imm)
+		reth = ext_cat(reth, ext_imm(immv));
+	frame_build(&h, &ends, op, D.qp[0]->qp_num, 0x000100u, &reth, pay, sizeof(pay));
 
 	g = f;
 	g.b[f.len - 1000] ^= 0x10;	/* in the payload, past the headers copied */
@@ -1813,7 +1827,7 @@ test_write_in_place_icrc_checked(void)
 	TEST_ASSERT(droce_counts("rx_drop_bad_icrc", icrc0 + 1), "the changed WRITE to no MR dropped");
 	TEST_ASSERT_EQ(droce_xstat("rx_drop_bad_icrc"), icrc0 + 2);
 	TEST_ASSERT_EQ(droce_xstat("rx_direct"), direct0 + 2);
-	TEST_ASSERT(raw_quiet(b, 200), "no ACK or NAK for either");
+	TEST_ASSERT(raw_quiet(b, 200), "no ACK, NAK or completion for either");
 	TEST_ASSERT_EQ(ibv_query_qp(D.qp[0], &qa, IBV_QP_STATE, &ia), 0);
 	TEST_ASSERT_EQ(qa.qp_state, IBV_QPS_RTS);
 	for (uint32_t i = 0; i < 64; i++)
@@ -1822,7 +1836,22 @@ test_write_in_place_icrc_checked(void)
 		TEST_ASSERT_EQ(D.buf[i], 0x5a);
 
 	CHECK(raw_send(b, &f));
-	TEST_ASSERT(droce_counts("rx_direct", direct0 + 2), "the WRITE taken in place");
+	if (imm) {	/* droce_counts() would poll the completion away */
+		struct ibv_wc wc = { 0 };
+		int n = 0;
+
+		for (uint64_t t0 = h_now_ms(); h_now_ms() - t0 < 2000 && n == 0;)
+			n = ibv_poll_cq(D.cq, 1, &wc);
+		TEST_ASSERT_EQ(n, 1);
+		TEST_ASSERT_EQ(droce_xstat("rx_direct"), direct0 + 3);
+		TEST_ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+		TEST_ASSERT_EQ(wc.wr_id, 77);
+		TEST_ASSERT_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+		TEST_ASSERT_EQ(wc.byte_len, sizeof(pay));
+		TEST_ASSERT_EQ(wc.imm_data, immv);
+	} else {
+		TEST_ASSERT(droce_counts("rx_direct", direct0 + 2), "the WRITE taken in place");
+	}
 	for (uint64_t t0 = h_now_ms(); h_now_ms() - t0 < 2000 &&
 	     memcmp(D.buf + 64, pay, sizeof(pay)) != 0;)
 		ibv_poll_cq(D.cq, 1, &(struct ibv_wc){ 0 });
@@ -1850,6 +1879,18 @@ test_write_in_place_icrc_checked(void)
 	}
 	TEST_ASSERT(false, "no ACK from droce0");
 	return TEST_FAILED;
+}
+
+static int
+test_write_in_place_icrc_checked(void)
+{
+	return write_in_place_case(false);
+}
+
+static int
+test_write_imm_in_place_icrc_checked(void)
+{
+	return write_in_place_case(true);
 }
 
 /*
@@ -2004,6 +2045,7 @@ static const struct droce_test_case cases[] = {
 	TEST_CASE(test_zcopy_every_payload_arrives),
 	TEST_CASE(test_direct_payloads_arrive),
 	TEST_CASE(test_write_in_place_icrc_checked),
+	TEST_CASE(test_write_imm_in_place_icrc_checked),
 	TEST_CASE(test_direct_yields_to_burst_callbacks),
 	TEST_CASE(test_direct_headers_follow_neighbour),
 	TEST_CASE(test_mbuf_headers_follow_neighbour),

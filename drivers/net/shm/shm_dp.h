@@ -34,6 +34,8 @@
 _Static_assert(SHM_MAX_FRAME <= SHM_LEN_MASK && SHM_MAX_FRAME + SHM_BIG_OFF <= SHM_SLOT_SIZE &&
 	       SHM_SLOT_SIZE % 64 == 0 && SHM_BIG_OFF >= SHM_SLOT_HDR,
 	       "a frame's length fits its slot's tag, and the frame its slot");
+_Static_assert((SHM_BIG_OFF + 54) % 64 == 0,
+	       "a big frame's payload behind Ethernet, IPv4, UDP and BTH starts a cache line");
 /*
  * One direction: frames towards side i. The data path reads neither index of
  * the other end at every burst: the consumer finds new frames by their slots'
@@ -51,9 +53,10 @@ struct shm_ring {
 /*
  * A slot's header, one word stored last (release): the frame is there. Its
  * low SHM_LEN_BITS are the frame's length, the others 1 + the ring index it
- * was written at (modulo 2^19: 512 laps of the ring). The frame follows at
- * once, so a 64-byte RoCE SEND (122 bytes) takes two cache lines with its
- * tag, not three: each line is one the other CPU has to fetch.
+ * was written at (modulo 2^19: 512 laps of the ring). A small frame follows
+ * at once (shm_frame_off), so a 64-byte RoCE SEND (122 bytes) takes two
+ * cache lines with its tag, not three: each line is one the other CPU has
+ * to fetch.
  */
 struct shm_slot {
 	uint32_t tag;

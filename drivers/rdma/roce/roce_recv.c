@@ -134,7 +134,7 @@ roce_pkt_icrc_check(struct roce_qp *qp, struct roce_pkt *pkt)
 
 /*
  * An RDMA WRITE's payload read in place (pkt->icrc_at), copied from the slot
- * to @dst in the same pass that sums it for the ICRC (roce_icrc_copy), where
+ * to @dst in the same pass that sums it for the ICRC (roce_icrc_start_copy), where
  * checking it first, then copying, read it twice: the receiver's bound at
  * large sizes. The headers are summed from the queue's copy, which they were
  * parsed in. A packet whose ICRC is wrong is dropped (counted; no ACK, no
@@ -307,7 +307,8 @@ rx_one(struct roce_q *q, struct rte_mbuf *m, enum roce_rx_src src)
 	 * as its payload is placed, or before anything else acts on it
 	 * (pkt.icrc_at: roce_pkt_place, roce_pkt_icrc_ok).
 	 */
-	pkt.icrc_at = ipf != NULL && (roce_opcode_tbl[udp_bth(udp)->opcode].flags & ROCE_OPF_WRITE) ?
+	pkt.icrc_at = ipf != NULL && (roce_opcode_tbl[udp_bth(udp)->opcode].flags &
+				      (ROCE_OPF_WRITE | ROCE_OPF_ATOMIC_WRITE)) == ROCE_OPF_WRITE ?
 		      ipf : NULL;
 	if ((src != ROCE_RX_QUEUE || q0) && pkt.icrc_at == NULL && !icrc_ok(ip, iplen, ipf)) {
 		st->rx_drop_bad_icrc++;

@@ -771,9 +771,15 @@ write_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		req_error(dev, qp, pkt, AETH_NAK_REM_ACC);
 		return -EACCES;
 	}
-	if ((pkt->opf & ROCE_OPF_IMMDT) && e->rwqe == NULL && (e->rwqe = get_rwqe(dev, qp)) == NULL) {
-		rnr(dev, qp, pkt);
-		return -EAGAIN;
+	if ((pkt->opf & ROCE_OPF_IMMDT) && e->rwqe == NULL) {
+		/* a receive WQE is taken only for a packet known to be intact */
+		if (!roce_pkt_icrc_ok(qp, pkt))
+			return -EBADMSG;
+		e->rwqe = get_rwqe(dev, qp);
+		if (e->rwqe == NULL) {
+			rnr(dev, qp, pkt);
+			return -EAGAIN;
+		}
 	}
 	/* a zero-length WRITE names no memory: w_host is NULL (or the last message's) */
 	if (pkt->paylen != 0) {
@@ -850,14 +856,17 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 
 	/*
 	 * An RDMA WRITE read in place, its ICRC not yet checked (rx_one): if
-	 * it is the packet the QP expects next, its ICRC is checked as
-	 * write_rcv() places its payload, and before that wherever a check
-	 * fails and acts on it (req_fail(), rnr()); anything else is checked
-	 * here, before it acts.
+	 * it is the packet the QP expects next (and check_psn() has no NAK
+	 * state to clear), its ICRC is checked as write_rcv() places its
+	 * payload, and before that wherever a check fails and acts on it
+	 * (req_fail(), rnr(), the bad length's count below) or a receive WQE
+	 * is taken (a WRITE with immediate); anything else is checked here,
+	 * before it acts.
 	 */
 	if (unlikely(pkt->icrc_at != NULL) &&
 	    !(ok_state && pkt->psn == e->epsn && pkt->paylen <= mtu &&
-	      (qp->fp.type == IBV_QPT_RC || (qp->fp.type == IBV_QPT_UC && !e->drop_msg))) &&
+	      ((qp->fp.type == IBV_QPT_RC && !e->nak_sent) ||
+	       (qp->fp.type == IBV_QPT_UC && !e->drop_msg))) &&
 	    !roce_pkt_icrc_ok(qp, pkt))
 		return;
 	if (!ok_state) {
@@ -893,6 +902,8 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	 */
 	if (!check_seq(qp, pkt) || (!(pkt->opf & ROCE_OPF_LAST) && pkt->paylen != mtu) ||
 	    ((pkt->opf & ROCE_OPF_ONLY) == ROCE_OPF_LAST && pkt->paylen == 0)) {
+		if (!roce_pkt_icrc_ok(qp, pkt))
+			return;
 		ROCE_QP_CNT(dev, qp, rx_drop_bad_len);
 		req_error(dev, qp, pkt, AETH_NAK_INV_REQ);
 		return;
