@@ -13,12 +13,16 @@
  * From DROCE_COPY_WIDE_MIN bytes on: plain 64-byte (AVX-512) or 32-byte
  * (AVX2) moves where the CPU and OS have them, chosen at run time, else the
  * C library's memcpy. Frames and payloads cross CPUs: one core writes a
- * slot or a frame that another then reads. There the C library's memcpy
- * (glibc 2.36's AVX-512/ERMS variant, which takes `rep movsb` for such
- * sizes) was 2 to 3 times slower than plain moves on the AMD EPYC this was
- * measured on: 4 KiB copied into a ring by one core and out by another,
- * alternating batches (devtools/bench_xcopy.c), 67-78 Gbit/s against
- * 190-230; in hot caches the plain moves are as fast as memcpy.
+ * slot or a frame that another then reads. On the AMD EPYC this was
+ * measured on, 4 KiB copied into a ring of slots by one core and out by the
+ * other (devtools/bench_xcopy.c --copy libc z64 y32, the ways taking turns):
+ * plain moves 184-227 Gbit/s against memcpy's 174-203 (glibc 2.36, which
+ * takes `rep movsb` at such sizes), and in some runs memcpy fell to 56-78
+ * where plain moves kept 190-230. In one process, hot caches (droce-perf
+ * -p inline write_bw -b 1, 64 KiB and 1 MiB, five rounds each way in
+ * turn): 95-98 and 87-93 Gbit/s against 75-97 and 69-87. Where the bytes
+ * start in their cache line matters more than either (net_shm's
+ * shm_frame_off).
  */
 #ifndef DROCE_MEMCPY_H
 #define DROCE_MEMCPY_H

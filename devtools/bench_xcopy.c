@@ -19,13 +19,14 @@
  *     else memcpy). Prints one JSON object as bench_memcpy does
  *     ({"results": [{"size", "iters", "seconds", "msg_rate_mps", "gbit_s"}]}).
  *
- *   bench_xcopy --copy libc|z64|y32|movsb [offset ...]
- *     4 KiB frames copied with memcpy, 64-byte AVX-512 moves, 32-byte AVX2
- *     moves or rep movsb, each offset (default 64 and 58: a line's start,
- *     and where net_shm's layout before version 4 put a payload behind 54
- *     bytes of headers) in turn, in batches of 2000 frames, 100 batches
- *     each, so that a VM's changes of speed fall on all alike. Prints each
- *     offset's Gbit/s (1e9 bits) over its own batches.
+ *   bench_xcopy --copy libc|z64|y32|movsb[@offset] ...
+ *     4 KiB frames copied in and out with memcpy, 64-byte AVX-512 moves,
+ *     32-byte AVX2 moves or rep movsb, the bytes at @offset in their slot
+ *     (default 64, a line's start; 58 is where net_shm's layout before
+ *     version 4 put a payload behind 54 bytes of headers). The ways given
+ *     take turns in batches of 2000 frames, 100 batches each, so that a
+ *     VM's changes of speed fall on all alike; each prints its Gbit/s
+ *     (1e9 bits) over its own batches.
  */
 #define _GNU_SOURCE
 #include <immintrin.h>
@@ -253,7 +254,7 @@ sizes(const char *list, unsigned long iters)
 	return 0;
 }
 
-/* The alternating comparison of offsets (--copy). */
+/* The alternating comparison of copies and offsets (--copy). */
 static int
 offsets(int argc, char **argv)
 {
@@ -264,51 +265,54 @@ offsets(int argc, char **argv)
 		{ "movsb", copy_movsb, true },
 	};
 	static uint8_t src[AREA] __attribute__((aligned(64))), dst[AREA] __attribute__((aligned(64)));
-	uint32_t offs[OFFS_MAX] = { 64, 58 };
-	unsigned int nb_offs = 2;
-	double secs[OFFS_MAX] = { 0 };
+	struct { const char *name; copy_fn *fn; uint32_t off; double secs; } run[OFFS_MAX];
+	unsigned int nb = 0;
 	uint64_t i = 0;
 	size_t o = 0;
 	pthread_t t;
 
-	for (unsigned int c = 0; c < sizeof(copies) / sizeof(copies[0]); c++)
-		if (strcmp(argv[0], copies[c].name) == 0) {
-			if (!copies[c].have) {
-				fprintf(stderr, "bench_xcopy: this CPU cannot run %s\n", argv[0]);
-				return 1;
+	for (int a = 0; a < argc && nb < OFFS_MAX; a++, nb++) {
+		const char *at = strchr(argv[a], '@');
+		size_t len = at != NULL ? (size_t)(at - argv[a]) : strlen(argv[a]);
+
+		run[nb].fn = NULL;
+		run[nb].secs = 0;
+		run[nb].off = at != NULL ? (uint32_t)strtoul(at + 1, NULL, 0) : 64;
+		for (unsigned int c = 0; c < sizeof(copies) / sizeof(copies[0]); c++)
+			if (strlen(copies[c].name) == len && strncmp(argv[a], copies[c].name, len) == 0) {
+				if (!copies[c].have) {
+					fprintf(stderr, "bench_xcopy: this CPU cannot run %s\n",
+						copies[c].name);
+					return 1;
+				}
+				run[nb].name = copies[c].name;
+				run[nb].fn = copies[c].fn;
 			}
-			copy = copies[c].fn;
+		if (run[nb].fn == NULL) {
+			fprintf(stderr, "bench_xcopy: --copy libc|z64|y32|movsb[@offset] ...\n");
+			return 2;
 		}
-	if (copy == NULL) {
-		fprintf(stderr, "bench_xcopy: --copy libc|z64|y32|movsb\n");
-		return 2;
-	}
-	if (argc > 1) {
-		nb_offs = 0;
-		for (int a = 1; a < argc && nb_offs < OFFS_MAX; a++) {
-			offs[nb_offs] = (uint32_t)strtoul(argv[a], NULL, 0);
-			if (offs[nb_offs] < sizeof(struct slot_hdr) || offs[nb_offs] + LEN > SLOT) {
-				fprintf(stderr, "bench_xcopy: offset %s: %zu..%u\n", argv[a],
-					sizeof(struct slot_hdr), SLOT - LEN);
-				return 2;
-			}
-			nb_offs++;
+		if (run[nb].off < sizeof(struct slot_hdr) || run[nb].off + LEN > SLOT) {
+			fprintf(stderr, "bench_xcopy: %s: offset %zu..%u\n", argv[a],
+				sizeof(struct slot_hdr), SLOT - LEN);
+			return 2;
 		}
 	}
 	memset(src, 1, sizeof(src));
 	memset(dst, 2, sizeof(dst));
-	t = start(dst, sizeof(dst), (uint64_t)BATCH * ROUNDS * nb_offs);
-	for (unsigned int r = 0; r < ROUNDS * nb_offs; r++) {
-		unsigned int k = r % nb_offs;
+	t = start(dst, sizeof(dst), (uint64_t)BATCH * ROUNDS * nb);
+	for (unsigned int r = 0; r < ROUNDS * nb; r++) {
+		unsigned int k = r % nb;
 		double t0 = now();
 
-		produce(&i, BATCH, offs[k], LEN, src, sizeof(src), &o);
-		secs[k] += now() - t0;
+		copy = run[k].fn;	/* the consumer takes it with the batch's first frame */
+		produce(&i, BATCH, run[k].off, LEN, src, sizeof(src), &o);
+		run[k].secs += now() - t0;
 	}
 	pthread_join(t, NULL);
-	for (unsigned int k = 0; k < nb_offs; k++)
-		printf("%s offset %u: %.1f Gbit/s\n", argv[0], offs[k],
-		       (double)BATCH * ROUNDS * LEN * 8 / secs[k] / 1e9);
+	for (unsigned int k = 0; k < nb; k++)
+		printf("%s@%u: %.1f Gbit/s\n", run[k].name, run[k].off,
+		       (double)BATCH * ROUNDS * LEN * 8 / run[k].secs / 1e9);
 	return 0;
 }
 
@@ -338,7 +342,7 @@ main(int argc, char **argv)
 		return offsets(argc - 2, argv + 2);
 	if (argc != 3) {
 		fprintf(stderr, "usage: bench_xcopy size[,size...] iters\n"
-			"       bench_xcopy --copy libc|z64|y32|movsb [offset ...]\n");
+			"       bench_xcopy --copy libc|z64|y32|movsb[@offset] ...\n");
 		return 2;
 	}
 	iters = strtoul(argv[2], &end, 0);
