@@ -489,6 +489,18 @@ uint32_t roce_icrc_copy(uint32_t crc, void *dst, const void *src, uint32_t n);
 uint32_t roce_icrc_start_copy(const void *hdr, uint32_t hl, void *dst, const void *src,
 			      uint32_t n);
 /*
+ * The same from headers already as the ICRC sums them (a sender that
+ * builds them so need not mask a copy): @masked holds the LRH stand-in
+ * (ROCE_ICRC_LRH_LEN bytes of ones), then the headers from IPv4 on with
+ * their variant fields as ones (IPv4 TOS, TTL and checksum, UDP checksum,
+ * the BTH's FECN/BECN/reserved byte), @nm bytes in all. _start: the
+ * register after them.
+ */
+#define ROCE_ICRC_LRH_LEN	8
+uint32_t roce_icrc_masked_start(const void *masked, uint32_t nm);
+uint32_t roce_icrc_masked_copy(const void *masked, uint32_t nm, void *dst, const void *src,
+			       uint32_t n);
+/*
  * Selects the ICRC engine by name: "table", "clmul" or "avx512" (all give
  * the same values; the start-up choice is the best the CPU has, or the one
  * DROCE_ICRC names). For tests and comparisons: call it while no device

@@ -63,7 +63,7 @@
 #define SLICES		16
 
 /* Largest masked prefix: LRH stand-in, IPv4 with 40 bytes of options, UDP, BTH. */
-#define ICRC_LRH_LEN	8
+#define ICRC_LRH_LEN	ROCE_ICRC_LRH_LEN
 #define ICRC_HDR_MAX	(ICRC_LRH_LEN + 60 + sizeof(struct rte_udp_hdr) + ROCE_BTH_LEN)
 
 static uint32_t crc_tbl[SLICES][256];
@@ -983,7 +983,13 @@ roce_icrc_copy(uint32_t crc, void *dst, const void *src, uint32_t n)
 }
 
 uint32_t
-roce_icrc_start_copy(const void *hdr, uint32_t hl, void *dst, const void *src, uint32_t n)
+roce_icrc_masked_start(const void *masked, uint32_t nm)
+{
+	return crc_update(0xffffffffU, masked, nm);
+}
+
+uint32_t
+roce_icrc_masked_copy(const void *masked, uint32_t nm, void *dst, const void *src, uint32_t n)
 {
 #ifdef ICRC_HAVE_CLMUL
 	/*
@@ -992,16 +998,23 @@ roce_icrc_start_copy(const void *hdr, uint32_t hl, void *dst, const void *src, u
 	 * where the masked headers fill whole lanes (IPv4, UDP and a BTH with
 	 * or without a RETH: 48 or 64 bytes with the LRH stand-in)
 	 */
-	if (engine == ICRC_AVX512 && n >= WIDE_MIN_LEN &&
-	    hl <= ICRC_HDR_MAX - ICRC_LRH_LEN && ((ICRC_LRH_LEN + hl) & 15) == 0) {
-		uint8_t buf[ICRC_HDR_MAX];
-		uint32_t m = mask_headers(buf, hdr, hl, hl);
-
-		memcpy(buf + ICRC_LRH_LEN + m, (const uint8_t *)hdr + m, hl - m);
-		return crc_copy_avx512_pair(buf, ICRC_LRH_LEN + hl, dst, src, n);
-	}
+	if (engine == ICRC_AVX512 && n >= WIDE_MIN_LEN && (nm & 15) == 0 && nm != 0)
+		return crc_copy_avx512_pair(masked, nm, dst, src, n);
 #endif
-	return roce_icrc_copy(roce_icrc_start(hdr, hl), dst, src, n);
+	return roce_icrc_copy(roce_icrc_masked_start(masked, nm), dst, src, n);
+}
+
+uint32_t
+roce_icrc_start_copy(const void *hdr, uint32_t hl, void *dst, const void *src, uint32_t n)
+{
+	uint8_t buf[ICRC_HDR_MAX];
+	uint32_t m;
+
+	if (hl > ICRC_HDR_MAX - ICRC_LRH_LEN)
+		return roce_icrc_copy(roce_icrc_start(hdr, hl), dst, src, n);
+	m = mask_headers(buf, hdr, hl, hl);
+	memcpy(buf + ICRC_LRH_LEN + m, (const uint8_t *)hdr + m, hl - m);
+	return roce_icrc_masked_copy(buf, ICRC_LRH_LEN + hl, dst, src, n);
 }
 
 uint32_t

@@ -471,24 +471,31 @@ roce_txf_send(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint16_t spo
 }
 
 /*
- * The IPv4 and UDP headers the frame will carry (l2l4_fill's, or its QP's
- * copy of them: the same bytes where the ICRC looks) in front of a RoCE
- * packet of @l4 bytes from the BTH on (to @dip from @sport) and its BTH and
- * extension headers (@bth, @hlen), written at @pre: the bytes its ICRC
- * begins with. Returns how many.
+ * What a frame's ICRC begins with, written at @buf (roce_icrc_masked_*):
+ * the LRH stand-in, then the IPv4 and UDP headers the frame will carry
+ * (l2l4_fill's, or its QP's copy of them: the same bytes where the ICRC
+ * looks) in front of a RoCE packet of @l4 bytes from the BTH on (to @dip
+ * from @sport) and its BTH and extension headers (@bth, @hlen), each field
+ * the ICRC leaves out written as ones. Returns how many bytes.
  */
 static uint32_t
-icrc_headers(uint8_t *pre, const struct roce_q *q, uint32_t l4, const struct roce_bth *bth,
+icrc_headers(uint8_t *buf, const struct roce_q *q, uint32_t l4, const struct roce_bth *bth,
 	     uint32_t hlen, rte_be32_t dip, uint16_t sport)
 {
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(buf + ROCE_ICRC_LRH_LEN);
+	uint8_t *b = buf + ROCE_ICRC_LRH_LEN + ROCE_IPV4_LEN + ROCE_UDP_LEN;
+
 	RTE_ASSERT(hlen <= ROCE_REQ_HDR_MAX);
-	/* TOS, TTL and the IPv4 checksum are masked out of the ICRC: any value does */
-	roce_ipv4_udp_fill((struct rte_ipv4_hdr *)pre, q->dev->ip, dip, sport, 0, 0, l4);
-	memcpy(pre + ROCE_IPV4_LEN + ROCE_UDP_LEN, bth, hlen);
-	return ROCE_IPV4_LEN + ROCE_UDP_LEN + hlen;
+	memset(buf, 0xff, ROCE_ICRC_LRH_LEN);
+	roce_ipv4_udp_fill(ip, q->dev->ip, dip, sport, 0xff, 0xff, l4);	/* TOS, TTL */
+	ip->hdr_checksum = 0xffff;
+	ipv4_udp(ip)->dgram_cksum = 0xffff;
+	memcpy(b, bth, hlen);
+	b[offsetof(struct roce_bth, qpn)] = 0xff;	/* FECN, BECN, reserved */
+	return ROCE_ICRC_LRH_LEN + ROCE_IPV4_LEN + ROCE_UDP_LEN + hlen;
 }
 
-#define ICRC_PRE_MAX	(ROCE_IPV4_LEN + ROCE_UDP_LEN + ROCE_REQ_HDR_MAX)
+#define ICRC_PRE_MAX	(ROCE_ICRC_LRH_LEN + ROCE_IPV4_LEN + ROCE_UDP_LEN + ROCE_REQ_HDR_MAX)
 
 /* The ICRC register after those headers (icrc_headers). */
 static uint32_t
@@ -497,7 +504,7 @@ sum_headers(const struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uin
 {
 	uint8_t pre[ICRC_PRE_MAX];
 
-	return roce_icrc_start(pre, icrc_headers(pre, q, l4, bth, hlen, dip, sport));
+	return roce_icrc_masked_start(pre, icrc_headers(pre, q, l4, bth, hlen, dip, sport));
 }
 
 /*
@@ -508,9 +515,10 @@ sum_headers(const struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uin
  * and UDP headers roce_ip_xmit_mc() or tx_direct_send() will put in front (to
  * @dip from @sport), which is then told the frame is summed. Only for a
  * payload of ROCE_SUM_COPY_MIN bytes or more while no ODP MR exists (whose
- * copies are guarded): roce_tx_sum_copy() says whether. A payload within
- * one SGE, the usual one, is summed on from the headers without a
- * reduction between (roce_icrc_start_copy).
+ * copies are guarded): roce_tx_sum_copy() says whether. The headers are
+ * written as the ICRC sums them (icrc_headers), and a payload within one
+ * SGE, the usual one, is summed on from them without a reduction between
+ * (roce_icrc_masked_copy).
  */
 void
 roce_tx_sum_copy_big(struct roce_q *q, uint32_t l4, const struct roce_bth *bth, uint32_t hlen,
@@ -523,10 +531,10 @@ roce_tx_sum_copy_big(struct roce_q *q, uint32_t l4, const struct roce_bth *bth, 
 	uint32_t n = icrc_headers(pre, q, l4, bth, hlen, dip, sport);
 
 	if (off < sge->length && pay <= sge->length - off) {
-		crc = roce_icrc_start_copy(pre, n, p, (const uint8_t *)(uintptr_t)sge->addr + off,
-					   pay);
+		crc = roce_icrc_masked_copy(pre, n, p, (const uint8_t *)(uintptr_t)sge->addr + off,
+					    pay);
 	} else {
-		crc = roce_icrc_start(pre, n);
+		crc = roce_icrc_masked_start(pre, n);
 		roce_copy_from_sge_sum(p, sge, off, pay, &crc);
 	}
 	memset(p + pay, 0, pad);
