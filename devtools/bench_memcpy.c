@@ -13,32 +13,14 @@
  * ({"results": [{"size", "iters", "seconds", "msg_rate_mps", "gbit_s"}]},
  * gbit_s counting the bytes copied, 1e9 bits a Gbit as droce-perf does).
  */
+#define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static size_t
-parse_size(const char *s, char **end)
-{
-	size_t v = strtoull(s, end, 0);
-
-	if (**end == 'K' || **end == 'k')
-		v <<= 10, (*end)++;
-	else if (**end == 'M' || **end == 'm')
-		v <<= 20, (*end)++;
-	return v;
-}
+#include "bench_util.h"
 
 int
 main(int argc, char **argv)
@@ -59,7 +41,7 @@ main(int argc, char **argv)
 	}
 	printf("{\"results\": [");
 	for (p = argv[1]; *p; p = end + (*end == ',')) {
-		size_t size = parse_size(p, &end);
+		size_t size = bench_parse_size(p, &end);
 		unsigned char *src, *dst;
 		double t0, secs;
 
@@ -76,13 +58,13 @@ main(int argc, char **argv)
 		memset(src, 0x5a, size);
 		memset(dst, 0, size);
 		memcpy(dst, src, size);
-		t0 = now();
+		t0 = bench_now();
 		for (unsigned long i = 0; i < iters; i++) {
 			memcpy(dst, src, size);
 			/* the copy must happen every time: dst is "read" here */
 			__asm__ volatile("" : : "r"(dst), "r"(src) : "memory");
 		}
-		secs = now() - t0;
+		secs = bench_now() - t0;
 		if (dst[size - 1] != 0x5a) {
 			fprintf(stderr, "bench_memcpy: the copy did not arrive\n");
 			return 1;

@@ -26,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #define MAX_LINES	64
 
 struct line {
@@ -38,16 +40,6 @@ static struct line pong[MAX_LINES] __attribute__((aligned(64)));
 static unsigned long total;
 static unsigned int nlines = 1;
 static int cpus[2];
-
-static void
-pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	pthread_setaffinity_np(pthread_self(), sizeof(s), &s);
-}
 
 /* Write @l's lines with @v, the flag (line 0) last. */
 static void
@@ -76,7 +68,7 @@ echo(void *arg)
 	uint64_t sum = 0;
 
 	(void)arg;
-	pin(cpus[1]);
+	bench_pin(cpus[1]);
 	for (uint64_t i = 1; i <= total; i++) {
 		sum += take(ping, i);
 		put(pong, i);
@@ -105,11 +97,9 @@ int
 main(int argc, char **argv)
 {
 	unsigned long iters, warm;
-	cpu_set_t s;
 	pthread_t t;
 	double *us;
 	char *end;
-	int n = 0;
 
 	if (argc < 2 || argc > 3) {
 		fprintf(stderr, "usage: bench_pingpong iters [lines]\n");
@@ -127,12 +117,7 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (sched_getaffinity(0, sizeof(s), &s) != 0)
-		return 1;
-	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
-		if (CPU_ISSET(c, &s))
-			cpus[n++] = c;
-	if (n < 2) {
+	if (bench_two_cpus(cpus) != 0) {
 		fprintf(stderr, "bench_pingpong: needs two CPUs (taskset -c A,B)\n");
 		return 2;
 	}
@@ -144,7 +129,7 @@ main(int argc, char **argv)
 	memset(us, 0xff, iters * sizeof(*us));	/* no page fault in the timed loop */
 	if (pthread_create(&t, NULL, echo, NULL) != 0)
 		return 1;
-	pin(cpus[0]);
+	bench_pin(cpus[0]);
 	for (uint64_t i = 1; i <= total; i++) {
 		double t0 = now_us();
 

@@ -39,6 +39,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #define SLOT		4352u		/* net_shm's stride */
 #define NB_SLOTS	1024u
 #define LEN		4096u
@@ -103,25 +105,6 @@ copy_libc(uint8_t *d, const uint8_t *s, size_t n)
 	memcpy(d, s, n);
 }
 
-static void
-pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static uint8_t *
 slot_at(uint64_t i)
 {
@@ -134,7 +117,7 @@ consumer(void *arg)
 	size_t o = 0;
 
 	(void)arg;
-	pin(cpus[1]);
+	bench_pin(cpus[1]);
 	for (uint64_t i = 0; i < cons.frames; i++) {
 		const uint8_t *s = slot_at(i);
 		struct slot_hdr h;
@@ -191,18 +174,6 @@ produce(uint64_t *i, uint64_t n, uint32_t off, uint32_t len, const uint8_t *src,
 		_mm_pause();
 }
 
-static size_t
-parse_size(const char *s, char **end)
-{
-	size_t v = strtoull(s, end, 0);
-
-	if (**end == 'K' || **end == 'k')
-		v <<= 10, (*end)++;
-	else if (**end == 'M' || **end == 'm')
-		v <<= 20, (*end)++;
-	return v;
-}
-
 /* The sizes of @list, each moved @iters times: JSON on stdout. */
 static int
 sizes(const char *list, unsigned long iters)
@@ -215,7 +186,7 @@ sizes(const char *list, unsigned long iters)
 	       __builtin_cpu_supports("avx2") ? copy_y32 : copy_libc;
 	printf("{\"results\": [");
 	for (p = list; *p; p = end + (*end == ',')) {
-		size_t size = parse_size(p, &end), o = 0;
+		size_t size = bench_parse_size(p, &end), o = 0;
 		uint32_t len;
 		uint64_t per, i = 0;
 		uint8_t *src, *dst;
@@ -239,9 +210,9 @@ sizes(const char *list, unsigned long iters)
 		/* one untimed pass: the pages and the caches as the timed ones find them */
 		t = start(dst, size, per * (iters + 1));
 		produce(&i, per, 64, len, src, size, &o);
-		t0 = now();
+		t0 = bench_now();
 		produce(&i, per * iters, 64, len, src, size, &o);
-		secs = now() - t0;
+		secs = bench_now() - t0;
 		pthread_join(t, NULL);
 		printf("%s{\"size\": %zu, \"iters\": %lu, \"seconds\": %.6f, "
 		       "\"msg_rate_mps\": %.6f, \"gbit_s\": %.3f}", first ? "" : ", ", size, iters,
@@ -303,11 +274,11 @@ offsets(int argc, char **argv)
 	t = start(dst, sizeof(dst), (uint64_t)BATCH * ROUNDS * nb);
 	for (unsigned int r = 0; r < ROUNDS * nb; r++) {
 		unsigned int k = r % nb;
-		double t0 = now();
+		double t0 = bench_now();
 
 		copy = run[k].fn;	/* the consumer takes it with the batch's first frame */
 		produce(&i, BATCH, run[k].off, LEN, src, sizeof(src), &o);
-		run[k].secs += now() - t0;
+		run[k].secs += bench_now() - t0;
 	}
 	pthread_join(t, NULL);
 	for (unsigned int k = 0; k < nb; k++)
@@ -320,16 +291,9 @@ int
 main(int argc, char **argv)
 {
 	unsigned long iters;
-	cpu_set_t set;
-	int n = 0;
 	char *end;
 
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		return 1;
-	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[n++] = c;
-	if (n < 2) {
+	if (bench_two_cpus(cpus) != 0) {
 		fprintf(stderr, "bench_xcopy: needs two CPUs (taskset -c A,B)\n");
 		return 2;
 	}
@@ -337,7 +301,7 @@ main(int argc, char **argv)
 	if (ring == NULL)
 		return 1;
 	memset(ring, 0, (size_t)NB_SLOTS * SLOT);
-	pin(cpus[0]);
+	bench_pin(cpus[0]);
 	if (argc >= 3 && strcmp(argv[1], "--copy") == 0)
 		return offsets(argc - 2, argv + 2);
 	if (argc != 3) {

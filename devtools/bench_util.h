@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What devtools' benchmark programs (bench_memcpy.c, bench_xcopy.c,
+ * bench_pingpong.c) share; each is one file compiled with cc by
+ * devtools/bench-compare, which finds this header beside it.
+ */
+#ifndef BENCH_UTIL_H
+#define BENCH_UTIL_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC, in seconds. */
+static inline double
+bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A size with an optional K or M suffix; *@end past it. */
+static inline size_t
+bench_parse_size(const char *s, char **end)
+{
+	size_t v = strtoull(s, end, 0);
+
+	if (**end == 'K' || **end == 'k')
+		v <<= 10, (*end)++;
+	else if (**end == 'M' || **end == 'm')
+		v <<= 20, (*end)++;
+	return v;
+}
+
+/* The calling thread to CPU @cpu alone. */
+static inline void
+bench_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* The first two CPUs the process may run on (taskset -c A,B): 0, or -1. */
+static inline int
+bench_two_cpus(int cpus[2])
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return -1;
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n == 2 ? 0 : -1;
+}
+
+#endif /* BENCH_UTIL_H */
