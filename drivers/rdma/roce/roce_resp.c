@@ -849,10 +849,9 @@ roce_resp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 	struct roce_qp_eng *e = &qp->e;
 	uint32_t st = roce_qp_state(qp);
 	uint32_t mtu = qp->fp.type == IBV_QPT_UD ? dev->ib_mtu : qp->mtu;
-	int ret;
-
 	bool ok_state = st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQD ||
 			st == IBV_QPS_SQE;
+	int ret;
 
 	/*
 	 * An RDMA WRITE read in place, its ICRC not yet checked (rx_one): if
