@@ -769,7 +769,7 @@ enum roce_rx_src {
 	ROCE_RX_SLOT,		/* net_shm's slot, read through the queue's buffer (roce_rx_shm) */
 };
 void roce_rx(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src src);
-uint16_t roce_rx_shm(struct roce_q *q);
+uint16_t roce_rx_shm(struct roce_q *q, bool *burst);
 void roce_rx_shm_init(struct roce_q *q, struct shm_queue *rxq);
 
 /* roce_req.c */

@@ -306,10 +306,15 @@ roce_q_poll(struct roce_q *q)
 	 * link, the mbuf pool ran dry, RC timed out).
 	 */
 	for (unsigned int b = 0; b < RX_BURSTS; b++) {
-		/* net_shm: its RoCE frames without mbufs, then the rest of a burst */
-		if (q->shm_rxq != NULL && __atomic_load_n(&dev->cap, __ATOMIC_RELAXED) == NULL &&
-		    roce_rx_shm(q) == DROCE_BURST)
-			continue;
+		/* net_shm: its RoCE frames without mbufs, then a burst for what they stopped at */
+		if (q->shm_rxq != NULL && __atomic_load_n(&dev->cap, __ATOMIC_RELAXED) == NULL) {
+			bool burst;
+
+			if (roce_rx_shm(q, &burst) == DROCE_BURST)
+				continue;
+			if (!burst)
+				break;	/* the ring is empty */
+		}
 		n = roce_port_rx(q, pkts, DROCE_BURST);
 		for (uint16_t i = 0; i < n; i++)
 			roce_mbuf_takeover(pkts[i]);

@@ -481,16 +481,19 @@ rx_in_place(struct rte_ether_hdr *eth, uint32_t len, uint32_t hl)
  * summed and placed from the slot.
  * It stops at the first frame that needs an mbuf (another kind: ARP, the
  * ethdev port's, multicast, a big SEND), which the port's rx burst then
- * takes with those after it. Returns the frames taken.
+ * takes with those after it (*@burst true), or where the ring has no more
+ * (*@burst false: no burst, so that a frame that lands after the look is
+ * read here next time, not in an mbuf now). Returns the frames taken.
  */
 uint16_t
-roce_rx_shm(struct roce_q *q)
+roce_rx_shm(struct roce_q *q, bool *burst)
 {
 	struct roce_dev *dev = q->dev;
 	struct rte_mbuf *m = &q->shm_rx_m;
 	const struct rte_ether_hdr *eth = (const struct rte_ether_hdr *)q->shm_rx_buf;
 	uint16_t n;
 
+	*burst = true;
 	if (unlikely(dev->share_on) || dev->nb_q != 1 ||
 	    shm_direct_watched(dev->port_id, q->id, false))	/* dpdk-dumpcap's callbacks */
 		return 0;
@@ -498,8 +501,10 @@ roce_rx_shm(struct roce_q *q)
 		uint32_t len, hl;
 		const uint8_t *f = shm_direct_rx_peek(q->shm_rxq, &len);
 
-		if (f == NULL)
+		if (f == NULL) {
+			*burst = false;
 			break;
+		}
 		hl = RTE_MIN(len, (uint32_t)sizeof(q->shm_rx_buf));
 		shm_copy_small(q->shm_rx_buf, f, hl);
 		m->data_off = 0;
