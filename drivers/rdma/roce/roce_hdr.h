@@ -497,6 +497,12 @@ uint32_t roce_icrc_start_copy(const void *hdr, uint32_t hl, void *dst, const voi
  * register after them.
  */
 #define ROCE_ICRC_LRH_LEN	8
+/*
+ * Makes @buf so: writes the LRH stand-in, and sets to ones the variant
+ * fields of the IPv4 (without options), UDP and BTH headers already written
+ * behind it (at @buf + ROCE_ICRC_LRH_LEN).
+ */
+void roce_icrc_mask(void *buf);
 uint32_t roce_icrc_masked_start(const void *masked, uint32_t nm);
 uint32_t roce_icrc_masked_copy(const void *masked, uint32_t nm, void *dst, const void *src,
 			       uint32_t n);

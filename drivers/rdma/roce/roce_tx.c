@@ -299,8 +299,8 @@ frame_headers(const struct roce_dev *dev, struct rte_ether_hdr *eth, const struc
  * MAC, without ARP, and looped back to this device's members unless
  * @mc_noloop (a UD QP created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB). Returns -EAGAIN (mbuf
  * freed) when the peer's MAC is unknown yet; an ARP request is then on its
- * way. @summed: the builder wrote the ICRC already (roce_icrc_start() over
- * roce_ipv4_udp_fill()'s headers).
+ * way. @summed: the builder wrote the ICRC already (icrc_headers(), then
+ * the payload summed as it was copied).
  */
 static int
 ip_xmit(struct roce_q *q, struct rte_mbuf *m, const struct roce_txh *txh, rte_be32_t dip,
@@ -475,23 +475,21 @@ roce_txf_send(struct roce_q *q, struct roce_txf *t, rte_be32_t dip, uint16_t spo
  * the LRH stand-in, then the IPv4 and UDP headers the frame will carry
  * (l2l4_fill's, or its QP's copy of them: the same bytes where the ICRC
  * looks) in front of a RoCE packet of @l4 bytes from the BTH on (to @dip
- * from @sport) and its BTH and extension headers (@bth, @hlen), each field
- * the ICRC leaves out written as ones. Returns how many bytes.
+ * from @sport) and its BTH and extension headers (@bth, @hlen), the fields
+ * the ICRC leaves out masked (roce_icrc_mask): written so at once, not
+ * copied to be masked. Returns how many bytes.
  */
 static uint32_t
 icrc_headers(uint8_t *buf, const struct roce_q *q, uint32_t l4, const struct roce_bth *bth,
 	     uint32_t hlen, rte_be32_t dip, uint16_t sport)
 {
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(buf + ROCE_ICRC_LRH_LEN);
-	uint8_t *b = buf + ROCE_ICRC_LRH_LEN + ROCE_IPV4_LEN + ROCE_UDP_LEN;
+	uint8_t *ip = buf + ROCE_ICRC_LRH_LEN;
 
 	RTE_ASSERT(hlen <= ROCE_REQ_HDR_MAX);
-	memset(buf, 0xff, ROCE_ICRC_LRH_LEN);
-	roce_ipv4_udp_fill(ip, q->dev->ip, dip, sport, 0xff, 0xff, l4);	/* TOS, TTL */
-	ip->hdr_checksum = 0xffff;
-	ipv4_udp(ip)->dgram_cksum = 0xffff;
-	memcpy(b, bth, hlen);
-	b[offsetof(struct roce_bth, qpn)] = 0xff;	/* FECN, BECN, reserved */
+	/* TOS and TTL are masked: any value does */
+	roce_ipv4_udp_fill((struct rte_ipv4_hdr *)ip, q->dev->ip, dip, sport, 0, 0, l4);
+	memcpy(ip + ROCE_IPV4_LEN + ROCE_UDP_LEN, bth, hlen);
+	roce_icrc_mask(buf);
 	return ROCE_ICRC_LRH_LEN + ROCE_IPV4_LEN + ROCE_UDP_LEN + hlen;
 }
 
