@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What devtools' benchmark programs (bench_memcpy.c, bench_xcopy.c,
- * bench_pingpong.c) share; each is one file compiled with cc by
+ * bench_pingpong.c, bench_jitter.c) share; each is one file compiled with cc by
  * devtools/bench-compare, which finds this header beside it.
  */
 #ifndef BENCH_UTIL_H

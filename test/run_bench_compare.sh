@@ -4,8 +4,9 @@
 # devtools/bench-compare --quick (issue 14): it installs its peers, runs every
 # workload once with few iterations, and its JSON parses and holds figures
 # from droce and from every peer installed here (ucx_perftest, fi_pingpong,
-# sockperf, the memcpy and xcopy ceilings), each measure once; its report names the
-# commands. Asserts nothing about speed. Exit 77 when a peer package cannot
+# sockperf, the memcpy and xcopy ceilings), each measure once, and the
+# machine's own stops (bench_jitter) with the tails read against them; its
+# report names the commands. Asserts nothing about speed. Exit 77 when a peer package cannot
 # be installed.
 #
 # Usage: run_bench_compare.sh <droce-perf> <source root>
@@ -101,8 +102,19 @@ if not os.path.exists(png) or open(png, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
     bad.append("no compare.png from devtools/plot")
 if not d["commands"] or not any("droce-perf" in c for c in d["commands"]):
     bad.append("no droce-perf command recorded")
+# the machine's own stops (bench_jitter), which the report reads the tails against
+j = d.get("jitter")
+if not j or not (isinstance(j.get("per_s"), (int, float)) and j["per_s"] >= 0) or \
+        len(j.get("raw", [])) != 1 or not j["raw"][0].get("cpus"):
+    bad.append("no jitter figures from bench_jitter: %r" % (j,))
+for r in d["results"]:
+    if r["transport"] in ("droce-inline", "pingpong") and r["test"].endswith("_lat") \
+            and not r.get("error") and not (r.get("p999_us") or 0) >= r["p99_us"] >= r["p50_us"]:
+        bad.append("%s %s %s: p50 %s p99 %s p99.9 %s" % (r["transport"], r["test"], r["size"],
+                                                      r["p50_us"], r["p99_us"], r.get("p999_us")))
 md = open(os.path.join(out, "perf.md")).read()
-for s in ("## The machine", "## Results", "## The commands", "| droce-inline |", "compare.png"):
+for s in ("## The machine", "## Results", "## Tails", "## The commands", "| droce-inline |",
+          "compare.png", "stops of a busy CPU"):
     if s not in md:
         bad.append("perf.md has no %r" % s)
 if bad:
