@@ -105,7 +105,8 @@ if not d["commands"] or not any("droce-perf" in c for c in d["commands"]):
 # the machine's own stops (bench_jitter), which the report reads the tails against
 j = d.get("jitter")
 if not j or not (isinstance(j.get("per_s"), (int, float)) and j["per_s"] >= 0) or \
-        len(j.get("raw", [])) != 1 or not j["raw"][0].get("cpus"):
+        len(j.get("raw", [])) != 1 or not j["raw"][0].get("cpus") or \
+        not all(j.get(k, 0) >= 1 for k in ("alu_p99_ratio", "mem_p99_ratio")):
     bad.append("no jitter figures from bench_jitter: %r" % (j,))
 for r in d["results"]:
     if r["transport"] in ("droce-inline", "pingpong") and r["test"].endswith("_lat") \
