@@ -505,6 +505,15 @@ struct roce_qp_eng {
 
 struct roce_qp {
 	struct droce_rdev_qp fp;	/* what the facade sees: type, queues, state */
+	/*
+	 * The engine's, in the order a message's visit reads them, so that
+	 * it touches three lines here (with thousands of QPs each one is a
+	 * miss): this one, the next (where it sits in the table and on the
+	 * active list, where its packets go, and the attributes every packet
+	 * reads, which open the struct: the Q_Key, the PSNs, the destination
+	 * QPN), and the line of its headers (tmo_tsc, txh). The rest of the
+	 * attributes, which only modify_qp and queries read, lie between.
+	 */
 	struct roce_dev *dev;
 	struct roce_q *q;		/* the queue that moves it (struct roce_q) */
 	uint32_t owner;			/* the process that made it (roce_share.c) */
@@ -514,15 +523,9 @@ struct roce_qp {
 	struct roce_srq *srq;
 	struct droce_rdev_xrcd *xrcd;	/* XRC_RECV: its domain */
 	uint32_t idx;			/* index in dev->qp_tbl */
-	uint64_t serial;		/* unique on the device, unlike the QPN (memory windows) */
-	struct rte_ring *tm_pool;	/* on a TM SRQ: slots kept for rendezvous */
-	struct rte_ring *tm_posted;	/* ... and those the engine posted, sent before the SQ's */
-
-	/* attributes, written by modify_qp before the state that uses them */
-	struct ibv_qp_attr attr;
-	struct droce_av av;		/* RC/UC destination */
-	uint32_t mtu;			/* path MTU in bytes */
-	uint64_t tmo_tsc;		/* local ACK timeout in timer cycles, 0 = infinite */
+	/* the engine's, kept across roce_qp_reset_engine: on its queue's active list */
+	bool on_active;
+	bool mc_noloop;			/* UD: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 	/*
 	 * UDP source port of a connected QP's frames, chosen once its
 	 * destination is known so that the peer's port steers them to the
@@ -530,17 +533,29 @@ struct roce_qp {
 	 * destination (e.ud_*)
 	 */
 	uint16_t sport;
-	bool mc_noloop;			/* UD: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
+	uint64_t serial;		/* unique on the device, unlike the QPN (memory windows) */
+	/* attributes, written by modify_qp before the state that uses them */
+	struct droce_av av;		/* RC/UC destination */
+	uint32_t mtu;			/* path MTU in bytes */
+	struct ibv_qp_attr attr;
+	struct rte_ring *tm_pool;	/* on a TM SRQ: slots kept for rendezvous */
+	struct rte_ring *tm_posted;	/* ... and those the engine posted, sent before the SQ's */
+	uint64_t tmo_tsc __rte_cache_aligned;	/* local ACK timeout in timer cycles, 0 = infinite */
 	struct roce_txh txh;		/* the engine's */
-
-	/* the engine's, kept across roce_qp_reset_engine: on its queue's active list */
-	bool on_active;
 
 	/* written by the engine */
 	struct roce_qp_eng e __rte_cache_aligned;
 	/* the counters of events (packets and bytes: e.traffic) */
 	struct roce_qp_stats stats __rte_cache_aligned;
 };
+
+_Static_assert(offsetof(struct roce_qp, attr.dest_qp_num) / RTE_CACHE_LINE_SIZE ==
+	       offsetof(struct roce_qp, idx) / RTE_CACHE_LINE_SIZE &&
+	       offsetof(struct roce_qp, mtu) / RTE_CACHE_LINE_SIZE ==
+	       offsetof(struct roce_qp, idx) / RTE_CACHE_LINE_SIZE &&
+	       offsetof(struct roce_qp, txh.gen) / RTE_CACHE_LINE_SIZE ==
+	       offsetof(struct roce_qp, tmo_tsc) / RTE_CACHE_LINE_SIZE,
+	       "a message's visit reads three lines of struct roce_qp before its engine state");
 
 /* The window's slot of free-running counter @i (struct roce_qp_eng's win). */
 static inline struct droce_send_wqe **

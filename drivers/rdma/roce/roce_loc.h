@@ -391,7 +391,7 @@ roce_qp_activate(struct roce_qp *qp)
 /*
  * Into the cache ahead of a visit: the lines of @qp that every packet and
  * every visit reads (the queues' counters, type and state, the CQs, the
- * destination, the engine's first four lines). With thousands of
+ * destination and its headers, the engine's first four lines). With thousands of
  * QPs each visit is otherwise a string of cache misses, one after another.
  */
 static inline void
@@ -404,6 +404,7 @@ roce_qp_prefetch(const struct roce_qp *qp)
 	rte_prefetch0(&qp->fp.qpn);
 	rte_prefetch0(&qp->dev);
 	rte_prefetch0(&qp->av);
+	rte_prefetch0(&qp->txh);
 	rte_prefetch0(&qp->e);
 	rte_prefetch0((const uint8_t *)&qp->e + RTE_CACHE_LINE_SIZE);
 	rte_prefetch0((const uint8_t *)&qp->e + 2 * RTE_CACHE_LINE_SIZE);
