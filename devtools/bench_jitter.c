@@ -55,11 +55,13 @@ struct probe {
 	uint64_t iters;		/* the multiplies a unit of work */
 	uint64_t loads;		/* the loads a unit of the other */
 	uint64_t *chase;	/* CHASE_LINES lines, each the index of the next */
+	uint32_t *perm;		/* CHASE_LINES, to build it */
 	double *alu, *mem;	/* UNITS times each, us */
+	/* where the work's results go, so that it is done: each thread's own line */
+	volatile uint64_t sink __attribute__((aligned(64)));
 };
 
 static pthread_barrier_t start;
-static volatile uint64_t sink;
 
 static uint64_t
 now_ns(void)
@@ -88,11 +90,13 @@ chase(const uint64_t *c, uint64_t n, uint64_t x)
 	return x;
 }
 
-/* @c's lines in one random cycle (a fixed seed: the same walk every run) */
+/*
+ * @c's lines in one random cycle (a fixed seed: the same walk every run),
+ * shuffled in @perm (CHASE_LINES, the caller's: each thread its own)
+ */
 static void
-chase_init(uint64_t *c)
+chase_init(uint64_t *c, uint32_t *perm)
 {
-	static uint32_t perm[CHASE_LINES];
 	uint64_t r = 88172645463325252ull;
 
 	for (uint32_t i = 0; i < CHASE_LINES; i++)
@@ -110,14 +114,14 @@ chase_init(uint64_t *c)
 
 /* How many of @f's steps take about UNIT_US on this core: from the fastest of a few tries. */
 static uint64_t
-calibrate(uint64_t (*f)(const uint64_t *, uint64_t, uint64_t), const uint64_t *c)
+calibrate(struct probe *p, uint64_t (*f)(const uint64_t *, uint64_t, uint64_t), const uint64_t *c)
 {
 	uint64_t n = 1000, best = UINT64_MAX;
 
 	for (int k = 0; k < 200; k++) {
 		uint64_t a = now_ns(), d;
 
-		sink = f(c, n, 0);
+		p->sink = f(c, n, 0);
 		d = now_ns() - a;
 		if (d < best)
 			best = d;
@@ -157,16 +161,16 @@ spin(void *arg)
 	}
 	p->ran = (double)(prev - t0) / 1e9;
 	/* the same work, UNITS times each, both cores at once */
-	chase_init(p->chase);
+	chase_init(p->chase, p->perm);
 	pthread_barrier_wait(&start);
-	p->iters = calibrate(work_c, NULL);
-	p->loads = calibrate(chase, p->chase);
+	p->iters = calibrate(p, work_c, NULL);
+	p->loads = calibrate(p, chase, p->chase);
 	for (uint32_t i = 0; i < UNITS; i++) {
 		uint64_t a = now_ns(), b;
 
-		sink = work(p->iters, a);
+		p->sink = work(p->iters, a);
 		b = now_ns();
-		sink = chase(p->chase, p->loads, sink % CHASE_LINES);
+		p->sink = chase(p->chase, p->loads, p->sink % CHASE_LINES);
 		p->alu[i] = (double)(b - a) / 1e3;
 		p->mem[i] = (double)(now_ns() - b) / 1e3;
 	}
@@ -243,7 +247,9 @@ main(int argc, char **argv)
 		p[i].alu = malloc(UNITS * sizeof(double));
 		p[i].mem = malloc(UNITS * sizeof(double));
 		p[i].chase = aligned_alloc(64, CHASE_LINES * 64u);
-		if (p[i].gaps == NULL || p[i].alu == NULL || p[i].mem == NULL || p[i].chase == NULL) {
+		p[i].perm = malloc(CHASE_LINES * sizeof(uint32_t));
+		if (p[i].gaps == NULL || p[i].alu == NULL || p[i].mem == NULL || p[i].chase == NULL ||
+		    p[i].perm == NULL) {
 			fprintf(stderr, "bench_jitter: no memory\n");
 			return 1;
 		}
@@ -274,6 +280,7 @@ main(int argc, char **argv)
 		free(p[i].alu);
 		free(p[i].mem);
 		free(p[i].chase);
+		free(p[i].perm);
 	}
 	printf("]}\n");
 	return 0;
