@@ -23,9 +23,10 @@
  * "gaps", "per_s", "lost_pct", "p50_us", "p99_us", "max_us", "alu_p50_us",
  * "alu_p99_us", "alu_p999_us", "mem_p50_us", "mem_p99_us", "mem_p999_us"},
  * ...]}: the gaps' count, their rate, the share of the time they took and
- * their sizes; each work's p50, p99 and p99.9. A ping-pong whose round trip takes t us on the two CPUs is stopped
- * in about (per_s of one + per_s of the other) * t / 1e6 of its iterations:
- * where that exceeds 0.1%, its p99.9 measures the machine.
+ * their sizes; each work's p50, p99 and p99.9. A ping-pong whose round
+ * trip takes t us on the two CPUs is stopped in about (per_s of one +
+ * per_s of the other) * t / 1e6 of its iterations: where that exceeds
+ * 0.1%, its p99.9 measures the machine.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
