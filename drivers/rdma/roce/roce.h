@@ -521,7 +521,8 @@ struct roce_qp {
 	struct roce_cq *scq;
 	struct roce_cq *rcq;
 	struct roce_srq *srq;
-	struct droce_rdev_xrcd *xrcd;	/* XRC_RECV: its domain */
+	/* on a TM SRQ: the WQEs the engine posted, sent before the SQ's (every visit looks) */
+	struct rte_ring *tm_posted;
 	uint32_t idx;			/* index in dev->qp_tbl */
 	/* the engine's, kept across roce_qp_reset_engine: on its queue's active list */
 	bool on_active;
@@ -538,8 +539,8 @@ struct roce_qp {
 	struct droce_av av;		/* RC/UC destination */
 	uint32_t mtu;			/* path MTU in bytes */
 	struct ibv_qp_attr attr;
-	struct rte_ring *tm_pool;	/* on a TM SRQ: slots kept for rendezvous */
-	struct rte_ring *tm_posted;	/* ... and those the engine posted, sent before the SQ's */
+	struct droce_rdev_xrcd *xrcd;	/* XRC_RECV: its domain */
+	struct rte_ring *tm_pool;	/* on a TM SRQ: slots kept for rendezvous (tm_posted's) */
 	uint64_t tmo_tsc __rte_cache_aligned;	/* local ACK timeout in timer cycles, 0 = infinite */
 	struct roce_txh txh;		/* the engine's */
 
@@ -549,7 +550,9 @@ struct roce_qp {
 	struct roce_qp_stats stats __rte_cache_aligned;
 };
 
-_Static_assert(offsetof(struct roce_qp, attr.dest_qp_num) / RTE_CACHE_LINE_SIZE ==
+_Static_assert(offsetof(struct roce_qp, tm_posted) / RTE_CACHE_LINE_SIZE ==
+	       offsetof(struct roce_qp, dev) / RTE_CACHE_LINE_SIZE &&
+	       offsetof(struct roce_qp, attr.dest_qp_num) / RTE_CACHE_LINE_SIZE ==
 	       offsetof(struct roce_qp, idx) / RTE_CACHE_LINE_SIZE &&
 	       offsetof(struct roce_qp, mtu) / RTE_CACHE_LINE_SIZE ==
 	       offsetof(struct roce_qp, idx) / RTE_CACHE_LINE_SIZE &&

@@ -391,8 +391,9 @@ roce_qp_activate(struct roce_qp *qp)
 /*
  * Into the cache ahead of a visit: the lines of @qp that every packet and
  * every visit reads (the queues' counters, type and state, the CQs, the
- * destination and its headers, the engine's first four lines). With thousands of
- * QPs each visit is otherwise a string of cache misses, one after another.
+ * destination and its headers, the engine's first four lines). With
+ * thousands of QPs each visit is otherwise a string of cache misses, one
+ * after another.
  */
 static inline void
 roce_qp_prefetch(const struct roce_qp *qp)
