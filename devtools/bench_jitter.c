@@ -64,15 +64,6 @@ struct probe {
 
 static pthread_barrier_t start;
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* @n dependent multiply-adds: the same time every run on an undisturbed core */
 static uint64_t __attribute__((noinline))
 work(uint64_t n, uint64_t x)
@@ -120,10 +111,10 @@ calibrate(struct probe *p, uint64_t (*f)(const uint64_t *, uint64_t, uint64_t), 
 	uint64_t n = 1000, best = UINT64_MAX;
 
 	for (int k = 0; k < 200; k++) {
-		uint64_t a = now_ns(), d;
+		uint64_t a = bench_now_ns(), d;
 
 		p->sink = f(c, n, 0);
-		d = now_ns() - a;
+		d = bench_now_ns() - a;
 		if (d < best)
 			best = d;
 	}
@@ -144,11 +135,11 @@ spin(void *arg)
 
 	bench_pin(p->cpu);
 	pthread_barrier_wait(&start);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	end = t0 + (uint64_t)(p->seconds * 1e9);
 	prev = t0;
 	for (;;) {
-		uint64_t t = now_ns(), d = t - prev;
+		uint64_t t = bench_now_ns(), d = t - prev;
 
 		if (d >= p->threshold_ns) {
 			if (p->n < MAX_GAPS)
@@ -167,13 +158,13 @@ spin(void *arg)
 	p->iters = calibrate(p, work_c, NULL);
 	p->loads = calibrate(p, chase, p->chase);
 	for (uint32_t i = 0; i < UNITS; i++) {
-		uint64_t a = now_ns(), b;
+		uint64_t a = bench_now_ns(), b;
 
 		p->sink = work(p->iters, a);
-		b = now_ns();
+		b = bench_now_ns();
 		p->sink = chase(p->chase, p->loads, p->sink % CHASE_LINES);
 		p->alu[i] = (double)(b - a) / 1e3;
-		p->mem[i] = (double)(now_ns() - b) / 1e3;
+		p->mem[i] = (double)(bench_now_ns() - b) / 1e3;
 	}
 	return NULL;
 }

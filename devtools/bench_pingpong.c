@@ -76,15 +76,6 @@ echo(void *arg)
 	return (void *)(uintptr_t)sum;
 }
 
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -131,12 +122,12 @@ main(int argc, char **argv)
 		return 1;
 	bench_pin(cpus[0]);
 	for (uint64_t i = 1; i <= total; i++) {
-		double t0 = now_us();
+		double t0 = (double)bench_now_ns() / 1e3;
 
 		put(ping, i);
 		(void)take(pong, i);
 		if (i > warm)
-			us[i - warm - 1] = (now_us() - t0) / 2;
+			us[i - warm - 1] = ((double)bench_now_ns() / 1e3 - t0) / 2;
 	}
 	pthread_join(t, NULL);
 	qsort(us, iters, sizeof(*us), cmp_double);

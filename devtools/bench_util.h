@@ -9,17 +9,25 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
-/* CLOCK_MONOTONIC, in seconds. */
-static inline double
-bench_now(void)
+/* CLOCK_MONOTONIC, in nanoseconds. */
+static inline uint64_t
+bench_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The same in seconds. */
+static inline double
+bench_now(void)
+{
+	return (double)bench_now_ns() / 1e9;
 }
 
 /* A size with an optional K or M suffix; *@end past it. */

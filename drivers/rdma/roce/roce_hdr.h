@@ -500,9 +500,21 @@ uint32_t roce_icrc_start_copy(const void *hdr, uint32_t hl, void *dst, const voi
 /*
  * Makes @buf so: writes the LRH stand-in, and sets to ones the variant
  * fields of the IPv4 (without options), UDP and BTH headers already written
- * behind it (at @buf + ROCE_ICRC_LRH_LEN).
+ * behind it (at @buf + ROCE_ICRC_LRH_LEN). The sender's, and the receive
+ * side's for the usual frame (roce_icrc.c's mask_headers): inline in both.
  */
-void roce_icrc_mask(void *buf);
+static inline void
+roce_icrc_mask(void *p)
+{
+	uint8_t *buf = (uint8_t *)p + ROCE_ICRC_LRH_LEN;
+
+	memset(p, 0xff, ROCE_ICRC_LRH_LEN);
+	buf[offsetof(struct rte_ipv4_hdr, type_of_service)] = 0xff;
+	buf[offsetof(struct rte_ipv4_hdr, time_to_live)] = 0xff;
+	memset(buf + offsetof(struct rte_ipv4_hdr, hdr_checksum), 0xff, 2);
+	memset(buf + ROCE_IPV4_LEN + offsetof(struct rte_udp_hdr, dgram_cksum), 0xff, 2);
+	buf[ROCE_IPV4_LEN + sizeof(struct rte_udp_hdr) + offsetof(struct roce_bth, qpn)] = 0xff;
+}
 uint32_t roce_icrc_masked_start(const void *masked, uint32_t nm);
 uint32_t roce_icrc_masked_copy(const void *masked, uint32_t nm, void *dst, const void *src,
 			       uint32_t n);

@@ -847,28 +847,6 @@ RTE_INIT(roce_icrc_init)
  * (of the bytes present, masked where they exist); rejecting it is the
  * receive path's job.
  */
-/*
- * The LRH stand-in written at @buf, and the variant fields of the usual
- * headers behind it (IPv4 without options, UDP, BTH) set to ones in place.
- */
-static inline void
-mask_plain(uint8_t *buf)
-{
-	memset(buf, 0xff, ICRC_LRH_LEN);
-	buf += ICRC_LRH_LEN;
-	buf[offsetof(struct rte_ipv4_hdr, type_of_service)] = 0xff;
-	buf[offsetof(struct rte_ipv4_hdr, time_to_live)] = 0xff;
-	memset(buf + offsetof(struct rte_ipv4_hdr, hdr_checksum), 0xff, 2);
-	memset(buf + ROCE_IPV4_LEN + offsetof(struct rte_udp_hdr, dgram_cksum), 0xff, 2);
-	buf[ROCE_IPV4_LEN + sizeof(struct rte_udp_hdr) + offsetof(struct roce_bth, qpn)] = 0xff;
-}
-
-void
-roce_icrc_mask(void *buf)
-{
-	mask_plain(buf);
-}
-
 static uint32_t
 mask_headers(uint8_t *buf, const uint8_t *hdr, uint32_t have, uint32_t len)
 {
@@ -878,7 +856,7 @@ mask_headers(uint8_t *buf, const uint8_t *hdr, uint32_t have, uint32_t len)
 	/* the usual frame: IPv4 without options, whole headers; constant offsets */
 	if (likely(have >= plain && len >= plain && (hdr[0] & 0x0f) * 4U == ROCE_IPV4_LEN)) {
 		memcpy(buf + ICRC_LRH_LEN, hdr, plain);
-		mask_plain(buf);
+		roce_icrc_mask(buf);
 		return plain;
 	}
 	if (have > 0 && (hdr[0] & 0x0f) * 4U > ihl)
