@@ -4,10 +4,11 @@
 # devtools/bench-compare --quick (issue 14): it installs its peers, runs every
 # workload once with few iterations, and its JSON parses and holds figures
 # from droce and from every peer installed here (ucx_perftest, fi_pingpong,
-# sockperf, the memcpy and xcopy ceilings), each measure once, and the
-# machine's own stops (bench_jitter) with the tails read against them; its
-# report names the commands. Asserts nothing about speed. Exit 77 when a peer package cannot
-# be installed.
+# sockperf, the memcpy and xcopy ceilings, the memif and net_shm ports alone),
+# each measure once, and the machine's own stops (bench_jitter) with the tails
+# read against them; its report names the commands and says what droce adds
+# over each port. Asserts nothing about speed. Exit 77 when a peer package
+# cannot be installed.
 #
 # Usage: run_bench_compare.sh <droce-perf> <source root>
 set -u
@@ -39,6 +40,8 @@ for t in inline lcore inline-loss0.001 inline-loss0.01; do
 done
 # two processes, one core each (net_shm is droce's own: always there)
 want+=("droce-shm:send_lat/8,write_lat/8,send_bw/64,write_bw/65536" "droce-shm-l16:send_bw/64")
+# each port alone (devtools/bench_link, built with droce-perf)
+want+=("link-shm:send_lat/8,send_bw/64" "link-memif:send_lat/8,send_bw/64")
 if command -v ucx_perftest >/dev/null; then
 	for t in tcp posix; do
 		want+=("ucx-$t:send_lat/8,send_lat/4096,write_lat/8,write_lat/4096,send_bw/64,write_bw/65536,write_bw/4194304")
@@ -114,7 +117,8 @@ for r in d["results"]:
         bad.append("%s %s %s: p50 %s p99 %s p99.9 %s" % (r["transport"], r["test"], r["size"],
                                                       r["p50_us"], r["p99_us"], r.get("p999_us")))
 md = open(os.path.join(out, "perf.md")).read()
-for s in ("## The machine", "## Results", "## Tails", "## The commands", "| droce-inline |",
+for s in ("## The machine", "## Results", "## Tails", "## droce over its link",
+          "## The commands", "| droce-inline |",
           "compare.png", "stops of a busy CPU"):
     if s not in md:
         bad.append("perf.md has no %r" % s)
