@@ -28,6 +28,9 @@
  * memif as a chain). The client prints one JSON object
  * ({"results": [{"test", "size", "frame", "iters", ...}]}) and tells the
  * server to exit. Both use the port's queue 0 on the lcore EAL gives them.
+ * A client that dies instead may take a memif server with it: memif in
+ * DPDK 22.11 unmaps the rings from its interrupt thread while a burst reads
+ * them (droce's ports guard against that, roce_port.c; this tool does not).
  */
 #include <errno.h>
 #include <inttypes.h>
