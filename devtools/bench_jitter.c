@@ -169,19 +169,11 @@ spin(void *arg)
 	return NULL;
 }
 
-static int
-cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* p50, p99 and p99.9 of @u (UNITS, sorted here) as JSON members named @name_* */
 static void
 print_units(const char *name, double *u)
 {
-	qsort(u, UNITS, sizeof(double), cmp_dbl);
+	qsort(u, UNITS, sizeof(double), bench_cmp_double);
 	printf(", \"%s_p50_us\": %.3f, \"%s_p99_us\": %.3f, \"%s_p999_us\": %.3f", name,
 	       u[UNITS / 2], name, u[(uint64_t)(0.99 * (UNITS - 1) + 0.5)], name,
 	       u[(uint64_t)(0.999 * (UNITS - 1) + 0.5)]);

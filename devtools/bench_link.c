@@ -32,7 +32,6 @@
  * DPDK 22.11 unmaps the rings from its interrupt thread while a burst reads
  * them (droce's ports guard against that, roce_port.c; this tool does not).
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,6 +51,7 @@
 #define MAX_SIZES	16
 #define LINK_WAIT_S	20
 #define WARM_FRAMES	1024	/* the rings' size (port_up) */
+#define ANSWER_NS	5000000000u	/* the longest wait for an answer */
 #define WARM_LEN	1518	/* the largest frame memif takes in DPDK 22.11 */
 
 enum kind { K_HELLO = 'H', K_LAT = 'L', K_RATE = 'R', K_END = 'E', K_QUIT = 'Q', K_CREDIT = 'C' };
@@ -188,7 +188,7 @@ warm:
 		send_all(&m, 1);
 		do {	/* a greeting answered twice (a slow start) is not the answer */
 			rte_pktmbuf_free(m);
-			m = recv_one(5000000000u);
+			m = recv_one(ANSWER_NS);
 			if (m == NULL)
 				die("no answer in 5 s (a frame lost?)");
 		} while (msg_of(m)->kind != K_LAT || msg_of(m)->seq != i);
@@ -232,14 +232,6 @@ serve(void)
 	}
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void
 lat(const uint32_t *sizes, unsigned int nsizes, unsigned long iters)
 {
@@ -258,7 +250,7 @@ lat(const uint32_t *sizes, unsigned int nsizes, unsigned long iters)
 			uint64_t t0 = bench_now_ns();
 
 			send_all(&m, 1);
-			m = recv_one(5000000000u);
+			m = recv_one(ANSWER_NS);
 			if (m == NULL)
 				die("no answer in 5 s (a frame lost?)");
 			if (i >= warm)
@@ -267,11 +259,10 @@ lat(const uint32_t *sizes, unsigned int nsizes, unsigned long iters)
 				die("a frame came back out of turn");
 			rte_pktmbuf_free(m);
 		}
-		qsort(us, iters, sizeof(*us), cmp_double);
-		printf("%s{\"test\": \"send_lat\", \"size\": %u, \"frame\": %u, \"iters\": %lu, "
-		       "\"p50_us\": %.4f, \"p99_us\": %.4f, \"p999_us\": %.4f, \"max_us\": %.2f}",
-		       s ? ", " : "", sizes[s], len, iters, us[iters / 2],
-		       us[(size_t)(iters * 0.99)], us[(size_t)(iters * 0.999)], us[iters - 1]);
+		printf("%s{\"test\": \"send_lat\", \"size\": %u, \"frame\": %u, \"iters\": %lu, ",
+		       s ? ", " : "", sizes[s], len, iters);
+		bench_print_lat(us, iters);
+		printf("}");
 	}
 	printf("]}\n");
 	free(us);
@@ -311,7 +302,7 @@ rate(uint32_t size, uint64_t count, uint32_t depth)
 		rte_pktmbuf_free_bulk(in, n);
 		if (n)
 			seen = bench_now_ns();
-		else if (bench_now_ns() - seen > 5000000000u)
+		else if (bench_now_ns() - seen > ANSWER_NS)
 			die("the server stopped answering (a frame lost?)");
 	}
 	s = (double)(bench_now_ns() - t0) / 1e9;

@@ -76,14 +76,6 @@ echo(void *arg)
 	return (void *)(uintptr_t)sum;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -130,11 +122,9 @@ main(int argc, char **argv)
 			us[i - warm - 1] = ((double)bench_now_ns() / 1e3 - t0) / 2;
 	}
 	pthread_join(t, NULL);
-	qsort(us, iters, sizeof(*us), cmp_double);
-	printf("{\"results\": [{\"lines\": %u, \"iters\": %lu, \"p50_us\": %.4f, "
-	       "\"p99_us\": %.4f, \"p999_us\": %.4f, \"max_us\": %.2f}]}\n",
-	       nlines, iters, us[iters / 2], us[(size_t)(iters * 0.99)],
-	       us[(size_t)(iters * 0.999)], us[iters - 1]);
+	printf("{\"results\": [{\"lines\": %u, \"iters\": %lu, ", nlines, iters);
+	bench_print_lat(us, iters);
+	printf("}]}\n");
 	free(us);
 	return 0;
 }

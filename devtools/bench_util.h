@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What devtools' benchmark programs (bench_memcpy.c, bench_xcopy.c,
- * bench_pingpong.c, bench_jitter.c) share; each is one file compiled with cc by
- * devtools/bench-compare, which finds this header beside it.
+ * bench_pingpong.c, bench_jitter.c, bench_link.c) share; each is one file,
+ * compiled with cc by devtools/bench-compare, which finds this header beside
+ * it (bench_link, which needs DPDK, by meson).
  */
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
@@ -10,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -67,6 +69,28 @@ bench_two_cpus(int cpus[2])
 		if (CPU_ISSET(c, &set))
 			cpus[n++] = c;
 	return n == 2 ? 0 : -1;
+}
+
+/* For qsort: doubles in ascending order. */
+static inline int
+bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The @n latency samples @us (microseconds), sorted here, as the JSON
+ * members "p50_us", "p99_us", "p999_us" and "max_us" (without braces),
+ * as droce-perf reports them.
+ */
+static inline void
+bench_print_lat(double *us, size_t n)
+{
+	qsort(us, n, sizeof(*us), bench_cmp_double);
+	printf("\"p50_us\": %.4f, \"p99_us\": %.4f, \"p999_us\": %.4f, \"max_us\": %.2f",
+	       us[n / 2], us[(size_t)(n * 0.99)], us[(size_t)(n * 0.999)], us[n - 1]);
 }
 
 #endif /* BENCH_UTIL_H */
