@@ -104,6 +104,15 @@ bad=0
 echo "run_rdmacore_tests: $npass passed, $nskip skipped, $nbad failed or errors (exit $rc)"
 if ((nbad)); then
 	grep -E $'\t(FAIL|ERROR)' <<<"$status" | sed 's/^/  failed: /'
+	# what each failed test printed while it ran (test_rdmacm's players
+	# print "Player passive|active got: <exception>" and exit 2; droce's
+	# own log lines come here too)
+	for t in $(grep -E $'\t(FAIL|ERROR)' <<<"$status" | cut -f1); do
+		echo "  printed by ${t##*.}:"
+		awk -v t="${t##*.}" '
+			/^test_[A-Za-z0-9_]+ \(tests\./ { on = index($0, t " (tests.") == 1 }
+			on && n < 60 && !/^EAL: / { print "    " $0; n++ }' "$WORK/out.txt"
+	done
 	sed -n '/^=\{20,\}$/,$p' "$WORK/out.txt" | grep -v '^EAL: ' | head -n 150
 	bad=1
 fi

@@ -430,6 +430,29 @@ farewell(struct cm_id *c)
 }
 
 /*
+ * Under cm.lock, in rdma_destroy_id: a DREQ to a peer on this very device
+ * (processes forked from one that share it) waits for its DREP, up to
+ * CM_DREP_WAIT_MS after it left. Nothing sends it again once the id is
+ * gone, and the frame may be lost with this process: an iteration of its
+ * own may hold it, taken from the port that the peer's process reads too,
+ * when it ends. A peer elsewhere has it once the port does (the flush in
+ * cm_mad_send).
+ */
+static void
+drep_wait(struct cm_id *c)
+{
+	uint64_t end = c->dreq_ns + CM_DREP_WAIT_MS * 1000000ull;
+
+	if (c->dev == NULL || c->peer_ip != c->dev->ip)
+		return;
+	while (c->state == CM_DREQ_SENT && cm_now_ns() < end) {
+		pthread_mutex_unlock(&cm.lock);
+		usleep(1000);
+		pthread_mutex_lock(&cm.lock);
+	}
+}
+
+/*
  * Under cm.lock: drop @c's events the application has not taken (the
  * kernel's ucma does the same); a connection request it never saw is
  * refused and its id freed.
@@ -502,6 +525,7 @@ rdma_destroy_id(struct rdma_cm_id *id)
 	if (c->state == CM_LISTEN)
 		listen_share(c, false);
 	farewell(c);
+	drep_wait(c);
 	c->destroying = true;
 	purge(c);
 	cm_mc_leave_all(c);	/* rdma_cma.h: destroying the id leaves its groups */

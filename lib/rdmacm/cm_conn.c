@@ -339,6 +339,7 @@ cm_send_dreq(struct cm_id *c)
 	if (ret)
 		return ret;
 	c->state = CM_DREQ_SENT;
+	c->dreq_ns = cm_now_ns();
 	cm_timer_set(c, 2 * cm_timeout_ms(CM_RESPONSE_TIMEOUT), CM_DREQ_RETRIES);
 	return 0;
 }

@@ -337,6 +337,8 @@ post_mad(struct cm_dev *d, in_addr_t dst, const uint8_t *mad)
 	d->send_free &= ~(1ull << slot);
 	d->tx_mads++;
 	cm_trace("tx", d, dst, mad);
+	/* on its way before the call that sent it returns: the process may end next */
+	d->flush_late = droce_qp_send_flush(d->qp1, d->flush_late ? 0 : CM_FLUSH_MS) == ETIMEDOUT;
 	return 0;
 }
 
@@ -504,11 +506,9 @@ cm_thread(void *arg)
  * At exit: a connection the program did not close is closed for it, as the
  * kernel does when a process's rdma_cm file goes: a DREQ for each
  * established one (a REJ for each request still waiting), then up to
- * CM_EXIT_WAIT_MS for the answers, so that the peer sees a disconnect and
+ * CM_DREP_WAIT_MS for the answers, so that the peer sees a disconnect and
  * not a silent QP. The CM thread keeps running meanwhile.
  */
-#define CM_EXIT_WAIT_MS	200
-
 static void
 cm_exit(void)
 {
@@ -528,7 +528,7 @@ cm_exit(void)
 			cm_send_rej(c, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0);
 		}
 	}
-	end = cm_now_ns() + CM_EXIT_WAIT_MS * 1000000ull;
+	end = cm_now_ns() + CM_DREP_WAIT_MS * 1000000ull;
 	do {
 		waiting = false;
 		TAILQ_FOREACH(c, &cm.ids, link)

@@ -75,6 +75,18 @@
 #define CM_MIN_RNR_TIMER	0
 #define CM_ADDR_POLL_MS		5	/* address resolution: ask the device again */
 #define CM_ADDR_TIMEOUT_MS	2000	/* rdma_resolve_addr with a time-out <= 0 */
+/*
+ * A MAD's wait to be on its way (droce_qp_send_flush) before the call that
+ * sent it returns; a device that took nothing for so long (its port down)
+ * is not waited for again until it has caught up.
+ */
+#define CM_FLUSH_MS		50
+/*
+ * How long after its DREQ an id waits for the DREP, in rdma_destroy_id (a
+ * peer on this device), and the process at exit (for all of its DREQs): the
+ * kernel's CM would go on resending it after them.
+ */
+#define CM_DREP_WAIT_MS		200
 #define CM_PORT_FIRST		32768	/* ephemeral ports, as ip_local_port_range */
 #define CM_PORT_LAST		60999
 
@@ -111,6 +123,7 @@ struct cm_dev {
 	uint64_t tx_drops;		/* no address handle, or the post refused */
 	uint64_t rx_malformed;		/* MADs that do not decode (cm_mad.c), or not a Send */
 	uint64_t rx_unsupported;	/* LAP, APR, ClassPortInfo: not spoken */
+	bool flush_late;		/* the last flush timed out (CM_FLUSH_MS) */
 };
 
 /* The connection's state; names follow IBA 12.9.6 where there is one. */
@@ -186,6 +199,7 @@ struct cm_id {
 	bool mad_valid;
 	int retries;			/* sends left before the timer gives up */
 	uint64_t timer_ns;		/* CLOCK_MONOTONIC deadline; 0: none */
+	uint64_t dreq_ns;		/* when the last DREQ left (cm_send_dreq) */
 	uint32_t timeout_ms;		/* between retransmissions */
 	uint64_t addr_end_ns;		/* rdma_resolve_addr's time-out */
 

@@ -68,6 +68,17 @@ int droce_qp_err_get(struct droce_qp_err *e);
 uint32_t droce_cm_owner(struct ibv_context *ctx);
 int droce_cm_listen(struct ibv_context *ctx, uint64_t sid, int on);
 
+/*
+ * What was posted to @qp's send queue has left: the driver took every WR
+ * and the iteration that took them ended, their frames handed to the port
+ * (for UD, what its send completion says). The connection manager's MADs
+ * leave before the call that sent them returns, as a kernel CM's do: a
+ * process may end right after (_exit, which runs no atexit handler), and
+ * what it left posted on an inline device would never be sent. 0, or
+ * ETIMEDOUT after @ms milliseconds (the WRs stay posted), EINVAL.
+ */
+int droce_qp_send_flush(struct ibv_qp *qp, unsigned int ms);
+
 #ifdef __cplusplus
 }
 #endif

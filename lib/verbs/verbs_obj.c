@@ -4,8 +4,10 @@
  * verb's arguments against its man page, then has the driver make the
  * change through its ops (droce_rdev_pmd.h).
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
@@ -684,6 +686,34 @@ droce_gsi_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	}
 	qp = qp_create(ibpd, attr, true, 0, NULL);
 	return qp ? &qp->ibqp : NULL;
+}
+
+/* DROCE_PRIVATE_1 (droce_private.h) */
+int
+droce_qp_send_flush(struct ibv_qp *ibqp, unsigned int ms)
+{
+	struct droce_rdev_qp *fp;
+	struct timespec ts;
+	uint64_t end;
+
+	if (ibqp == NULL)
+		return EINVAL;
+	fp = to_dqp(ibqp)->fp;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + (uint64_t)ms * 1000000ull;
+	for (unsigned int i = 0; droce_wq_pending(&fp->sq) != 0; i++) {
+		droce_rdev_progress(fp->dev);
+		if (i < 64)
+			continue;
+		/* an iteration another thread or process holds: let it run (fewer CPUs than threads) */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec > end)
+			return ETIMEDOUT;
+		sched_yield();
+	}
+	/* the iteration that took the last one has ended: its frames are with the port */
+	fp->dev->ops->quiesce(fp->dev);
+	return 0;
 }
 
 /*

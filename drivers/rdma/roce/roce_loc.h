@@ -58,6 +58,22 @@ roce_mbuf_takeover(struct rte_mbuf *m)
 #endif
 }
 
+/*
+ * rte_pktmbuf_alloc, taken over before the reset writes its header (the
+ * thread that freed it may have read that header last).
+ */
+static inline struct rte_mbuf *
+roce_mbuf_alloc(struct rte_mempool *mp)
+{
+	struct rte_mbuf *m = rte_mbuf_raw_alloc(mp);
+
+	if (likely(m != NULL)) {
+		ROCE_TSAN_ACQUIRE(m);
+		rte_pktmbuf_reset(m);
+	}
+	return m;
+}
+
 /* this process's ID, for the inline lock's holder (roce_share.c keeps it) */
 extern int32_t roce_self_pid;
 

@@ -337,6 +337,8 @@ roce_q_poll(struct roce_q *q)
 	}
 	if (q0) {
 		n = rte_ring_dequeue_burst(dev->loop, (void **)pkts, DROCE_BURST, NULL);
+		for (uint16_t i = 0; i < n; i++)
+			roce_mbuf_takeover(pkts[i]);
 		if (n)
 			roce_rx(q, pkts, n, ROCE_RX_LOOP);
 		if (unlikely(dev->share_on))

@@ -19,8 +19,7 @@ linearize(struct roce_q *q, struct rte_mbuf *m)
 
 	if (likely(m->nb_segs == 1))
 		return m;
-	n = rte_pktmbuf_alloc(q->dev->mp);
-	roce_mbuf_takeover(n);
+	n = roce_mbuf_alloc(q->dev->mp);
 	if (n == NULL || rte_pktmbuf_tailroom(n) < m->pkt_len) {
 		roce_mbuf_free(n);
 		roce_mbuf_free(m);

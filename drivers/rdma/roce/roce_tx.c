@@ -15,12 +15,10 @@ static void zc_copy_staged(struct roce_q *q);
 struct rte_mbuf *
 roce_pkt_alloc(struct roce_q *q)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(q->dev->mp);
+	struct rte_mbuf *m = roce_mbuf_alloc(q->dev->mp);
 
 	if (unlikely(m == NULL))
 		q->stats.tx_drop_no_mbuf++;
-	else
-		roce_mbuf_takeover(m);
 	return m;
 }
 
@@ -159,7 +157,9 @@ mcast_loop(struct roce_q *q, struct rte_mbuf *m, rte_be32_t group)
 		return;
 	}
 	roce_mbuf_takeover(c);
+	roce_mbuf_handoff(c);	/* to queue 0, maybe another thread */
 	if (rte_ring_enqueue(dev->loop, c) != 0) {
+		roce_mbuf_takeover(c);
 		q->stats.tx_drop_full++;
 		roce_mbuf_free(c);
 	}
@@ -332,7 +332,10 @@ ip_xmit(struct roce_q *q, struct rte_mbuf *m, const struct roce_txh *txh, rte_be
 
 		q->stats.tx_pkts++;
 		q->stats.tx_bytes += len;
+		if (to == 0)
+			roce_mbuf_handoff(m);	/* to queue 0, maybe another thread */
 		if (to == 0 && rte_ring_enqueue(dev->loop, m) != 0) {
+			roce_mbuf_takeover(m);
 			q->stats.tx_drop_full++;
 			roce_mbuf_free(m);
 		} else if (to >= 0) {
