@@ -3,7 +3,8 @@
  * Hostile responses to droce0's requester and completer (hostile.h has the
  * rig): ACKs and NAKs of PSNs droce0 never sent, READ responses nobody
  * asked for or of the wrong size, atomic ACKs short or long, and a peer
- * that stops answering, RNR NAKs for ever or refuses access.
+ * that stops answering, RNR NAKs for ever or refuses access, and RNR NAKs
+ * of copies sent before the RNR wait.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -321,11 +322,55 @@ test_dead_or_refusing_peer(void)
 	return hp_finish();
 }
 
+/*
+ * RNR NAKs for copies sent before the RNR wait began (resends after local
+ * ACK timeouts, answered at once by a responder that was off the CPU): one
+ * wait, one count against rnr_retry; the resend after it goes through.
+ */
+static int
+test_rnr_naks_of_earlier_copies_count_once(void)
+{
+	struct ibv_wc wc;
+	struct hp_qp *q;
+	struct hp_snap s;
+	struct ext a;
+
+	/* rnr_retry 1: a second RNR counted would fail the SEND */
+	q = hp_qp_new(IBV_QPT_RC, &(struct hp_qopt){ .rnr_retry_p1 = 2 });
+	TEST_ASSERT(q != NULL, "QP");
+	CHECK(hp_post_send(q, IBV_WR_SEND, LOC_OFF, 64, 0xc1, 0, 0));
+	TEST_ASSERT_EQ(hp_collect_n(outf, OUT_MAX, 1), 1);
+	hp_snap(&s);
+	/* three at once, timer 18: a wait of 5.12 ms, which all three fall in */
+	a = ext_aeth(AETH_RNR_NAK | 18, 0);
+	for (int i = 0; i < 3; i++) {
+		hp_build(&F, IBV_OPCODE_RC_ACKNOWLEDGE, q->qpn, q->spsn, &a, NULL, 0);
+		CHECK(hp_inject(&F));
+	}
+	CHECK(hp_settle());
+	TEST_ASSERT_EQ(hp_sdelta(&s, "rnr_naks_rcvd"), 3);
+	CHECK(hp_no_completion(q));
+	TEST_ASSERT_EQ(hp_qp_state(q), IBV_QPS_RTS);
+	/* the resend after the wait, then its ACK */
+	TEST_ASSERT_EQ(hp_collect_n(outf, OUT_MAX, 1), 1);
+	a = ext_aeth(AETH_ACK | AETH_CREDIT_INVALID, 1);
+	hp_build(&F, IBV_OPCODE_RC_ACKNOWLEDGE, q->qpn, q->spsn, &a, NULL, 0);
+	CHECK(hp_inject(&F));
+	CHECK(hp_settle());
+	TEST_ASSERT_EQ(h_poll(q->scq, &wc, 1, 2000), 1);
+	TEST_ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+	TEST_ASSERT_EQ(wc.wr_id, 0xc1);
+	hp_qp_destroy(q);
+	hp_drain();
+	return hp_finish();
+}
+
 static const struct droce_test_case cases[] = {
 	TEST_CASE(test_ghost_acks_and_naks),
 	TEST_CASE(test_read_responses_unexpected_or_wrong),
 	TEST_CASE(test_atomic_ack_short_or_long),
 	TEST_CASE(test_dead_or_refusing_peer),
+	TEST_CASE(test_rnr_naks_of_earlier_copies_count_once),
 };
 
 int
