@@ -15,6 +15,23 @@
 #include "harness.h"
 #include "hostile.h"
 
+/* An ACK of @q's next PSN, its one SEND outstanding: @wr_id completes, successfully. */
+static int
+ack_next(struct hp_qp *q, uint64_t wr_id)
+{
+	struct ext a = ext_aeth(AETH_ACK | AETH_CREDIT_INVALID, 1);
+	struct ibv_wc wc;
+
+	hp_build(&F, IBV_OPCODE_RC_ACKNOWLEDGE, q->qpn, q->spsn, &a, NULL, 0);
+	CHECK(hp_inject(&F));
+	CHECK(hp_settle());
+	TEST_ASSERT_EQ(h_poll(q->scq, &wc, 1, 2000), 1);
+	TEST_ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+	TEST_ASSERT_EQ(wc.wr_id, wr_id);
+	q->spsn = psn_add(q->spsn, 1);
+	return TEST_SUCCESS;
+}
+
 /* Acknowledgements for PSNs droce0 never sent: counted, dropped, harmless. */
 static int
 test_ghost_acks_and_naks(void)
@@ -66,7 +83,6 @@ test_ghost_acks_and_naks(void)
 
 	/* with a SEND outstanding, an ACK beyond it is still a ghost */
 	{
-		struct ibv_wc wc;
 		struct ext a = ext_aeth(AETH_ACK | AETH_CREDIT_INVALID, 1);
 
 		CHECK(hp_post_send(q, IBV_WR_SEND, LOC_OFF, 32, 0x61, 0, 0));
@@ -77,13 +93,7 @@ test_ghost_acks_and_naks(void)
 		CHECK(hp_settle());
 		CHECK(hp_drops_only(&s, "rx_drop_seq", 1));
 		CHECK(hp_no_completion(q));
-		hp_build(&F, IBV_OPCODE_RC_ACKNOWLEDGE, q->qpn, q->spsn, &a, NULL, 0);
-		CHECK(hp_inject(&F));
-		CHECK(hp_settle());
-		TEST_ASSERT_EQ(h_poll(q->scq, &wc, 1, 2000), 1);
-		TEST_ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
-		TEST_ASSERT_EQ(wc.wr_id, 0x61);
-		q->spsn = psn_add(q->spsn, 1);
+		CHECK(ack_next(q, 0x61));
 	}
 	CHECK(hp_expect_silence());
 	return hp_finish();
@@ -126,13 +136,7 @@ test_read_responses_unexpected_or_wrong(void)
 	CHECK(hp_drops_only(&s, "rx_drop_seq", 1));
 	CHECK(hp_mr_same());
 	CHECK(hp_no_completion(q));
-	a = ext_aeth(AETH_ACK | AETH_CREDIT_INVALID, 1);
-	hp_build(&F, IBV_OPCODE_RC_ACKNOWLEDGE, q->qpn, q->spsn, &a, NULL, 0);
-	CHECK(hp_inject(&F));
-	CHECK(hp_settle());
-	TEST_ASSERT_EQ(h_poll(q->scq, &wc, 1, 2000), 1);
-	TEST_ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
-	q->spsn = psn_add(q->spsn, 1);
+	CHECK(ack_next(q, 0x71));
 
 	/* a 100-byte READ outstanding: wrong sizes dropped, the right one lands exactly */
 	CHECK(hp_post_send(q, IBV_WR_RDMA_READ, LOC_OFF + 8, 100, 0x72, 0x1000, 0x77));
@@ -330,7 +334,6 @@ test_dead_or_refusing_peer(void)
 static int
 test_rnr_naks_of_earlier_copies_count_once(void)
 {
-	struct ibv_wc wc;
 	struct hp_qp *q;
 	struct hp_snap s;
 	struct ext a;
@@ -353,13 +356,7 @@ test_rnr_naks_of_earlier_copies_count_once(void)
 	TEST_ASSERT_EQ(hp_qp_state(q), IBV_QPS_RTS);
 	/* the resend after the wait, then its ACK */
 	TEST_ASSERT_EQ(hp_collect_n(outf, OUT_MAX, 1), 1);
-	a = ext_aeth(AETH_ACK | AETH_CREDIT_INVALID, 1);
-	hp_build(&F, IBV_OPCODE_RC_ACKNOWLEDGE, q->qpn, q->spsn, &a, NULL, 0);
-	CHECK(hp_inject(&F));
-	CHECK(hp_settle());
-	TEST_ASSERT_EQ(h_poll(q->scq, &wc, 1, 2000), 1);
-	TEST_ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
-	TEST_ASSERT_EQ(wc.wr_id, 0xc1);
+	CHECK(ack_next(q, 0xc1));
 	hp_qp_destroy(q);
 	hp_drain();
 	return hp_finish();
