@@ -436,7 +436,7 @@ farewell(struct cm_id *c)
  * gone, and the frame may be lost with this process: an iteration of its
  * own may hold it, taken from the port that the peer's process reads too,
  * when it ends. A peer elsewhere has it once the port does (the flush in
- * cm_mad_send).
+ * post_mad, cm_dev.c).
  */
 static void
 drep_wait(struct cm_id *c)

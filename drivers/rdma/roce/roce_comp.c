@@ -266,11 +266,11 @@ comp_rcv(struct roce_dev *dev, struct roce_qp *qp, struct roce_pkt *pkt)
 		ack_upto(dev, qp, psn_add(pkt->psn, -1), true);
 		/*
 		 * One RNR wait per RNR. During it nothing is sent, so an RNR
-		 * NAK now answers a copy sent before it began: resends after
-		 * local ACK timeouts while the responder was off the CPU,
-		 * answered all at once when it came back (six in 13 us spent
-		 * pyverbs' rnr_retry of 5, on a loaded machine, before the
-		 * receiver had a chance to post).
+		 * NAK now answers a copy sent before it began: resends, early
+		 * or after local ACK timeouts, while the responder was off
+		 * the CPU, answered all at once when it came back (six in
+		 * 13 us spent pyverbs' rnr_retry of 5, on a loaded machine,
+		 * before the receiver had a chance to post).
 		 */
 		if (roce_clock(qp->q) < e->rnr_tsc)
 			return;
