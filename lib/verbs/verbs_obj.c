@@ -7,8 +7,8 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
@@ -693,21 +693,18 @@ int
 droce_qp_send_flush(struct ibv_qp *ibqp, unsigned int ms)
 {
 	struct droce_rdev_qp *fp;
-	struct timespec ts;
 	uint64_t end;
 
 	if (ibqp == NULL)
 		return EINVAL;
 	fp = to_dqp(ibqp)->fp;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + (uint64_t)ms * 1000000ull;
+	end = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * ms;
 	for (unsigned int i = 0; droce_wq_pending(&fp->sq) != 0; i++) {
 		droce_rdev_progress(fp->dev);
 		if (i < 64)
 			continue;
 		/* an iteration another thread or process holds: let it run (fewer CPUs than threads) */
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec > end)
+		if (rte_get_timer_cycles() > end)
 			return ETIMEDOUT;
 		sched_yield();
 	}
