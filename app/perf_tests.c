@@ -396,6 +396,7 @@ qp_connect(struct pside *s, unsigned int i, enum ibv_qp_type t)
 	struct ibv_qp *qp = s->qp[i];
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+	int ret;
 
 	if (t == IBV_QPT_UD) {
 		a.qkey = QKEY;
@@ -405,8 +406,9 @@ qp_connect(struct pside *s, unsigned int i, enum ibv_qp_type t)
 				    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC : 0);
 		mask |= IBV_QP_ACCESS_FLAGS;
 	}
-	if (ibv_modify_qp(qp, &a, mask))
-		die("modify INIT failed");
+	ret = ibv_modify_qp(qp, &a, mask);
+	if (ret)
+		die("modify INIT failed: %s", strerror(ret));
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	mask = IBV_QP_STATE;
@@ -425,8 +427,9 @@ qp_connect(struct pside *s, unsigned int i, enum ibv_qp_type t)
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		}
 	}
-	if (ibv_modify_qp(qp, &a, mask))
-		die("modify RTR failed: %s", strerror(errno));
+	ret = ibv_modify_qp(qp, &a, mask);
+	if (ret)
+		die("modify RTR failed: %s", strerror(ret));
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0x100;
@@ -439,8 +442,9 @@ qp_connect(struct pside *s, unsigned int i, enum ibv_qp_type t)
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	}
-	if (ibv_modify_qp(qp, &a, mask))
-		die("modify RTS failed: %s", strerror(errno));
+	ret = ibv_modify_qp(qp, &a, mask);
+	if (ret)
+		die("modify RTS failed: %s", strerror(ret));
 	if (t == IBV_QPT_UD && s->ah == NULL) {
 		struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1,
 					  .grh = { .dgid = s->peer.gid, .hop_limit = 64 } };

@@ -726,6 +726,12 @@ struct roce_dev {
 	bool progress_own;
 	struct rte_ether_addr mac;
 	rte_be32_t ip;
+	/*
+	 * A unicast RoCEv2 frame to this device, its first ROCE_RX_PLAIN_LEN
+	 * bytes as words: what the bits of the mask must be (roce_rx_plain())
+	 */
+	uint64_t rx_plain_val[ROCE_RX_PLAIN_LEN / 8];
+	uint64_t rx_plain_mask[ROCE_RX_PLAIN_LEN / 8];
 	uint64_t guid;
 	struct rte_mempool *mp;
 	struct rte_ring *loop;		/* frames addressed to ourselves */
@@ -852,8 +858,11 @@ struct roce_dev {
 static inline bool
 roce_qp_reliable(const struct roce_qp *qp)
 {
-	return qp->fp.type == IBV_QPT_RC || qp->fp.type == IBV_QPT_XRC_SEND ||
-	       qp->fp.type == IBV_QPT_XRC_RECV;
+	/* one shift and test where three compares each took a branch */
+	const uint32_t reliable = 1U << IBV_QPT_RC | 1U << IBV_QPT_XRC_SEND | 1U << IBV_QPT_XRC_RECV;
+	uint32_t t = (uint32_t)qp->fp.type;
+
+	return t < 32 && (reliable >> t & 1);
 }
 
 static inline uint32_t roce_qp_state(const struct roce_qp *qp)
@@ -865,8 +874,9 @@ static inline uint32_t roce_qp_state(const struct roce_qp *qp)
 static inline bool
 roce_wqe_is_rd_atomic(const struct droce_send_wqe *w)
 {
-	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	RTE_BUILD_BUG_ON(IBV_WR_ATOMIC_CMP_AND_SWP != IBV_WR_RDMA_READ + 1 ||
+			 IBV_WR_ATOMIC_FETCH_AND_ADD != IBV_WR_RDMA_READ + 2);
+	return (uint32_t)w->opcode - IBV_WR_RDMA_READ <= 2;
 }
 
 static inline uint32_t roce_mtu_bytes(enum ibv_mtu m) { return 128U << m; }

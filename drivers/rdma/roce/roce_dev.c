@@ -554,6 +554,7 @@ port_setup(struct roce_dev *dev, const struct roce_dev_args *a)
 			rte_eth_dev_default_mac_addr_set(dev->port_id, &dev->mac);
 		}
 	}
+	roce_rx_plain_init(dev);
 	rte_eth_promiscuous_enable(dev->port_id);
 	revive = roce_port_guard_init(dev);
 	ret = rte_eth_dev_start(dev->port_id);

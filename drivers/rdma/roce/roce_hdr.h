@@ -38,6 +38,8 @@
 #define ROCE_UDP_LEN	8
 /* Ethernet + IPv4 + UDP */
 #define ROCE_L2L4_LEN	(RTE_ETHER_HDR_LEN + ROCE_IPV4_LEN + ROCE_UDP_LEN)
+/* Ethernet, IPv4 and UDP's ports and length: what roce_rx_plain() compares */
+#define ROCE_RX_PLAIN_LEN	(RTE_ETHER_HDR_LEN + ROCE_IPV4_LEN + 6)
 
 #define ROCE_PSN_MASK	0xffffffU
 #define ROCE_QPN_MASK	0xffffffU

@@ -789,6 +789,7 @@ enum roce_rx_src {
 void roce_rx(struct roce_q *q, struct rte_mbuf **pkts, uint16_t n, enum roce_rx_src src);
 uint16_t roce_rx_shm(struct roce_q *q, bool *burst);
 void roce_rx_shm_init(struct roce_q *q, struct shm_queue *rxq);
+void roce_rx_plain_init(struct roce_dev *dev);
 
 /* roce_req.c */
 /*
