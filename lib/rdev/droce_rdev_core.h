@@ -181,6 +181,29 @@ struct droce_wq {
 	uint32_t retire_idx;	/* the slot the next one given back must be */
 };
 
+/*
+ * rte_ring_empty() and rte_ring_count() with atomic loads of the two tails:
+ * DPDK's read them plainly, which ThreadSanitizer reports against the other
+ * side's tail stores (test_steer's lcores, a stop's CI). The producer's tail
+ * with acquire, so that a consumer that sees an entry sees what was
+ * published before it; the numbers are a snapshot from any other thread.
+ */
+static inline bool
+droce_ring_empty(const struct rte_ring *r)
+{
+	return __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) ==
+	       __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t
+droce_ring_count(const struct rte_ring *r)
+{
+	uint32_t n = (__atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) -
+		      __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED)) & r->mask;
+
+	return n > r->capacity ? r->capacity : n;
+}
+
 /* The WRs posts may fill: the slots less the driver's own. */
 static inline uint32_t
 droce_wq_cap(const struct droce_wq *wq)
@@ -209,7 +232,7 @@ droce_wq_room(const struct droce_wq *wq)
 	uint32_t cap = droce_wq_cap(wq), retired, out;
 
 	if (wq->free != NULL)
-		return rte_ring_count(wq->free);
+		return droce_ring_count(wq->free);
 	/*
 	 * retired first: posts, read after, is no less (from another thread
 	 * than the poster's, both may have moved on meanwhile: clamped)
@@ -224,7 +247,7 @@ static inline uint32_t
 droce_wq_pending(const struct droce_wq *wq)
 {
 	if (wq->posted != NULL)
-		return rte_ring_count(wq->posted);
+		return droce_ring_count(wq->posted);
 	return __atomic_load_n(&wq->posts, __ATOMIC_ACQUIRE) -
 	       __atomic_load_n(&wq->taken, __ATOMIC_RELAXED);
 }

@@ -97,12 +97,12 @@ evq_settle(struct droce_evq *q)
 	struct pollfd p = { .fd = q->fd, .events = POLLIN };
 	uint64_t v, one = 1;
 
-	if (!rte_ring_empty(q->ring))
+	if (!droce_ring_empty(q->ring))
 		return;
 	/* only q->lock's holder reads the fd: after POLLIN the read cannot block */
 	if (poll(&p, 1, 0) == 1 && read(q->fd, &v, sizeof(v)) < 0)
 		VERBS_LOG(DEBUG, "event fd read failed");
-	if (!rte_ring_empty(q->ring) && write(q->fd, &one, sizeof(one)) < 0)
+	if (!droce_ring_empty(q->ring) && write(q->fd, &one, sizeof(one)) < 0)
 		VERBS_LOG(DEBUG, "event fd write failed");
 }
 
@@ -138,7 +138,7 @@ droce_evq_take(struct droce_evq *q, struct droce_rdev *dev, void *ev)
 			/* clear a stale count, unless an event raced in */
 			if (read(q->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 				VERBS_LOG(DEBUG, "event fd read failed");
-			if (!rte_ring_empty(q->ring))
+			if (!droce_ring_empty(q->ring))
 				continue;
 			errno = EAGAIN;
 			ret = -1;

@@ -364,18 +364,6 @@ roce_qp_by_token(struct roce_dev *dev, uint64_t t)
 }
 
 /*
- * Whether ring @r holds nothing, from its consumer: both tails read with
- * atomic loads (rte_ring_empty reads them plainly, a hint); the producer's
- * with acquire, so what it published before its tail is seen.
- */
-static inline bool
-roce_ring_empty(const struct rte_ring *r)
-{
-	return __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) ==
-	       __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
-}
-
-/*
  * @qp takes its receive WQEs from SRQs: its own (a QP on an SRQ) or the one
  * each message names (XRC_RECV). It has no RQ to flush, and reports
  * IBV_EVENT_QP_LAST_WQE_REACHED in ERR instead (IBA 11.6.3).
@@ -1229,7 +1217,7 @@ static inline bool
 roce_sq_pending(const struct roce_qp *qp)
 {
 	return droce_wq_pending(&qp->fp.sq) != 0 ||
-	       (unlikely(qp->tm_posted != NULL) && !roce_ring_empty(qp->tm_posted));
+	       (unlikely(qp->tm_posted != NULL) && !droce_ring_empty(qp->tm_posted));
 }
 
 /*

@@ -38,7 +38,7 @@ db_collect(struct roce_q *q)
 	unsigned int n;
 
 	/* every post and iteration looks: a burst dequeue costs more than that look */
-	if (rte_ring_empty(q->db))
+	if (droce_ring_empty(q->db))
 		return;
 	do {
 		n = rte_ring_dequeue_burst_elem(q->db, t, sizeof(t[0]), DROCE_BURST, NULL);

@@ -9,14 +9,14 @@ roce_srq_get(struct roce_dev *dev, struct roce_srq *srq)
 	struct droce_recv_wqe *wqe;
 	uint32_t limit;
 
-	if (unlikely(!rte_ring_empty(srq->returned)) &&
+	if (unlikely(!droce_ring_empty(srq->returned)) &&
 	    rte_ring_dequeue(srq->returned, (void **)&wqe) == 0)
 		return wqe;
 	if (rte_ring_dequeue(srq->fp.rq.posted, (void **)&wqe) != 0)
 		return NULL;
 	limit = __atomic_load_n(&srq->limit, __ATOMIC_ACQUIRE);
 	if (unlikely(limit) &&
-	    rte_ring_count(srq->fp.rq.posted) + rte_ring_count(srq->returned) < limit &&
+	    droce_ring_count(srq->fp.rq.posted) + droce_ring_count(srq->returned) < limit &&
 	    __atomic_compare_exchange_n(&srq->limit, &limit, 0, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 		struct ibv_async_event ev = {

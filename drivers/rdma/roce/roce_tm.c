@@ -173,7 +173,7 @@ rndv_mode(const struct roce_qp *qp, struct roce_tm_tag *t, const struct roce_pkt
 
 	if (!(pkt->opf & ROCE_OPF_LAST) || pkt->paylen < ROCE_TMH_LEN + ROCE_RVH_LEN ||
 	    pkt->paylen > DROCE_TM_RNDV_HDR || qp->tm_pool == NULL ||
-	    rte_ring_count(qp->tm_pool) == 0)
+	    droce_ring_count(qp->tm_pool) == 0)
 		return ROCE_RNDV_SW;
 	rvh = tmh_rvh(tmh);
 	t->rv_va = rvh_va(rvh);
