@@ -359,6 +359,22 @@ last_to_end(__m128i x)
 }
 
 /*
+ * A small frame's first block: the LRH stand-in XORed with the initial
+ * register (bytes 00 00 00 00 ff ff ff ff), then the frame's first 8 bytes
+ * with TOS (frame byte 1, the block's byte 9) ORed to ones.
+ */
+__attribute__((target("pclmul,sse4.1")))
+static inline __m128i
+small_first_block(const uint8_t *ip)
+{
+	const __m128i lrh = _mm_set_epi64x(0, (long long)0xffffffff00000000ULL);
+	const __m128i m0 = _mm_set_epi8(0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+
+	return _mm_or_si128(_mm_unpacklo_epi64(lrh, _mm_loadl_epi64((const __m128i *)(const void *)ip)),
+			    m0);
+}
+
+/*
  * A small frame's ICRC, straight from the frame @ip of @len bytes (IPv4
  * without options, SMALL_HDR (40) <= len < SMALL_HDR + SMALL_MAX): every
  * 16-byte block is folded straight to the end of the message, past it into rem96_reduce()'s
@@ -380,10 +396,6 @@ __attribute__((target("pclmul,sse4.1")))
 static uint32_t
 crc_clmul_small(const uint8_t *ip, uint32_t len)
 {
-	/* LRH stand-in ^ initial register: bytes 00 00 00 00 ff ff ff ff */
-	const __m128i lrh = _mm_set_epi64x(0, (long long)0xffffffff00000000ULL);
-	/* ones over TOS (frame byte 1 = lane byte 9 of h0) */
-	const __m128i m0 = _mm_set_epi8(0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 	/* TTL, IPv4 checksum (frame bytes 8, 10, 11) */
 	const __m128i m1 = _mm_set_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 0, -1);
 	/* UDP checksum, BTH FECN/BECN/reserved (frame bytes 26, 27, 32) */
@@ -392,8 +404,7 @@ crc_clmul_small(const uint8_t *ip, uint32_t len)
 	const uint8_t *p = ip + SMALL_HDR;
 	__m128i h0, h1, h2, acc, acc2;
 
-	h0 = _mm_unpacklo_epi64(lrh, _mm_loadl_epi64((const __m128i *)(const void *)ip));
-	h0 = _mm_or_si128(h0, m0);
+	h0 = small_first_block(ip);
 	h1 = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(ip + 8)), m1);
 	h2 = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(ip + 24)), m2);
 	acc = _mm_xor_si128(fold_to_end(h0, l + 32), fold_to_end(h1, l + 16));
@@ -725,15 +736,12 @@ __attribute__((target(ICRC_AVX512BW_TARGET)))
 static uint32_t
 crc_avx512_small(const uint8_t *ip, uint32_t len)
 {
-	/* crc_clmul_small()'s: LRH stand-in ^ initial register, ones over TOS */
-	const __m128i lrh = _mm_set_epi64x(0, (long long)0xffffffff00000000ULL);
-	const __m128i m0 = _mm_set_epi8(0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 	const __m256i ones = _mm256_set1_epi8(-1);
 	const uint32_t n = len - 8, k = (n + 31) / 32, pad = 32 * k - n;
 	const uint8_t *run = ip + 8;
 	const uint64_t var = SMALL_RUN_VARIANT << pad;	/* bits 0..55: the first two ymm */
 	__m256i y, acc, acc2 = _mm256_setzero_si256();
-	__m128i x, h0;
+	__m128i x;
 
 	y = _mm256_maskz_loadu_epi8((__mmask32)(~0U << pad), (const void *)((uintptr_t)run - pad));
 	y = _mm256_mask_mov_epi8(y, (__mmask32)var, ones);
@@ -750,8 +758,7 @@ crc_avx512_small(const uint8_t *ip, uint32_t len)
 	acc = _mm256_xor_si256(acc, acc2);
 	x = _mm_xor_si128(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
 	_mm256_zeroupper();	/* as lanes_avx512_body() */
-	h0 = _mm_unpacklo_epi64(lrh, _mm_loadl_epi64((const __m128i *)(const void *)ip));
-	return rem96_reduce(_mm_xor_si128(x, fold_to_end(_mm_or_si128(h0, m0), n)));
+	return rem96_reduce(_mm_xor_si128(x, fold_to_end(small_first_block(ip), n)));
 }
 #endif
 
